@@ -1,0 +1,81 @@
+// The one options struct of Downpour, filled in one place (parse_options) from
+// the command line and an INI file; the command line wins.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace downpour {
+
+// Thrown for a bad option, value or config file; what() is one line naming the
+// bad value and what was expected.
+struct config_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+enum class role_kind { local, ps, worker, reference };
+enum class train_mode { async, sync };
+enum class placement_kind { balanced, round_robin };
+enum class transport_kind { inproc, tcp };
+
+struct host_port {
+  std::string host;
+  std::uint16_t port = 0;  // 0: ephemeral (tests)
+};
+
+struct options {
+  // Files and data.
+  std::string config_file;
+  std::string data_dir = DOWNPOUR_DEFAULT_DATA_DIR;
+  std::string checkpoint_dir = "logs/log_async";
+  std::size_t validation_size = 5000;
+  // Model and training.
+  std::size_t batch_size = 100;
+  std::size_t hidden_units = 500;
+  float learning_rate = 0.01f;
+  float lr_decay_rate = 0.99f;
+  std::int64_t lr_decay_steps = 600;
+  bool lr_staircase = false;
+  float l2 = 1e-4f;
+  float ema_decay = 0.99f;
+  std::int64_t last_step = 20000;
+  std::uint64_t seed = 1;
+  std::int64_t log_every = 10;
+  // Cluster.
+  role_kind role = role_kind::local;
+  std::size_t task = 0;
+  std::vector<host_port> ps_hosts = {{"localhost", 1111}, {"localhost", 1112}};
+  std::vector<host_port> worker_hosts = {{"localhost", 2222}, {"localhost", 2223}};
+  train_mode mode = train_mode::async;
+  std::size_t replicas_to_aggregate = 0;  // 0: the number of workers
+  placement_kind placement = placement_kind::balanced;
+  transport_kind transport = transport_kind::inproc;
+  double connect_timeout_s = 30.0;
+  // CAF scheduler tuning (measured faster on small machines; see README).
+  std::string scheduler_policy = "sharing";
+  std::size_t scheduler_threads = 0;  // 0: min(hardware threads, 4), at least 2
+};
+
+// Parses argv (and the INI file named by --config). Returns nullopt when
+// --help or --version was printed to out. Throws config_error on bad input.
+std::optional<options> parse_options(int argc, const char* const* argv, std::ostream& out);
+
+// The --help text: every option with its default.
+std::string help_text();
+
+// Names used in messages and logs.
+std::string to_string(role_kind r);
+std::string to_string(train_mode m);
+std::string to_string(placement_kind p);
+std::string to_string(transport_kind t);
+std::string to_string(const host_port& h);
+std::string to_string(const std::vector<host_port>& hosts);
+
+// "host:port,host:port" -> list; throws config_error naming the bad entry.
+std::vector<host_port> parse_host_list(const std::string& text, const std::string& option_name);
+
+}  // namespace downpour

@@ -1,0 +1,45 @@
+// next_batch with TensorFlow's read_data_sets semantics, deterministic from a seed.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "data/idx.hpp"
+
+namespace downpour {
+
+// One batch: inputs scaled to [0,1] (row-major size x input_size), labels as int32.
+struct batch {
+  std::size_t size = 0;
+  std::size_t input_size = 0;
+  std::vector<float> x;
+  std::vector<std::int32_t> y;
+};
+
+// Shuffles at the first call and at every epoch end; a batch that crosses the
+// end takes the rest of the old epoch plus the start of the new permutation
+// (contrib/learn/python/learn/datasets/mnist.py DataSet.next_batch).
+// The returned batch is reused by the next call: no allocation per step.
+class batcher {
+ public:
+  batcher(std::shared_ptr<const mnist_data> data, const image_set& set, std::size_t batch_size,
+          std::uint64_t seed);
+  const batch& next_batch();
+  std::size_t epochs_completed() const { return epochs_completed_; }
+
+ private:
+  void reshuffle();
+  void copy_example(std::size_t example, std::size_t slot);
+
+  std::shared_ptr<const mnist_data> keep_alive_;
+  const image_set& set_;
+  std::mt19937_64 rng_;
+  std::vector<std::uint32_t> order_;
+  std::size_t index_in_epoch_ = 0;
+  std::size_t epochs_completed_ = 0;
+  bool started_ = false;
+  batch batch_;
+};
+
+}  // namespace downpour
