@@ -45,6 +45,7 @@ struct options {
   std::int64_t last_step = 20000;
   std::uint64_t seed = 1;
   std::int64_t log_every = 10;
+  bool quiet = false;  // no periodic status lines (tests, scripts)
   // Cluster.
   role_kind role = role_kind::local;
   std::size_t task = 0;
@@ -76,6 +77,7 @@ std::string to_string(const host_port& h);
 std::string to_string(const std::vector<host_port>& hosts);
 
 // "host:port,host:port" -> list; throws config_error naming the bad entry.
+// option_name is quoted as given in the message, e.g. "--ps-hosts".
 std::vector<host_port> parse_host_list(const std::string& text, const std::string& option_name);
 
 }  // namespace downpour

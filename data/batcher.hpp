@@ -30,6 +30,8 @@ class batcher {
 
  private:
   void reshuffle();
+  std::size_t draw_below(std::size_t bound);
+  void copy_range(std::size_t first_position, std::size_t first_slot, std::size_t n);
   void copy_example(std::size_t example, std::size_t slot);
 
   std::shared_ptr<const mnist_data> keep_alive_;
@@ -38,7 +40,6 @@ class batcher {
   std::vector<std::uint32_t> order_;
   std::size_t index_in_epoch_ = 0;
   std::size_t epochs_completed_ = 0;
-  bool started_ = false;
   batch batch_;
 };
 

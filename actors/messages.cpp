@@ -1,0 +1,21 @@
+#include "actors/messages.hpp"
+
+namespace downpour {
+
+std::string to_string(errc x) {
+  switch (x) {
+    case errc::config_mismatch:
+      return "config_mismatch";
+    case errc::shape_mismatch:
+      return "shape_mismatch";
+    case errc::not_finite:
+      return "not_finite";
+    case errc::stopped:
+      return "stopped";
+    case errc::unreachable:
+      return "unreachable";
+  }
+  return "unknown";
+}
+
+}  // namespace downpour

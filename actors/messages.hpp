@@ -1,0 +1,164 @@
+// Every message, atom, error code and typed handle of Downpour, in one
+// type-ID block. Tensors travel as raw blobs: CAF 0.17's element-wise float
+// serializer is slow, corrupts NaN and hangs on +inf (shared notes, caf-0.17).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "caf/all.hpp"
+
+namespace downpour {
+
+// A float buffer serialized as one length-prefixed apply_raw blob: bit-exact.
+struct tensor {
+  std::vector<float> values;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, tensor& x) {
+  if constexpr (std::is_base_of<caf::serializer, Inspector>::value) {
+    std::size_t n = x.values.size();
+    if (auto err = f.begin_sequence(n)) return err;
+    if (n > 0)
+      if (auto err = f.apply_raw(n * sizeof(float), x.values.data())) return err;
+    return f.end_sequence();
+  } else if constexpr (std::is_base_of<caf::deserializer, Inspector>::value) {
+    std::size_t n = 0;
+    if (auto err = f.begin_sequence(n)) return err;
+    x.values.resize(n);
+    if (n > 0)
+      if (auto err = f.apply_raw(n * sizeof(float), x.values.data())) return err;
+    return f.end_sequence();
+  } else {
+    return f(caf::meta::type_name("tensor"), static_cast<std::uint64_t>(x.values.size()));
+  }
+}
+
+// Chief -> shard: the model it is part of, the ranges it owns (offset/size
+// pairs), the step to start from, and initial parameters and EMA shadows.
+struct shard_init {
+  std::uint64_t input = 0, hidden = 0, classes = 0;
+  std::vector<std::uint64_t> ranges;
+  std::int64_t step = 0;
+  tensor params;
+  tensor ema;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
+  return f(caf::meta::type_name("shard_init"), x.input, x.hidden, x.classes, x.ranges, x.step,
+           x.params, x.ema);
+}
+
+// Shard -> worker: the shard's parameters and the updates applied so far.
+struct pull_reply {
+  std::int64_t step = 0;
+  tensor params;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
+  return f(caf::meta::type_name("pull_reply"), x.step, x.params);
+}
+
+// Worker -> shard: a gradient for the shard's ranges, stamped with the global
+// step its parameters were pulled at.
+struct push_msg {
+  std::int64_t step = 0;
+  std::uint32_t worker = 0;
+  tensor grad;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
+  return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad);
+}
+
+// Shard -> chief: everything needed to evaluate or checkpoint the shard.
+struct shard_snapshot {
+  std::int64_t step = 0;
+  std::vector<std::uint64_t> ranges;
+  tensor params;
+  tensor ema;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
+  return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema);
+}
+
+// The one error enum between actors.
+enum class errc : std::uint8_t {
+  config_mismatch = 1,  // a peer was started with a different cluster config
+  shape_mismatch,       // sizes of a push or init do not fit the shard
+  not_finite,           // a gradient holds NaN or inf
+  stopped,              // the job is over
+  unreachable,          // a peer could not be reached or listened for
+};
+
+std::string to_string(errc x);
+
+}  // namespace downpour
+
+CAF_ERROR_CODE_ENUM(downpour::errc, "downpour")
+
+CAF_BEGIN_TYPE_ID_BLOCK(downpour, caf::first_custom_type_id)
+  CAF_ADD_TYPE_ID(downpour, (downpour::tensor))
+  CAF_ADD_TYPE_ID(downpour, (downpour::shard_init))
+  CAF_ADD_TYPE_ID(downpour, (downpour::pull_reply))
+  CAF_ADD_TYPE_ID(downpour, (downpour::push_msg))
+  CAF_ADD_TYPE_ID(downpour, (downpour::shard_snapshot))
+CAF_END_TYPE_ID_BLOCK(downpour)
+
+CAF_ADD_ATOM(downpour, downpour, hello_atom, "hello")
+CAF_ADD_ATOM(downpour, downpour, init_atom, "init")
+CAF_ADD_ATOM(downpour, downpour, pull_atom, "pull")
+CAF_ADD_ATOM(downpour, downpour, push_atom, "push")
+CAF_ADD_ATOM(downpour, downpour, await_atom, "await")
+CAF_ADD_ATOM(downpour, downpour, snapshot_atom, "snapshot")
+CAF_ADD_ATOM(downpour, downpour, stop_atom, "stop")
+CAF_ADD_ATOM(downpour, downpour, ticket_atom, "ticket")
+CAF_ADD_ATOM(downpour, downpour, done_atom, "done")
+CAF_ADD_ATOM(downpour, downpour, start_atom, "start")
+CAF_ADD_ATOM(downpour, downpour, end_atom, "end")
+
+namespace downpour {
+
+// A parameter shard: owns ranges of the flat parameter buffer and their EMA.
+using shard_actor = caf::typed_actor<
+  // Cluster fingerprint of the caller -> the shard's global step (-1 before init).
+  caf::replies_to<hello_atom, std::string>::with<std::int64_t>,
+  // Initial values or a restore -> the step the shard now stands at.
+  caf::replies_to<init_atom, shard_init>::with<std::int64_t>,
+  // Parameters and step; answered once the shard is initialised.
+  caf::replies_to<pull_atom>::with<pull_reply>,
+  // One gradient, applied at once with the learning rate of the current step.
+  caf::reacts_to<push_atom, push_msg>,
+  // Answers when the shard has applied this many updates.
+  caf::replies_to<await_atom, std::int64_t>::with<std::int64_t>,
+  // Parameters, shadows and step for evaluation or a checkpoint.
+  caf::replies_to<snapshot_atom>::with<shard_snapshot>,
+  // The job is over: quit (a ps node exits when its shard is gone).
+  caf::reacts_to<stop_atom>>;
+
+// The stop-at-step supervisor on the chief: hands out exactly last_step
+// step tickets, so the final global step is exact, and ends the job.
+using supervisor_actor = caf::typed_actor<
+  // Cluster fingerprint of a joining node -> the current global step.
+  caf::replies_to<hello_atom, std::string>::with<std::int64_t>,
+  // Worker index and its last loss -> the global step its next push makes, or -1: stop.
+  caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
+  // A worker has pushed its last gradient and quits.
+  caf::reacts_to<done_atom, std::uint32_t>,
+  // Answers with the final global step and last loss once every push is applied.
+  caf::replies_to<end_atom>::with<std::int64_t, float>>;
+
+// A worker: pull -> compute -> push until the supervisor says stop.
+using worker_actor = caf::typed_actor<
+  // Begin training.
+  caf::reacts_to<start_atom>>;
+
+}  // namespace downpour

@@ -1,0 +1,23 @@
+// A parameter shard: owns ranges of the flat parameter buffer and their EMA
+// shadows, serves pulls and applies pushed gradients.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "actors/messages.hpp"
+#include "model/schedule.hpp"
+
+namespace downpour {
+
+struct shard_config {
+  std::uint32_t index = 0;
+  std::string fingerprint;  // cluster_fingerprint() of the node's options
+  lr_schedule schedule;
+  float ema_decay = 0.99f;
+  std::int64_t last_step = 0;
+};
+
+shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg);
+
+}  // namespace downpour

@@ -1,0 +1,115 @@
+// The option table and --help. Defaults are printed from a default-constructed
+// options, so the help cannot drift from the struct.
+#include "config/option_table.hpp"
+
+#include <sstream>
+
+namespace downpour {
+namespace config_detail {
+namespace {
+
+template <class T>
+std::string text_of(const T& value) {
+  std::ostringstream s;
+  s << value;
+  return s.str();
+}
+
+std::vector<option_spec> file_and_model_specs(const options& d) {
+  return {
+      {"config", "FILE", "",
+       "INI file of name = value lines using these long names "
+       "(optional [downpour] section); the command line wins"},
+      {"data-dir", "DIR", d.data_dir, "directory holding the MNIST IDX files"},
+      {"checkpoint-dir", "DIR", d.checkpoint_dir, "where checkpoints and logs are written"},
+      {"validation-size", "N", text_of(d.validation_size),
+       "training images held out for validation"},
+      {"batch-size", "N", text_of(d.batch_size), "examples per training step"},
+      {"hidden-units", "N", text_of(d.hidden_units), "units in the hidden layer"},
+      {"learning-rate", "X", text_of(d.learning_rate), "initial learning rate"},
+      {"lr-decay-rate", "X", text_of(d.lr_decay_rate),
+       "learning-rate factor per lr-decay-steps (exponential decay)"},
+      {"lr-decay-steps", "N", text_of(d.lr_decay_steps), "global steps per decay period"},
+      {"lr-staircase", "", d.lr_staircase ? "true" : "false",
+       "decay at whole periods only (switch; lr-staircase = true|false in a file)"},
+      {"l2", "X", text_of(d.l2), "L2 regularization weight"},
+      {"ema-decay", "X", text_of(d.ema_decay),
+       "decay of the moving average of the weights used for evaluation"},
+      {"last-step", "N", text_of(d.last_step), "stop when the global step reaches N"},
+      {"seed", "N", text_of(d.seed), "random seed for initialization and shuffling"},
+      {"log-every", "N", text_of(d.log_every), "log progress every N steps"},
+      {"quiet", "", d.quiet ? "true" : "false",
+       "no periodic status lines (switch; quiet = true|false in a file)"},
+  };
+}
+
+std::vector<option_spec> cluster_specs(const options& d) {
+  return {
+      {"role", "ROLE", to_string(d.role),
+       "local (whole cluster in this process), ps, worker or reference"},
+      {"task", "N", text_of(d.task), "index of this process in its role's host list"},
+      {"ps-hosts", "LIST", to_string(d.ps_hosts), "parameter servers, comma-separated host:port"},
+      {"worker-hosts", "LIST", to_string(d.worker_hosts), "workers, comma-separated host:port"},
+      {"mode", "MODE", to_string(d.mode), "async (Downpour) or sync (aggregate replicas per step)"},
+      {"replicas-to-aggregate", "N", text_of(d.replicas_to_aggregate),
+       "gradients per sync step; 0 means one per worker"},
+      {"placement", "P", to_string(d.placement),
+       "variables to ps tasks: balanced (by size) or round-robin"},
+      {"transport", "T", to_string(d.transport), "inproc (one process) or tcp"},
+      {"connect-timeout", "SEC", text_of(d.connect_timeout_s), "seconds to wait for cluster peers"},
+      {"scheduler-policy", "P", d.scheduler_policy, "CAF scheduler: sharing or stealing"},
+      {"scheduler-threads", "N", text_of(d.scheduler_threads),
+       "CAF scheduler threads; 0 means min(hardware threads, 4), at least 2"},
+      {"help", "", "", "print this help and exit"},
+      {"version", "", "", "print the version and exit"},
+  };
+}
+
+void append_line(std::string& text, const std::string& left, const std::string& help) {
+  constexpr std::size_t column = 32;
+  std::string line = "  " + left;
+  line.append(line.size() < column ? column - line.size() : 1, ' ');
+  text += line + help + "\n";
+}
+
+}  // namespace
+
+std::vector<option_spec> option_specs() {
+  const options defaults;
+  auto specs = file_and_model_specs(defaults);
+  auto cluster = cluster_specs(defaults);
+  specs.insert(specs.end(), cluster.begin(), cluster.end());
+  return specs;
+}
+
+std::vector<alias_spec> alias_specs() {
+  return {{"job_name", "role", "ps|worker"},
+          {"task_id", "task", "N"},
+          {"ps_hosts", "ps-hosts", "LIST"},
+          {"worker_hosts", "worker-hosts", "LIST"}};
+}
+
+std::string label(const raw_value& v, const std::string& name) {
+  return v.source.empty() ? "--" + name : v.source + ": " + name;
+}
+
+}  // namespace config_detail
+
+std::string help_text() {
+  std::string text = "Usage: downpour [options]\n\nOptions:\n";
+  for (const auto& spec : config_detail::option_specs()) {
+    std::string left = "--" + spec.name + (spec.arg.empty() ? "" : " " + spec.arg);
+    std::string help = spec.help;
+    if (!spec.default_text.empty()) help += " (default: " + spec.default_text + ")";
+    config_detail::append_line(text, left, help);
+  }
+  text +=
+      "\nTensorFlow flag names (same meaning; giving both with different values is an "
+      "error):\n";
+  for (const auto& alias : config_detail::alias_specs())
+    config_detail::append_line(text, "--" + alias.name + " " + alias.arg,
+                               "same as --" + alias.canonical);
+  return text;
+}
+
+}  // namespace downpour

@@ -1,0 +1,47 @@
+// Internal to config/: the option table shared by the parser, the validator and
+// --help, so that an option cannot be accepted without being documented.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "config/options.hpp"
+
+namespace downpour::config_detail {
+
+struct option_spec {
+  std::string name;          // long name without "--"
+  std::string arg;           // value placeholder for --help; empty for a switch
+  std::string default_text;  // empty: no default shown
+  std::string help;
+};
+
+struct alias_spec {
+  std::string name;       // TensorFlow flag name
+  std::string canonical;  // the option it stands for
+  std::string arg;
+};
+
+// One option's text as the user wrote it, before validation.
+struct raw_value {
+  std::string text;
+  std::string source;   // empty: command line; otherwise the config file path
+  std::string spelled;  // the name as written (an alias keeps its own name)
+};
+
+// Canonical option name -> value.
+using raw_values = std::map<std::string, raw_value>;
+
+std::vector<option_spec> option_specs();
+std::vector<alias_spec> alias_specs();
+
+// "--batch-size" on the command line, "cluster.ini: batch-size" from a file:
+// errors must tell the user where to look.
+std::string label(const raw_value& v, const std::string& name);
+
+// Converts and range-checks every value; options absent from raw keep their
+// defaults. Throws config_error.
+options build_options(const raw_values& raw);
+
+}  // namespace downpour::config_detail

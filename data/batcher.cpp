@@ -1,0 +1,82 @@
+#include "data/batcher.hpp"
+
+#include <limits>
+#include <numeric>
+#include <string>
+#include <utility>
+
+namespace downpour {
+
+batcher::batcher(std::shared_ptr<const mnist_data> data, const image_set& set,
+                 std::size_t batch_size, std::uint64_t seed)
+    : keep_alive_(std::move(data)), set_(set), rng_(seed) {
+  if (batch_size == 0) throw data_error("data: batch size must be at least 1");
+  if (batch_size > set_.count) {
+    throw data_error("data: batch size " + std::to_string(batch_size) + " exceeds the " +
+                     std::to_string(set_.count) + " examples in the set");
+  }
+  if (set_.count > std::numeric_limits<std::uint32_t>::max()) {
+    throw data_error("data: " + std::to_string(set_.count) + " examples are too many to index");
+  }
+  order_.resize(set_.count);
+  std::iota(order_.begin(), order_.end(), std::uint32_t{0});
+  batch_.size = batch_size;
+  batch_.input_size = set_.input_size();
+  batch_.x.resize(batch_size * batch_.input_size);
+  batch_.y.resize(batch_size);
+}
+
+const batch& batcher::next_batch() {
+  const std::size_t count = set_.count;
+  const std::size_t start = index_in_epoch_;
+  if (epochs_completed_ == 0 && start == 0) reshuffle();
+  if (start + batch_.size > count) {
+    // The batch straddles the epoch end: finish the old permutation, then
+    // continue with a fresh one, exactly as TF does.
+    const std::size_t rest = count - start;
+    copy_range(start, 0, rest);
+    ++epochs_completed_;
+    reshuffle();
+    index_in_epoch_ = batch_.size - rest;
+    copy_range(0, rest, index_in_epoch_);
+  } else {
+    copy_range(start, 0, batch_.size);
+    index_in_epoch_ = start + batch_.size;
+  }
+  return batch_;
+}
+
+// Fisher-Yates with our own bounded draw: std::shuffle and the standard
+// distributions differ between library implementations, and runs must replay
+// bit-for-bit from a seed on any toolchain.
+void batcher::reshuffle() {
+  for (std::size_t i = order_.size(); i > 1; --i) {
+    std::swap(order_[i - 1], order_[draw_below(i)]);
+  }
+}
+
+// Uniform in [0, bound) by rejection: discarding draws below 2^64 mod bound
+// leaves a range that is an exact multiple of bound, so the modulo is unbiased.
+std::size_t batcher::draw_below(std::size_t bound) {
+  const std::uint64_t b = bound;
+  const std::uint64_t threshold = (0 - b) % b;
+  for (;;) {
+    const std::uint64_t r = rng_();
+    if (r >= threshold) return static_cast<std::size_t>(r % b);
+  }
+}
+
+void batcher::copy_range(std::size_t first_position, std::size_t first_slot, std::size_t n) {
+  for (std::size_t k = 0; k < n; ++k) copy_example(order_[first_position + k], first_slot + k);
+}
+
+void batcher::copy_example(std::size_t example, std::size_t slot) {
+  const std::size_t n = batch_.input_size;
+  const std::uint8_t* src = set_.image(example);
+  float* dst = batch_.x.data() + slot * n;
+  // Same rounding as TF's astype(float32) followed by multiply(images, 1.0 / 255.0).
+  for (std::size_t k = 0; k < n; ++k) dst[k] = static_cast<float>(src[k]) * (1.0f / 255.0f);
+  batch_.y[slot] = static_cast<std::int32_t>(set_.labels[example]);
+}
+
+}  // namespace downpour

@@ -1,0 +1,231 @@
+#include "data/idx.hpp"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <utility>
+
+namespace downpour {
+namespace {
+
+constexpr std::uint32_t kImageMagic = 2051;  // 0x00000803: unsigned bytes, 3 dimensions
+constexpr std::uint32_t kLabelMagic = 2049;  // 0x00000801: unsigned bytes, 1 dimension
+constexpr std::uint64_t kMaxImageBytes = std::uint64_t{1} << 20;
+// gzread takes an unsigned length and returns an int, so large reads go in chunks.
+constexpr std::size_t kReadChunk = std::size_t{1} << 24;
+// A corrupt header can claim billions of images; reserve no more than this up front
+// so such a file fails as "truncated" instead of as an allocation failure.
+constexpr std::size_t kMaxUpfrontReserve = std::size_t{1} << 28;
+constexpr unsigned kGzBufferBytes = 1u << 18;
+
+struct gz_closer {
+  void operator()(gzFile_s* file) const { gzclose(file); }
+};
+
+// A gzip (or, transparently, plain) input file whose errors name the file.
+class gz_input {
+ public:
+  explicit gz_input(std::string path) : path_(std::move(path)) {
+    errno = 0;
+    file_.reset(gzopen(path_.c_str(), "rb"));
+    if (!file_) {
+      fail(std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
+    }
+    gzbuffer(file_.get(), kGzBufferBytes);
+  }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw data_error("data: " + path_ + ": " + what);
+  }
+
+  // Returns max_bytes bytes, or fewer only if the file ends first.
+  std::vector<std::uint8_t> read_up_to(std::size_t max_bytes) {
+    std::vector<std::uint8_t> out;
+    out.reserve(std::min(max_bytes, kMaxUpfrontReserve));
+    while (out.size() < max_bytes) {
+      const std::size_t old_size = out.size();
+      const std::size_t want = std::min(max_bytes - old_size, kReadChunk);
+      out.resize(old_size + want);
+      const std::size_t got = read_chunk(out.data() + old_size, want);
+      out.resize(old_size + got);
+      if (got < want) break;
+    }
+    return out;
+  }
+
+  // Counts (and discards) whatever is left, so a trailing-data error can say how much.
+  std::size_t count_remaining() {
+    std::vector<std::uint8_t> sink(kGzBufferBytes);
+    std::size_t total = 0;
+    for (;;) {
+      const std::size_t got = read_chunk(sink.data(), sink.size());
+      total += got;
+      if (got < sink.size()) return total;
+    }
+  }
+
+ private:
+  std::size_t read_chunk(std::uint8_t* dst, std::size_t n) {
+    const int got = gzread(file_.get(), dst, static_cast<unsigned>(n));
+    if (got < 0) {
+      int code = Z_OK;
+      const char* message = gzerror(file_.get(), &code);
+      fail(std::string("read error: ") + (code == Z_ERRNO ? std::strerror(errno)
+                                          : message       ? message
+                                                          : "unknown zlib error"));
+    }
+    return static_cast<std::size_t>(got);
+  }
+
+  std::string path_;
+  std::unique_ptr<gzFile_s, gz_closer> file_;
+};
+
+std::uint32_t big_endian(const std::uint8_t* b) {
+  return (std::uint32_t{b[0]} << 24) | (std::uint32_t{b[1]} << 16) | (std::uint32_t{b[2]} << 8) |
+         std::uint32_t{b[3]};
+}
+
+// Returns the dimension sizes after checking the magic number. The magic is
+// checked before the rest is required, so a label file passed as an image file
+// says "bad magic number", not "truncated header".
+std::vector<std::uint32_t> read_header(gz_input& in, std::uint32_t expected_magic, const char* kind,
+                                       std::size_t dims) {
+  const auto fail_truncated = [&in, dims](std::size_t got) {
+    in.fail("truncated header: expected " + std::to_string(4 * (1 + dims)) + " bytes, got " +
+            std::to_string(got));
+  };
+  const std::vector<std::uint8_t> magic = in.read_up_to(4);
+  if (magic.size() < 4) fail_truncated(magic.size());
+  if (big_endian(magic.data()) != expected_magic) {
+    in.fail("bad magic number " + std::to_string(big_endian(magic.data())) + " (expected " +
+            std::to_string(expected_magic) + " for an IDX " + kind + " file)");
+  }
+  const std::vector<std::uint8_t> rest = in.read_up_to(4 * dims);
+  if (rest.size() < 4 * dims) fail_truncated(4 + rest.size());
+  std::vector<std::uint32_t> sizes(dims);
+  for (std::size_t i = 0; i < dims; ++i) sizes[i] = big_endian(rest.data() + 4 * i);
+  return sizes;
+}
+
+// The payload must be exactly as long as the header says: a short file is a
+// partial download, a long one is probably not the file the header describes.
+std::vector<std::uint8_t> read_payload(gz_input& in, std::uint64_t expected, const char* what) {
+  std::vector<std::uint8_t> data = in.read_up_to(static_cast<std::size_t>(expected));
+  if (data.size() < expected) {
+    in.fail("truncated: expected " + std::to_string(expected) + " bytes of " + what +
+            " after the header, got " + std::to_string(data.size()));
+  }
+  const std::size_t extra = in.count_remaining();
+  if (extra != 0) {
+    in.fail(std::to_string(extra) + " unexpected trailing bytes after the " +
+            std::to_string(expected) + " bytes of " + what);
+  }
+  return data;
+}
+
+image_set read_images(const std::string& path) {
+  gz_input in(path);
+  const std::vector<std::uint32_t> h = read_header(in, kImageMagic, "image", 3);
+  const std::uint64_t count = h[0];
+  const std::uint64_t rows = h[1];
+  const std::uint64_t cols = h[2];
+  if (count == 0) in.fail("contains no images");
+  if (rows == 0 || cols == 0 || rows * cols > kMaxImageBytes) {
+    in.fail("implausible image size " + std::to_string(rows) + "x" + std::to_string(cols) +
+            " (each side must be nonzero and rows*cols at most " + std::to_string(kMaxImageBytes) +
+            ")");
+  }
+  image_set set;
+  set.count = count;
+  set.rows = rows;
+  set.cols = cols;
+  set.pixels = read_payload(in, count * rows * cols, "pixel data");
+  return set;
+}
+
+std::vector<std::uint8_t> read_labels(const std::string& path) {
+  gz_input in(path);
+  const std::vector<std::uint32_t> h = read_header(in, kLabelMagic, "label", 1);
+  if (h[0] == 0) in.fail("contains no labels");
+  return read_payload(in, h[0], "labels");
+}
+
+// Tries NAME, then NAME.gz, as TF's and most mirrors' layouts differ on compression.
+std::string find_file(const std::filesystem::path& dir, const std::string& name) {
+  const std::filesystem::path plain = dir / name;
+  const std::filesystem::path gz = dir / (name + ".gz");
+  std::error_code ec;
+  if (std::filesystem::is_regular_file(plain, ec)) return plain.string();
+  if (std::filesystem::is_regular_file(gz, ec)) return gz.string();
+  throw data_error("data: " + plain.string() + ": not found (nor " + gz.string() + ")");
+}
+
+image_set take_front(const image_set& set, std::size_t n) {
+  image_set part;
+  part.count = n;
+  part.rows = set.rows;
+  part.cols = set.cols;
+  part.pixels.assign(set.pixels.begin(), set.pixels.begin() + n * set.input_size());
+  part.labels.assign(set.labels.begin(), set.labels.begin() + n);
+  return part;
+}
+
+// Shifting in place is cheaper than copying the rest into fresh (page-faulting) memory.
+image_set drop_front(image_set set, std::size_t n) {
+  set.pixels.erase(set.pixels.begin(), set.pixels.begin() + n * set.input_size());
+  set.labels.erase(set.labels.begin(), set.labels.begin() + n);
+  set.count -= n;
+  return set;
+}
+
+std::uint8_t max_label(const image_set& set) {
+  return *std::max_element(set.labels.begin(), set.labels.end());
+}
+
+}  // namespace
+
+image_set load_idx_pair(const std::string& images_path, const std::string& labels_path) {
+  image_set set = read_images(images_path);
+  set.labels = read_labels(labels_path);
+  if (set.labels.size() != set.count) {
+    throw data_error("data: " + images_path + ": holds " + std::to_string(set.count) +
+                     " images but " + labels_path + " holds " + std::to_string(set.labels.size()) +
+                     " labels");
+  }
+  return set;
+}
+
+std::shared_ptr<const mnist_data> load_mnist(const std::string& dir, std::size_t validation_size) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw data_error("data: " + dir + ": not found or not a directory");
+  }
+  const std::string train_images = find_file(dir, "train-images-idx3-ubyte");
+  image_set full_train = load_idx_pair(train_images, find_file(dir, "train-labels-idx1-ubyte"));
+  const std::string test_images = find_file(dir, "t10k-images-idx3-ubyte");
+  image_set test = load_idx_pair(test_images, find_file(dir, "t10k-labels-idx1-ubyte"));
+
+  if (test.rows != full_train.rows || test.cols != full_train.cols) {
+    throw data_error("data: " + test_images + ": images are " + std::to_string(test.rows) + "x" +
+                     std::to_string(test.cols) + " but those in " + train_images + " are " +
+                     std::to_string(full_train.rows) + "x" + std::to_string(full_train.cols));
+  }
+  if (validation_size > full_train.count) {
+    throw data_error("data: " + train_images + ": validation size " +
+                     std::to_string(validation_size) + " exceeds the " +
+                     std::to_string(full_train.count) + " training examples");
+  }
+
+  auto data = std::make_shared<mnist_data>();
+  data->num_classes = 1 + std::size_t{std::max(max_label(full_train), max_label(test))};
+  data->validation = take_front(full_train, validation_size);
+  data->train = drop_front(std::move(full_train), validation_size);
+  data->test = std::move(test);
+  return data;
+}
+
+}  // namespace downpour

@@ -1,0 +1,28 @@
+// The chief's part of a job, whatever the transport: check and initialise the
+// shards, run the stop supervisor, wait for the last step, collect the model.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "actors/messages.hpp"
+#include "config/options.hpp"
+#include "data/idx.hpp"
+#include "runtime/node.hpp"
+
+namespace downpour {
+
+using start_workers_fn = std::function<caf::error(supervisor_actor)>;
+
+caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
+                                    std::shared_ptr<const mnist_data> data,
+                                    std::vector<shard_actor> shards,
+                                    const start_workers_fn& start_workers);
+
+// Asks every shard for its config fingerprint check; the first mismatch or
+// failure is returned.
+caf::error check_peers(caf::actor_system& sys, const options& opts,
+                       const std::vector<shard_actor>& shards);
+
+}  // namespace downpour

@@ -1,0 +1,48 @@
+#include "runtime/connect.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <stdexcept>
+
+namespace downpour {
+
+std::string describe(const caf::error& err) {
+  if (!err) return "no error";
+  if (err.category() == caf::atom("downpour")) {
+    const auto& ctx = const_cast<caf::error&>(err).context();
+    if (ctx.match_elements<std::string>()) return ctx.get_as<std::string>(0);
+    return to_string(static_cast<errc>(err.code()));
+  }
+  return caf::to_string(err);
+}
+
+caf::error make_node_error(errc code, std::string text) {
+  return caf::make_error(code, std::move(text));
+}
+
+std::vector<std::uint16_t> pick_free_ports(std::size_t n) {
+  std::vector<int> fds;
+  std::vector<std::uint16_t> ports;
+  for (std::size_t i = 0; i < n; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) throw std::runtime_error("socket() failed while picking free ports");
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ::close(fd);
+      throw std::runtime_error("cannot bind an ephemeral port on 127.0.0.1");
+    }
+    fds.push_back(fd);  // held open until all are picked, so they differ
+    ports.push_back(ntohs(addr.sin_port));
+  }
+  for (int fd : fds) ::close(fd);
+  return ports;
+}
+
+}  // namespace downpour

@@ -1,0 +1,43 @@
+// What every way of running the job shares: the model's shape and schedule
+// from the options, per-worker seeds, the log line and the final summary.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+#include "config/options.hpp"
+#include "data/idx.hpp"
+#include "model/schedule.hpp"
+#include "model/shape.hpp"
+
+namespace downpour {
+
+model_shape shape_for(const options& opts, const mnist_data& data);
+lr_schedule schedule_for(const options& opts);
+
+// Worker k's shuffle seed; worker 0's equals the reference trainer's so that a
+// one-worker cluster sees the reference's batches.
+std::uint64_t worker_batch_seed(std::uint64_t seed, std::size_t worker);
+
+// The original program's progress line: "global_step:G,step:S,loss:L".
+std::string step_log_line(std::int64_t global_step, std::int64_t step, float loss);
+
+struct run_summary {
+  std::int64_t global_step = 0;
+  float loss = 0.0f;
+  double test_accuracy = 0.0;
+  double ema_test_accuracy = 0.0;
+  double wall_s = 0.0;
+  double steps_per_s = 0.0;
+};
+
+// "final: global_step=N loss=L test_accuracy=A ema_test_accuracy=E wall_s=S steps_per_s=R"
+std::string final_line(const run_summary& s);
+std::string summary_json(const run_summary& s);
+
+// Writes text to path through a temporary file and a rename, so a reader never
+// sees half a file; creates the parent directory. Throws std::runtime_error.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace downpour

@@ -1,0 +1,49 @@
+// Running the job: the whole cluster in one process (--role=local), or one
+// node of it (--role=ps / --role=worker) joining through the cluster config.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "caf/all.hpp"
+#include "config/options.hpp"
+#include "runtime/job.hpp"
+
+namespace downpour {
+
+// The CAF configuration of one node: our message types, the network layer,
+// and scheduler settings measured faster on small machines (overridable).
+class node_config : public caf::actor_system_config {
+ public:
+  explicit node_config(const options& opts);
+};
+
+// What the chief knows at the end of a job.
+struct job_result {
+  run_summary summary;
+  std::vector<float> params;
+  std::vector<float> ema;
+};
+
+// Called with the port a node listens on once it listens (ephemeral ports).
+using listening_callback = std::function<void(std::uint16_t)>;
+
+// --role=local: every ps and worker of the host lists in this process, over
+// in-process messages (inproc) or one actor system per node on loopback (tcp).
+caf::expected<job_result> run_local(const options& opts);
+
+// --role=ps: serve one shard until the chief stops the job; returns the
+// shard's final global step.
+caf::expected<std::int64_t> run_ps_node(const options& opts,
+                                        const listening_callback& on_listening = {});
+
+// --role=worker: task 0 is the chief (supervisor, init, final summary) and
+// returns the job's result; other workers return an empty result when done.
+caf::expected<job_result> run_worker_node(const options& opts,
+                                          const listening_callback& on_listening = {});
+
+// Prints the final line and writes summary.json into the checkpoint dir.
+void report_final(const options& opts, const run_summary& summary);
+
+}  // namespace downpour

@@ -1,0 +1,34 @@
+// Which parts of the flat parameter buffer each parameter shard owns.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "config/options.hpp"
+#include "model/shape.hpp"
+
+namespace downpour {
+
+struct param_range {
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+
+// The ranges one shard owns, in buffer order; its local storage is their
+// concatenation.
+struct shard_layout {
+  std::vector<param_range> ranges;
+  std::size_t size() const;
+};
+
+// balanced: num_shards contiguous near-equal ranges (sizes differ by at most one
+// float). round_robin: whole variables in creation order, variable i on shard
+// i % num_shards (TensorFlow's replica_device_setter); a shard may get nothing.
+std::vector<shard_layout> partition(const model_shape& shape, std::size_t num_shards,
+                                    placement_kind placement);
+
+// Copies a shard's part out of, and back into, a full flat buffer.
+std::vector<float> gather(const shard_layout& layout, const float* full);
+void scatter(const shard_layout& layout, const float* part, float* full);
+
+}  // namespace downpour

@@ -1,0 +1,66 @@
+#include "runtime/progress.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <unistd.h>
+
+namespace downpour {
+
+progress_reporter::progress_reporter(progress_config cfg)
+    : cfg_(std::move(cfg)), start_(std::chrono::steady_clock::now()),
+      last_row_step_(cfg_.start_step), tty_(::isatty(STDERR_FILENO) != 0) {
+  if (cfg_.metrics_path.empty()) return;
+  std::filesystem::path p(cfg_.metrics_path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  csv_ = std::make_unique<std::ofstream>(p, std::ios::trunc);
+  *csv_ << "wall_s,global_step,loss,learning_rate,steps_per_s\n";
+}
+
+void progress_reporter::on_step(std::int64_t global_step, float loss) {
+  last_loss_ = loss;
+  double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (csv_ && global_step % cfg_.metrics_every == 0) write_row(global_step, loss, now);
+  if (!cfg_.quiet && now - last_print_s_ >= cfg_.print_every_s) {
+    print_status(global_step, loss, now, false);
+    last_print_s_ = now;
+  }
+}
+
+void progress_reporter::finish(std::int64_t global_step) {
+  double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  if (csv_) {
+    write_row(global_step, last_loss_, now);
+    csv_->flush();
+  }
+  if (!cfg_.quiet) print_status(global_step, last_loss_, now, true);
+}
+
+void progress_reporter::write_row(std::int64_t global_step, float loss, double now_s) {
+  double dt = now_s - last_row_s_;
+  double rate = dt > 0 ? static_cast<double>(global_step - last_row_step_) / dt : 0.0;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.3f,%lld,%.6g,%.6g,%.2f\n", now_s,
+                static_cast<long long>(global_step), loss,
+                learning_rate_at(cfg_.schedule, global_step), rate);
+  *csv_ << buf;
+  csv_->flush();
+  last_row_s_ = now_s;
+  last_row_step_ = global_step;
+}
+
+void progress_reporter::print_status(std::int64_t global_step, float loss, double now_s,
+                                     bool last) {
+  double done = static_cast<double>(global_step - cfg_.start_step);
+  double rate = now_s > 0 ? done / now_s : 0.0;
+  double eta = rate > 0 ? static_cast<double>(cfg_.last_step - global_step) / rate : 0.0;
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "progress: global_step %lld/%lld  %.1f steps/s  loss %.4f  ETA %.0fs",
+                static_cast<long long>(global_step), static_cast<long long>(cfg_.last_step), rate,
+                loss, eta);
+  if (tty_)
+    std::fprintf(stderr, "\r%s\x1b[K%s", buf, last ? "\n" : "");
+  else
+    std::fprintf(stderr, "%s\n", buf);
+}
+
+}  // namespace downpour

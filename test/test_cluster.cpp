@@ -1,0 +1,87 @@
+#include <doctest/doctest.h>
+
+#include <cstring>
+
+#include "data/idx.hpp"
+#include "runtime/node.hpp"
+#include "runtime/reference_trainer.hpp"
+#include "subprocess.hpp"
+
+using namespace downpour;
+using downpour::testing::temp_dir;
+
+namespace {
+
+options small_job(std::size_t ps, std::size_t workers, std::int64_t steps, const temp_dir& dir) {
+  options o;
+  o.last_step = steps;
+  o.ps_hosts.assign(ps, host_port{"127.0.0.1", 0});
+  o.worker_hosts.assign(workers, host_port{"127.0.0.1", 0});
+  o.log_every = 1000000;
+  o.quiet = true;
+  o.checkpoint_dir = dir.str();
+  o.connect_timeout_s = 20;
+  return o;
+}
+
+bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+const mnist_data& data() {
+  static auto d = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
+  return *d;
+}
+
+}  // namespace
+
+TEST_CASE("one worker with one to three shards reproduces the reference trainer bit for bit") {
+  temp_dir dir("oracle");
+  for (std::size_t shards = 1; shards <= 3; ++shards) {
+    CAPTURE(shards);
+    auto opts = small_job(shards, 1, 40, dir);
+    std::ostringstream log;
+    auto ref = run_reference(opts, data(), log);
+    auto got = run_local(opts);
+    REQUIRE(got);
+    CHECK(got->summary.global_step == 40);
+    CHECK(bit_identical(got->params, ref.params));
+    CHECK(bit_identical(got->ema, ref.ema));
+  }
+}
+
+TEST_CASE("round-robin placement gives the same parameters as balanced placement") {
+  temp_dir dir("rr");
+  auto opts = small_job(2, 1, 20, dir);
+  auto balanced = run_local(opts);
+  opts.placement = placement_kind::round_robin;
+  auto rr = run_local(opts);
+  REQUIRE(balanced);
+  REQUIRE(rr);
+  CHECK(bit_identical(balanced->params, rr->params));
+}
+
+TEST_CASE("over TCP one worker and two shards still reproduce the reference bit for bit") {
+  temp_dir dir("tcp");
+  auto opts = small_job(2, 1, 30, dir);
+  opts.transport = transport_kind::tcp;
+  std::ostringstream log;
+  auto ref = run_reference(opts, data(), log);
+  auto got = run_local(opts);
+  REQUIRE(got);
+  CHECK(got->summary.global_step == 30);
+  CHECK(bit_identical(got->params, ref.params));
+  CHECK(bit_identical(got->ema, ref.ema));
+}
+
+TEST_CASE("two async workers stop at exactly the last step and learn") {
+  temp_dir dir("async");
+  for (auto transport : {transport_kind::inproc, transport_kind::tcp}) {
+    auto opts = small_job(2, 2, 301, dir);
+    opts.transport = transport;
+    auto got = run_local(opts);
+    REQUIRE(got);
+    CHECK(got->summary.global_step == 301);
+    CHECK(got->summary.test_accuracy > 0.6);  // chance is 0.1
+  }
+}

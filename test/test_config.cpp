@@ -1,0 +1,298 @@
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "config/options.hpp"
+
+namespace downpour {
+namespace {
+
+std::optional<options> parse(const std::vector<std::string>& args, std::ostream& out) {
+  std::vector<const char*> argv{"downpour"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_options(static_cast<int>(argv.size()), argv.data(), out);
+}
+
+options parse(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  auto o = parse(args, out);
+  REQUIRE(o.has_value());
+  CHECK(out.str().empty());
+  return *o;
+}
+
+std::string error_of(const std::vector<std::string>& args) {
+  std::ostringstream out;
+  try {
+    parse(args, out);
+  } catch (const config_error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+// An INI file that removes itself; the name carries the test's purpose so
+// parallel test runs do not collide.
+struct temp_ini {
+  std::filesystem::path path;
+  temp_ini(const std::string& name, const std::string& text)
+      : path(std::filesystem::temp_directory_path() /
+             (name + "-" + std::to_string(::getpid()) + ".ini")) {
+    std::ofstream(path) << text;
+  }
+  ~temp_ini() { std::filesystem::remove(path); }
+  std::string str() const { return path.string(); }
+};
+
+TEST_CASE("the defaults are those of the original TensorFlow job") {
+  const options o = parse({});
+  CHECK(o.batch_size == 100);
+  CHECK(o.learning_rate == 0.01f);
+  CHECK(o.lr_decay_rate == 0.99f);
+  CHECK(o.lr_decay_steps == 600);
+  CHECK_FALSE(o.lr_staircase);
+  CHECK(o.l2 == 1e-4f);
+  CHECK(o.ema_decay == 0.99f);
+  CHECK(o.last_step == 20000);
+  CHECK(o.role == role_kind::local);
+  CHECK(o.task == 0);
+  CHECK(to_string(o.ps_hosts) == "localhost:1111,localhost:1112");
+  CHECK(to_string(o.worker_hosts) == "localhost:2222,localhost:2223");
+  CHECK(o.mode == train_mode::async);
+  CHECK_FALSE(o.quiet);
+  CHECK(o.config_file.empty());
+}
+
+TEST_CASE("every option is read from the command line") {
+  // clang-format off
+  const options o = parse({
+      "--batch-size=32", "--hidden-units", "64", "--learning-rate=0.5", "--lr-decay-rate=1",
+      "--lr-decay-steps=10", "--lr-staircase", "--l2=0", "--ema-decay=0", "--last-step=7",
+      "--seed=18446744073709551615", "--log-every=3", "--quiet", "--validation-size=0",
+      "--data-dir=/d", "--checkpoint-dir=/c", "--role=worker", "--task=1", "--mode=sync",
+      "--replicas-to-aggregate=2", "--placement=round-robin", "--transport=tcp",
+      "--connect-timeout=0.5", "--scheduler-policy=stealing", "--scheduler-threads=256"});
+  // clang-format on
+  CHECK(o.batch_size == 32);
+  CHECK(o.hidden_units == 64);
+  CHECK(o.learning_rate == 0.5f);
+  CHECK(o.lr_decay_rate == 1.0f);
+  CHECK(o.lr_decay_steps == 10);
+  CHECK(o.lr_staircase);
+  CHECK(o.l2 == 0.0f);
+  CHECK(o.ema_decay == 0.0f);
+  CHECK(o.last_step == 7);
+  CHECK(o.seed == 18446744073709551615ull);
+  CHECK(o.log_every == 3);
+  CHECK(o.quiet);
+  CHECK(o.validation_size == 0);
+  CHECK(o.data_dir == "/d");
+  CHECK(o.checkpoint_dir == "/c");
+  CHECK(o.role == role_kind::worker);
+  CHECK(o.task == 1);
+  CHECK(o.mode == train_mode::sync);
+  CHECK(o.replicas_to_aggregate == 2);
+  CHECK(o.placement == placement_kind::round_robin);
+  CHECK(o.transport == transport_kind::tcp);
+  CHECK(o.connect_timeout_s == 0.5);
+  CHECK(o.scheduler_policy == "stealing");
+  CHECK(o.scheduler_threads == 256);
+}
+
+TEST_CASE("the command line wins over the config file") {
+  temp_ini ini("downpour-wins",
+               "# a comment\nbatch-size = 50\nlearning-rate=0.1\n"
+               "lr-staircase = true\n[downpour]\nmode = sync\n");
+  const options o = parse({"--config", ini.str(), "--batch-size=25"});
+  CHECK(o.config_file == ini.str());
+  CHECK(o.batch_size == 25);
+  CHECK(o.learning_rate == 0.1f);
+  CHECK(o.lr_staircase);
+  CHECK(o.mode == train_mode::sync);
+  CHECK_FALSE(parse({"--config", ini.str(), "--lr-staircase=false"}).lr_staircase);
+}
+
+TEST_CASE("a TensorFlow flag on the command line wins over the canonical name in the file") {
+  temp_ini ini("downpour-alias-wins", "role = ps\n");
+  CHECK(parse({"--config=" + ini.str(), "--job_name=worker"}).role == role_kind::worker);
+}
+
+TEST_CASE("an unknown command-line option is an error naming it") {
+  CHECK(error_of({"--batchsize=3"}) == "config: unknown option '--batchsize' (see --help)");
+  // Prefixes are not guessed: a typo must not silently pick an option.
+  CHECK(error_of({"--batch", "3"}) == "config: unknown option '--batch' (see --help)");
+  CHECK(error_of({"-x"}) == "config: unknown option '-x' (see --help)");
+}
+
+TEST_CASE("a positional argument is an error") {
+  CHECK(error_of({"train"}) == "config: unexpected argument 'train' (see --help)");
+}
+
+TEST_CASE("an unknown config file key is an error naming it and the file") {
+  temp_ini ini("downpour-unknown", "batchsize = 3\n");
+  CHECK(error_of({"--config", ini.str()}) ==
+        "config: unknown option 'batchsize' in " + ini.str() + " (see --help)");
+  temp_ini section("downpour-section", "[cluster]\nmode = sync\n");
+  CHECK(error_of({"--config", section.str()}) ==
+        "config: unknown option 'cluster.mode' in " + section.str() + " (see --help)");
+  temp_ini help("downpour-help-key", "help = true\n");
+  CHECK(error_of({"--config", help.str()}) ==
+        "config: unknown option 'help' in " + help.str() + " (see --help)");
+}
+
+TEST_CASE("a malformed config file line is an error quoting it") {
+  temp_ini ini("downpour-malformed", "batch-size 3\n");
+  CHECK(error_of({"--config", ini.str()}) ==
+        "config: malformed line 'batch-size 3' in " + ini.str() + " (expected name = value)");
+}
+
+TEST_CASE("a missing config file is an error naming it") {
+  CHECK(error_of({"--config", "/nonexistent/cluster.ini"}) ==
+        "config: --config file '/nonexistent/cluster.ini' does not exist");
+}
+
+TEST_CASE("bad values give one line naming the option, the value and what was expected") {
+  CHECK(error_of({"--batch-size=0"}) ==
+        "config: --batch-size=0 is out of range (expected an integer >= 1)");
+  CHECK(error_of({"--batch-size=abc"}) ==
+        "config: --batch-size=abc is not valid (expected an integer >= 1)");
+  CHECK(error_of({"--batch-size=-1"}) ==
+        "config: --batch-size=-1 is out of range (expected an integer >= 1)");
+  CHECK(error_of({"--batch-size=99999999999999999999"}) ==
+        "config: --batch-size=99999999999999999999 is out of range (expected an integer >= 1)");
+  CHECK(error_of({"--mode=foo"}) == "config: --mode=foo is not valid (expected async|sync)");
+  CHECK(error_of({"--role=chief"}) ==
+        "config: --role=chief is not valid (expected local|ps|worker|reference)");
+  CHECK(error_of({"--learning-rate=nan"}) ==
+        "config: --learning-rate=nan is out of range (expected a finite number > 0)");
+  CHECK(error_of({"--learning-rate=1e-50"}) ==
+        "config: --learning-rate=1e-50 is out of range (expected a finite number > 0)");
+  CHECK(error_of({"--lr-decay-rate=1.5"}) ==
+        "config: --lr-decay-rate=1.5 is out of range (expected a number in (0, 1])");
+  CHECK(error_of({"--ema-decay=1"}) ==
+        "config: --ema-decay=1 is out of range (expected a number in [0, 1))");
+  CHECK(error_of({"--l2=-0.1"}) ==
+        "config: --l2=-0.1 is out of range (expected a finite number >= 0)");
+  CHECK(error_of({"--connect-timeout=0"}) ==
+        "config: --connect-timeout=0 is out of range (expected a finite number > 0)");
+  CHECK(error_of({"--scheduler-threads=257"}) ==
+        "config: --scheduler-threads=257 is out of range (expected an integer from 0 to 256)");
+  CHECK(error_of({"--scheduler-policy=fifo"}) ==
+        "config: --scheduler-policy=fifo is not valid (expected sharing|stealing)");
+  CHECK(error_of({"--lr-staircase=maybe"}) ==
+        "config: --lr-staircase=maybe is not valid (expected true|false)");
+  CHECK(error_of({"--batch-size"}) ==
+        "config: --batch-size is missing its value (expected --batch-size=VALUE)");
+  CHECK(error_of({"--help=1"}) == "config: --help takes no value");
+}
+
+TEST_CASE("a bad value in the config file names the file") {
+  temp_ini ini("downpour-bad-value", "batch-size = 0\n");
+  CHECK(error_of({"--config", ini.str()}) ==
+        "config: " + ini.str() + ": batch-size=0 is out of range (expected an integer >= 1)");
+}
+
+TEST_CASE("malformed host lists name the bad entry") {
+  CHECK(error_of({"--ps-hosts=localhost"}) ==
+        "config: --ps-hosts entry 'localhost' is malformed "
+        "(expected host:port with port 0-65535)");
+  CHECK(error_of({"--worker-hosts=a:1,b:65536"}) ==
+        "config: --worker-hosts entry 'b:65536' is malformed "
+        "(expected host:port with port 0-65535)");
+  CHECK(error_of({"--worker-hosts=a:1,"}) ==
+        "config: --worker-hosts entry '' is malformed (expected host:port with port 0-65535)");
+  CHECK(error_of({"--ps-hosts="}) ==
+        "config: --ps-hosts= has an empty value (expected --ps-hosts=VALUE)");
+  CHECK(error_of({"--ps-hosts", " "}) ==
+        "config: --ps-hosts is empty (expected a comma-separated list of host:port)");
+  const auto hosts = parse_host_list("a:1, [::1]:0", "--ps-hosts");
+  REQUIRE(hosts.size() == 2);
+  CHECK(hosts[1].host == "[::1]");
+  CHECK(hosts[1].port == 0);
+}
+
+TEST_CASE("the task must index its role's host list") {
+  CHECK(error_of({"--role=worker", "--task=2"}) ==
+        "config: --task=2 is out of range (expected an integer from 0 to 1 for 2 --worker-hosts)");
+  CHECK(error_of({"--role=ps", "--task=1", "--ps-hosts=a:1"}) ==
+        "config: --task=1 is out of range (expected an integer from 0 to 0 for 1 --ps-hosts)");
+  CHECK(parse({"--role=local", "--task=5"}).task == 5);
+  CHECK(error_of({"--replicas-to-aggregate=3"}) ==
+        "config: --replicas-to-aggregate=3 is out of range "
+        "(expected an integer from 0 to 2, at most the 2 --worker-hosts)");
+}
+
+TEST_CASE("the TensorFlow flag names are accepted") {
+  const options o =
+      parse({"--job_name=worker", "--task_id=1", "--ps_hosts=a:1", "--worker_hosts=b:2,c:3"});
+  CHECK(o.role == role_kind::worker);
+  CHECK(o.task == 1);
+  CHECK(to_string(o.ps_hosts) == "a:1");
+  CHECK(to_string(o.worker_hosts) == "b:2,c:3");
+  CHECK(parse({"--job_name=ps", "--role=ps"}).role == role_kind::ps);
+}
+
+TEST_CASE("a TensorFlow flag and its option with different values is an error") {
+  CHECK(error_of({"--job_name=ps", "--role=worker"}) ==
+        "config: --role=worker conflicts with --job_name=ps (give one value)");
+  CHECK(error_of({"--batch-size=1", "--batch-size=2"}) ==
+        "config: --batch-size=2 conflicts with --batch-size=1 (give one value)");
+  CHECK(error_of({"--job_name=local"}) ==
+        "config: --job_name=local is not valid (expected ps|worker)");
+}
+
+TEST_CASE("--help prints every option and returns nothing") {
+  std::ostringstream out;
+  CHECK_FALSE(parse({"--batch-size=7", "--help"}, out).has_value());
+  const std::string text = out.str();
+  CHECK(text.rfind("Usage: downpour [options]\n", 0) == 0);
+  for (const char* name : {"config",
+                           "data-dir",
+                           "checkpoint-dir",
+                           "validation-size",
+                           "batch-size",
+                           "hidden-units",
+                           "learning-rate",
+                           "lr-decay-rate",
+                           "lr-decay-steps",
+                           "lr-staircase",
+                           "l2",
+                           "ema-decay",
+                           "last-step",
+                           "seed",
+                           "log-every",
+                           "quiet",
+                           "role",
+                           "task",
+                           "ps-hosts",
+                           "worker-hosts",
+                           "mode",
+                           "replicas-to-aggregate",
+                           "placement",
+                           "transport",
+                           "connect-timeout",
+                           "scheduler-policy",
+                           "scheduler-threads",
+                           "help",
+                           "version",
+                           "job_name",
+                           "task_id",
+                           "ps_hosts",
+                           "worker_hosts"})
+    CHECK_MESSAGE(text.find("\n  --" + std::string(name) + " ") != std::string::npos, name);
+  CHECK(text.find("(default: 100)") != std::string::npos);
+  CHECK(text.find("(default: localhost:1111,localhost:1112)") != std::string::npos);
+  CHECK(text == help_text());
+}
+
+TEST_CASE("--version prints the version and the CAF version") {
+  std::ostringstream out;
+  CHECK_FALSE(parse({"--version"}, out).has_value());
+  CHECK(out.str() == "downpour " DOWNPOUR_VERSION " (CAF 0.17.6)\n");
+}
+
+}  // namespace
+}  // namespace downpour
