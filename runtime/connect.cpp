@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <stdexcept>
 
 namespace downpour {
@@ -21,6 +22,12 @@ std::string describe(const caf::error& err) {
 
 caf::error make_node_error(errc code, std::string text) {
   return caf::make_error(code, std::move(text));
+}
+
+std::string seconds_text(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g s", s);
+  return buf;
 }
 
 std::vector<std::uint16_t> pick_free_ports(std::size_t n) {

@@ -17,6 +17,9 @@ std::string describe(const caf::error& err);
 
 caf::error make_node_error(errc code, std::string text);
 
+// "30 s", "0.5 s".
+std::string seconds_text(double s);
+
 // Connects to the actor published at where, retrying every 50 ms (the peer may
 // not be up yet) until timeout_s; then fails naming the node and its address.
 template <class Handle>
@@ -34,8 +37,8 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const host_port& where,
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return make_node_error(errc::unreachable, "cannot reach " + what + " at " + to_string(where) +
-                                                " within " + std::to_string(timeout_s) +
-                                                " s (" + describe(last) + ")");
+                                                " within " + seconds_text(timeout_s) + " (" +
+                                                describe(last) + ")");
 }
 
 // Ports that were free a moment ago on 127.0.0.1 (the kernel's ephemeral range).

@@ -1,0 +1,136 @@
+#include <doctest/doctest.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <fstream>
+
+#include "runtime/connect.hpp"
+#include "subprocess.hpp"
+
+using namespace downpour;
+using downpour::testing::process;
+using downpour::testing::temp_dir;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string hosts(const std::vector<std::uint16_t>& ports, std::size_t from, std::size_t n) {
+  std::string out;
+  for (std::size_t i = 0; i < n; ++i)
+    out += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[from + i]);
+  return out;
+}
+
+std::vector<std::string> node_args(const std::string& role, std::size_t task,
+                                   const std::string& ps, const std::string& workers,
+                                   const std::string& dir, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {DOWNPOUR_BINARY, "--role=" + role,
+                                   "--task=" + std::to_string(task), "--ps-hosts=" + ps,
+                                   "--worker-hosts=" + workers, "--checkpoint-dir=" + dir,
+                                   "--quiet", "--log-every=1000", "--connect-timeout=20"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("two ps and two worker processes on loopback train to the exact last step and exit 0") {
+  temp_dir dir("mp");
+  auto ports = pick_free_ports(4);
+  auto ps = hosts(ports, 0, 2), workers = hosts(ports, 2, 2);
+  std::vector<std::unique_ptr<process>> nodes;
+  for (std::size_t k = 0; k < 2; ++k)
+    nodes.push_back(std::make_unique<process>(
+        node_args("ps", k, ps, workers, dir.str(), {"--last-step=250"}),
+        dir / ("ps" + std::to_string(k) + ".log")));
+  // The non-chief worker first: it must wait for the chief by itself.
+  for (std::size_t w : {1, 0})
+    nodes.push_back(std::make_unique<process>(
+        node_args("worker", w, ps, workers, dir.str(), {"--last-step=250"}),
+        dir / ("worker" + std::to_string(w) + ".log")));
+  for (auto& n : nodes) {
+    int rc = n->wait(120s);
+    CAPTURE(n->output());
+    CHECK(rc == 0);
+  }
+  auto summary = read_file(dir / "summary.json");
+  CHECK(summary.find("\"global_step\": 250,") != std::string::npos);
+  CHECK(nodes[3]->output().find("final: global_step=250 ") != std::string::npos);
+}
+
+TEST_CASE("one ps and one worker process end where the reference trainer ends") {
+  temp_dir dir("mp-oracle");
+  auto ports = pick_free_ports(2);
+  auto ps = hosts(ports, 0, 1), workers = hosts(ports, 1, 1);
+  process ps0(node_args("ps", 0, ps, workers, dir.str(), {"--last-step=60"}), dir / "ps.log");
+  process w0(node_args("worker", 0, ps, workers, dir.str(), {"--last-step=60"}), dir / "w.log");
+  REQUIRE(w0.wait(120s) == 0);
+  REQUIRE(ps0.wait(60s) == 0);
+  auto distributed = read_file(dir / "summary.json");
+  process ref({DOWNPOUR_BINARY, "--role=reference", "--last-step=60", "--checkpoint-dir=" + dir / "ref"},
+              dir / "ref.log");
+  REQUIRE(ref.wait(120s) == 0);
+  auto reference = read_file(dir / "ref/summary.json");
+  // Loss to 9 significant digits and both accuracies: the same parameters.
+  auto upto_wall = [](const std::string& s) { return s.substr(0, s.find("\"wall_s\"")); };
+  CHECK(upto_wall(distributed) == upto_wall(reference));
+  CHECK(!upto_wall(reference).empty());
+}
+
+TEST_CASE("a worker started with a different cluster config is refused with the difference named") {
+  temp_dir dir("mismatch");
+  auto ports = pick_free_ports(2);
+  auto ps = hosts(ports, 0, 1), workers = hosts(ports, 1, 1);
+  process ps0(node_args("ps", 0, ps, workers, dir.str(), {"--last-step=100"}), dir / "ps.log");
+  process w0(node_args("worker", 0, ps, workers, dir.str(), {"--last-step=200"}), dir / "w.log");
+  CHECK(w0.wait(60s) == 1);
+  CHECK(w0.output().find("last-step=200 here but last-step=100 at ps 0") != std::string::npos);
+  CAPTURE(w0.output());
+}
+
+TEST_CASE("a ps whose port is taken fails with one line naming the address") {
+  temp_dir dir("inuse");
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_ANY);
+  socklen_t len = sizeof addr;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 1) == 0);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  auto port = std::to_string(ntohs(addr.sin_port));
+  process ps0(node_args("ps", 0, "127.0.0.1:" + port, "127.0.0.1:1", dir.str()), dir / "ps.log");
+  CHECK(ps0.wait(30s) == 1);
+  CHECK(ps0.output().find("cannot listen as ps 0 on 127.0.0.1:" + port) != std::string::npos);
+  ::close(fd);
+}
+
+TEST_CASE("a worker gives up on an unreachable ps after the connect timeout, naming it") {
+  temp_dir dir("unreachable");
+  auto ports = pick_free_ports(2);
+  auto args = node_args("worker", 0, hosts(ports, 0, 1), hosts(ports, 1, 1), dir.str());
+  args.back() = "--connect-timeout=0.5";
+  process w0(args, dir / "w.log");
+  CHECK(w0.wait(30s) == 1);
+  CHECK(w0.output().find("cannot reach ps 0 at 127.0.0.1:" + std::to_string(ports[0]) +
+                         " within 0.5 s") != std::string::npos);
+}
+
+TEST_CASE("a task index out of range and a malformed host list are one-line errors, exit 2") {
+  temp_dir dir("badargs");
+  process a({DOWNPOUR_BINARY, "--role=worker", "--task=5"}, dir / "a.log");
+  CHECK(a.wait(30s) == 2);
+  CHECK(a.output() ==
+        "downpour: config: --task=5 is out of range (expected an integer from 0 to 1 for 2 "
+        "--worker-hosts)\n");
+  process b({DOWNPOUR_BINARY, "--role=ps", "--ps-hosts=localhost"}, dir / "b.log");
+  CHECK(b.wait(30s) == 2);
+  CHECK(b.output().find("--ps-hosts entry 'localhost' is malformed") != std::string::npos);
+}
