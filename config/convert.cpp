@@ -169,6 +169,13 @@ options read_files_and_model(options o, const raw_values& raw) {
   o.seed = read_seed(raw, o.seed);
   o.log_every = read_integer(raw, "log-every", o.log_every, 1);
   o.quiet = read_flag(raw, "quiet", o.quiet);
+  o.save_checkpoint_secs =
+      read_real(raw, "save-checkpoint-secs", o.save_checkpoint_secs, non_negative);
+  o.save_checkpoint_steps = read_integer(raw, "save-checkpoint-steps", o.save_checkpoint_steps, 0);
+  o.keep_checkpoints = read_integer(raw, "keep-checkpoints", o.keep_checkpoints, 1);
+  o.checkpoint_file = read_text(raw, "checkpoint", o.checkpoint_file);
+  o.out_file = read_text(raw, "out", o.out_file);
+  o.export_ema = read_flag(raw, "ema", o.export_ema);
   return o;
 }
 
@@ -178,7 +185,8 @@ options read_cluster(options o, const raw_values& raw) {
   o.task = read_integer(raw, "task", o.task, 0);
   o.ps_hosts = read_hosts(raw, "ps-hosts", o.ps_hosts);
   o.worker_hosts = read_hosts(raw, "worker-hosts", o.worker_hosts);
-  o.mode = read_choice(raw, "mode", o.mode, {train_mode::async, train_mode::sync});
+  o.mode = read_choice(raw, "mode", o.mode, {train_mode::async, train_mode::sync, train_mode::ssp});
+  o.staleness = read_integer(raw, "staleness", o.staleness, 0);
   o.replicas_to_aggregate = read_integer(raw, "replicas-to-aggregate", o.replicas_to_aggregate, 0);
   o.placement = read_choice(raw, "placement", o.placement,
                             {placement_kind::balanced, placement_kind::round_robin});
@@ -206,12 +214,6 @@ void check_cluster(const options& o, const raw_values& raw) {
                 integer_expectation(0, static_cast<long long>(hosts) - 1) + " for " +
                     std::to_string(hosts) + (ps ? " --ps-hosts" : " --worker-hosts"));
   }
-  const std::size_t workers = o.worker_hosts.size();
-  if (o.replicas_to_aggregate > workers)
-    bad_value(value_of("replicas-to-aggregate", o.replicas_to_aggregate), "replicas-to-aggregate",
-              "is out of range",
-              integer_expectation(0, static_cast<long long>(workers)) + ", at most the " +
-                  std::to_string(workers) + " --worker-hosts");
 }
 
 }  // namespace
@@ -239,7 +241,27 @@ std::string to_string(role_kind r) {
 }
 
 std::string to_string(train_mode m) {
-  return m == train_mode::sync ? "sync" : "async";
+  switch (m) {
+    case train_mode::sync:
+      return "sync";
+    case train_mode::ssp:
+      return "ssp";
+    default:
+      return "async";
+  }
+}
+
+std::string to_string(command_kind c) {
+  switch (c) {
+    case command_kind::eval:
+      return "eval";
+    case command_kind::inspect:
+      return "inspect";
+    case command_kind::export_npz:
+      return "export";
+    default:
+      return "train";
+  }
 }
 
 std::string to_string(placement_kind p) {

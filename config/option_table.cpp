@@ -40,6 +40,16 @@ std::vector<option_spec> file_and_model_specs(const options& d) {
       {"log-every", "N", text_of(d.log_every), "log progress every N steps"},
       {"quiet", "", d.quiet ? "true" : "false",
        "no periodic status lines (switch; quiet = true|false in a file)"},
+      {"save-checkpoint-secs", "SEC", text_of(d.save_checkpoint_secs),
+       "seconds between checkpoints; 0 turns timed checkpoints off"},
+      {"save-checkpoint-steps", "N", text_of(d.save_checkpoint_steps),
+       "global steps between checkpoints; 0 turns them off"},
+      {"keep-checkpoints", "N", text_of(d.keep_checkpoints), "newest checkpoints kept"},
+      {"checkpoint", "FILE", "",
+       "eval, inspect, export: the checkpoint file (default: newest in --checkpoint-dir)"},
+      {"out", "FILE", "", "export: the .npz file to write"},
+      {"ema", "", d.export_ema ? "true" : "false",
+       "export: write the moving averages instead of the raw weights (switch)"},
   };
 }
 
@@ -50,9 +60,12 @@ std::vector<option_spec> cluster_specs(const options& d) {
       {"task", "N", text_of(d.task), "index of this process in its role's host list"},
       {"ps-hosts", "LIST", to_string(d.ps_hosts), "parameter servers, comma-separated host:port"},
       {"worker-hosts", "LIST", to_string(d.worker_hosts), "workers, comma-separated host:port"},
-      {"mode", "MODE", to_string(d.mode), "async (Downpour) or sync (aggregate replicas per step)"},
+      {"mode", "MODE", to_string(d.mode),
+       "async (Downpour), sync (aggregate replicas per step) or ssp (bounded staleness)"},
       {"replicas-to-aggregate", "N", text_of(d.replicas_to_aggregate),
        "gradients per sync step; 0 means one per worker"},
+      {"staleness", "S", text_of(d.staleness),
+       "ssp: how many steps a worker may run ahead of the slowest live worker"},
       {"placement", "P", to_string(d.placement),
        "variables to ps tasks: balanced (by size) or round-robin"},
       {"transport", "T", to_string(d.transport), "inproc (one process) or tcp"},
@@ -96,7 +109,14 @@ std::string label(const raw_value& v, const std::string& name) {
 }  // namespace config_detail
 
 std::string help_text() {
-  std::string text = "Usage: downpour [options]\n\nOptions:\n";
+  std::string text =
+      "Usage: downpour [COMMAND] [options]\n\n"
+      "Commands:\n"
+      "  train (default)   run the job in the --role given\n"
+      "  eval              test accuracy of a checkpoint, raw and EMA, per class\n"
+      "  inspect           a checkpoint's metadata and checksum\n"
+      "  export            a checkpoint's weights as a NumPy .npz (--out)\n\n"
+      "Options:\n";
   for (const auto& spec : config_detail::option_specs()) {
     std::string left = "--" + spec.name + (spec.arg.empty() ? "" : " " + spec.arg);
     std::string help = spec.help;

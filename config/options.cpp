@@ -156,7 +156,24 @@ std::string version_text() {
 
 }  // namespace
 
+// A leading word names the command; everything after it is options.
+command_kind leading_command(int& argc, const char* const*& argv) {
+  if (argc < 2 || argv[1][0] == '-') return command_kind::train;
+  const std::string word = argv[1];
+  for (auto c : {command_kind::train, command_kind::eval, command_kind::inspect,
+                 command_kind::export_npz}) {
+    if (word == to_string(c)) {
+      --argc;
+      ++argv;  // argv[0] is skipped by the parser, so shifting drops the word
+      return c;
+    }
+  }
+  throw config_error("config: unknown command '" + word +
+                     "' (expected train|eval|inspect|export, or options only)");
+}
+
 std::optional<options> parse_options(int argc, const char* const* argv, std::ostream& out) {
+  command_kind command = leading_command(argc, argv);
   raw_values raw = read_command_line(argc, argv);
   // Help and version answer even when the rest would not validate.
   if (raw.count("help")) {
@@ -172,7 +189,9 @@ std::optional<options> parse_options(int argc, const char* const* argv, std::ost
     // insert keeps the existing key, so the command line wins.
     raw.insert(from_file.begin(), from_file.end());
   }
-  return config_detail::build_options(raw);
+  options o = config_detail::build_options(raw);
+  o.command = command;
+  return o;
 }
 
 }  // namespace downpour

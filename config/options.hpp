@@ -18,9 +18,11 @@ struct config_error : std::runtime_error {
 };
 
 enum class role_kind { local, ps, worker, reference };
-enum class train_mode { async, sync };
+enum class train_mode { async, sync, ssp };
 enum class placement_kind { balanced, round_robin };
 enum class transport_kind { inproc, tcp };
+// What the binary does: train (the default) or work with a saved checkpoint.
+enum class command_kind { train, eval, inspect, export_npz };
 
 struct host_port {
   std::string host;
@@ -28,6 +30,7 @@ struct host_port {
 };
 
 struct options {
+  command_kind command = command_kind::train;
   // Files and data.
   std::string config_file;
   std::string data_dir = DOWNPOUR_DEFAULT_DATA_DIR;
@@ -46,6 +49,13 @@ struct options {
   std::uint64_t seed = 1;
   std::int64_t log_every = 10;
   bool quiet = false;  // no periodic status lines (tests, scripts)
+  // Checkpoints.
+  double save_checkpoint_secs = 60.0;  // 0: no timed checkpoints
+  std::int64_t save_checkpoint_steps = 0;  // 0: no step-count checkpoints
+  std::size_t keep_checkpoints = 5;
+  std::string checkpoint_file;  // eval/inspect/export: one checkpoint file
+  std::string out_file;         // export: the .npz to write
+  bool export_ema = false;      // export: the moving averages instead of the raw weights
   // Cluster.
   role_kind role = role_kind::local;
   std::size_t task = 0;
@@ -53,6 +63,7 @@ struct options {
   std::vector<host_port> worker_hosts = {{"localhost", 2222}, {"localhost", 2223}};
   train_mode mode = train_mode::async;
   std::size_t replicas_to_aggregate = 0;  // 0: the number of workers
+  std::int64_t staleness = 3;             // ssp: steps a worker may run ahead
   placement_kind placement = placement_kind::balanced;
   transport_kind transport = transport_kind::inproc;
   double connect_timeout_s = 30.0;
@@ -73,6 +84,7 @@ std::string to_string(role_kind r);
 std::string to_string(train_mode m);
 std::string to_string(placement_kind p);
 std::string to_string(transport_kind t);
+std::string to_string(command_kind c);
 std::string to_string(const host_port& h);
 std::string to_string(const std::vector<host_port>& hosts);
 

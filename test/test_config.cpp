@@ -128,7 +128,7 @@ TEST_CASE("an unknown command-line option is an error naming it") {
 }
 
 TEST_CASE("a positional argument is an error") {
-  CHECK(error_of({"train"}) == "config: unexpected argument 'train' (see --help)");
+  CHECK(error_of({"--seed=1", "train"}) == "config: unexpected argument 'train' (see --help)");
 }
 
 TEST_CASE("an unknown config file key is an error naming it and the file") {
@@ -163,7 +163,7 @@ TEST_CASE("bad values give one line naming the option, the value and what was ex
         "config: --batch-size=-1 is out of range (expected an integer >= 1)");
   CHECK(error_of({"--batch-size=99999999999999999999"}) ==
         "config: --batch-size=99999999999999999999 is out of range (expected an integer >= 1)");
-  CHECK(error_of({"--mode=foo"}) == "config: --mode=foo is not valid (expected async|sync)");
+  CHECK(error_of({"--mode=foo"}) == "config: --mode=foo is not valid (expected async|sync|ssp)");
   CHECK(error_of({"--role=chief"}) ==
         "config: --role=chief is not valid (expected local|ps|worker|reference)");
   CHECK(error_of({"--learning-rate=nan"}) ==
@@ -220,9 +220,8 @@ TEST_CASE("the task must index its role's host list") {
   CHECK(error_of({"--role=ps", "--task=1", "--ps-hosts=a:1"}) ==
         "config: --task=1 is out of range (expected an integer from 0 to 0 for 1 --ps-hosts)");
   CHECK(parse({"--role=local", "--task=5"}).task == 5);
-  CHECK(error_of({"--replicas-to-aggregate=3"}) ==
-        "config: --replicas-to-aggregate=3 is out of range "
-        "(expected an integer from 0 to 2, at most the 2 --worker-hosts)");
+  // More gradients per step than workers is TensorFlow's "several batches per update".
+  CHECK(parse({"--replicas-to-aggregate=3"}).replicas_to_aggregate == 3);
 }
 
 TEST_CASE("the TensorFlow flag names are accepted") {
@@ -248,7 +247,7 @@ TEST_CASE("--help prints every option and returns nothing") {
   std::ostringstream out;
   CHECK_FALSE(parse({"--batch-size=7", "--help"}, out).has_value());
   const std::string text = out.str();
-  CHECK(text.rfind("Usage: downpour [options]\n", 0) == 0);
+  CHECK(text.rfind("Usage: downpour [COMMAND] [options]\n", 0) == 0);
   for (const char* name : {"config",
                            "data-dir",
                            "checkpoint-dir",
@@ -265,12 +264,19 @@ TEST_CASE("--help prints every option and returns nothing") {
                            "seed",
                            "log-every",
                            "quiet",
+                           "save-checkpoint-secs",
+                           "save-checkpoint-steps",
+                           "keep-checkpoints",
+                           "checkpoint",
+                           "out",
+                           "ema",
                            "role",
                            "task",
                            "ps-hosts",
                            "worker-hosts",
                            "mode",
                            "replicas-to-aggregate",
+                           "staleness",
                            "placement",
                            "transport",
                            "connect-timeout",
@@ -295,4 +301,28 @@ TEST_CASE("--version prints the version and the CAF version") {
 }
 
 }  // namespace
+TEST_CASE("a leading command word selects eval, inspect or export") {
+  CHECK(parse({}).command == command_kind::train);
+  const char* argv[] = {"downpour", "eval", "--checkpoint=x.ckpt"};
+  std::ostringstream out;
+  auto o = parse_options(3, argv, out);
+  REQUIRE(o);
+  CHECK(o->command == command_kind::eval);
+  CHECK(o->checkpoint_file == "x.ckpt");
+  const char* bad[] = {"downpour", "evaluate"};
+  CHECK_THROWS_WITH_AS(parse_options(2, bad, out),
+                       "config: unknown command 'evaluate' (expected train|eval|inspect|export, "
+                       "or options only)",
+                       config_error);
+}
+
+TEST_CASE("ssp mode and its staleness bound are read and validated") {
+  auto o = parse({"--mode=ssp", "--staleness=0"});
+  CHECK(o.mode == train_mode::ssp);
+  CHECK(o.staleness == 0);
+  CHECK(error_of({"--staleness=-1"}) ==
+        "config: --staleness=-1 is out of range (expected an integer >= 0)");
+}
+
 }  // namespace downpour
+
