@@ -77,17 +77,21 @@ typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad);
 }
 
-// Shard -> chief: everything needed to evaluate or checkpoint the shard.
+// Shard -> chief: everything needed to evaluate or checkpoint the shard, and
+// the pushes it refused (stale in sync mode, or malformed).
 struct shard_snapshot {
   std::int64_t step = 0;
   std::vector<std::uint64_t> ranges;
   tensor params;
   tensor ema;
+  std::int64_t dropped = 0;
+  std::int64_t rejected = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
-  return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema);
+  return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema, x.dropped,
+           x.rejected);
 }
 
 // The one error enum between actors.
@@ -105,13 +109,6 @@ std::string to_string(errc x);
 
 CAF_ERROR_CODE_ENUM(downpour::errc, "downpour")
 
-CAF_BEGIN_TYPE_ID_BLOCK(downpour, caf::first_custom_type_id)
-  CAF_ADD_TYPE_ID(downpour, (downpour::tensor))
-  CAF_ADD_TYPE_ID(downpour, (downpour::shard_init))
-  CAF_ADD_TYPE_ID(downpour, (downpour::pull_reply))
-  CAF_ADD_TYPE_ID(downpour, (downpour::push_msg))
-  CAF_ADD_TYPE_ID(downpour, (downpour::shard_snapshot))
-CAF_END_TYPE_ID_BLOCK(downpour)
 
 CAF_ADD_ATOM(downpour, downpour, hello_atom, "hello")
 CAF_ADD_ATOM(downpour, downpour, init_atom, "init")
@@ -124,6 +121,11 @@ CAF_ADD_ATOM(downpour, downpour, ticket_atom, "ticket")
 CAF_ADD_ATOM(downpour, downpour, done_atom, "done")
 CAF_ADD_ATOM(downpour, downpour, start_atom, "start")
 CAF_ADD_ATOM(downpour, downpour, end_atom, "end")
+CAF_ADD_ATOM(downpour, downpour, join_atom, "join")
+CAF_ADD_ATOM(downpour, downpour, leave_atom, "leave")
+CAF_ADD_ATOM(downpour, downpour, clock_atom, "clock")
+CAF_ADD_ATOM(downpour, downpour, required_atom, "required")
+CAF_ADD_ATOM(downpour, downpour, report_atom, "report")
 
 namespace downpour {
 
@@ -133,10 +135,14 @@ using shard_actor = caf::typed_actor<
   caf::replies_to<hello_atom, std::string>::with<std::int64_t>,
   // Initial values or a restore -> the step the shard now stands at.
   caf::replies_to<init_atom, shard_init>::with<std::int64_t>,
-  // Parameters and step; answered once the shard is initialised.
-  caf::replies_to<pull_atom>::with<pull_reply>,
-  // One gradient, applied at once with the learning rate of the current step.
+  // Parameters and step, answered once the step is at least min_step (sync
+  // mode's token barrier: no polling) and the shard is initialised.
+  caf::replies_to<pull_atom, std::int64_t>::with<pull_reply>,
+  // One gradient: async/ssp apply it at once; sync accumulates fresh ones and
+  // applies their mean once per round.
   caf::reacts_to<push_atom, push_msg>,
+  // Sync mode: the number of fresh gradients that completes a round.
+  caf::reacts_to<required_atom, std::uint64_t>,
   // Answers when the shard has applied this many updates.
   caf::replies_to<await_atom, std::int64_t>::with<std::int64_t>,
   // Parameters, shadows and step for evaluation or a checkpoint.
@@ -144,15 +150,27 @@ using shard_actor = caf::typed_actor<
   // The job is over: quit (a ps node exits when its shard is gone).
   caf::reacts_to<stop_atom>>;
 
+// The sync coordinator on the chief: watches workers (a dead one lowers the
+// sync round's required count) and enforces the ssp staleness bound.
+using coordinator_actor = caf::typed_actor<
+  // A worker starts (or restarts with its task index); it is monitored.
+  caf::reacts_to<join_atom, std::uint32_t>,
+  // A worker has finished the job.
+  caf::reacts_to<leave_atom, std::uint32_t>,
+  // ssp: worker and the steps it has finished -> answered once it may start another.
+  caf::replies_to<clock_atom, std::uint32_t, std::int64_t>::with<std::int64_t>>;
+
 // The stop-at-step supervisor on the chief: hands out exactly last_step
 // step tickets, so the final global step is exact, and ends the job.
 using supervisor_actor = caf::typed_actor<
-  // Cluster fingerprint of a joining node -> the current global step.
-  caf::replies_to<hello_atom, std::string>::with<std::int64_t>,
+  // Cluster fingerprint of a joining node -> the current global step and the coordinator.
+  caf::replies_to<hello_atom, std::string>::with<std::int64_t, coordinator_actor>,
   // Worker index and its last loss -> the global step its next push makes, or -1: stop.
   caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
   // A worker has pushed its last gradient and quits.
   caf::reacts_to<done_atom, std::uint32_t>,
+  // Sync mode: worker, the global step its push was for, and its loss (progress).
+  caf::reacts_to<report_atom, std::uint32_t, std::int64_t, float>,
   // Answers with the final global step and last loss once every push is applied.
   caf::replies_to<end_atom>::with<std::int64_t, float>>;
 
@@ -162,3 +180,13 @@ using worker_actor = caf::typed_actor<
   caf::reacts_to<start_atom>>;
 
 }  // namespace downpour
+
+// One type-ID block: the wire names of everything sent between nodes.
+CAF_BEGIN_TYPE_ID_BLOCK(downpour, caf::first_custom_type_id)
+  CAF_ADD_TYPE_ID(downpour, (downpour::tensor))
+  CAF_ADD_TYPE_ID(downpour, (downpour::shard_init))
+  CAF_ADD_TYPE_ID(downpour, (downpour::pull_reply))
+  CAF_ADD_TYPE_ID(downpour, (downpour::push_msg))
+  CAF_ADD_TYPE_ID(downpour, (downpour::shard_snapshot))
+  CAF_ADD_TYPE_ID(downpour, (downpour::coordinator_actor))
+CAF_END_TYPE_ID_BLOCK(downpour)

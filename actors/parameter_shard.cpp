@@ -4,6 +4,7 @@
 #include <map>
 
 #include "runtime/cluster_config.hpp"
+#include "runtime/sync_rule.hpp"
 
 namespace downpour {
 namespace {
@@ -13,9 +14,12 @@ struct parameter_shard_state {
   std::vector<std::uint64_t> ranges;
   std::vector<float> params;
   std::vector<float> ema;
-  std::int64_t step = -1;  // updates applied; -1 until initialised
-  std::int64_t rejected = 0;
-  std::vector<caf::typed_response_promise<pull_reply>> early_pulls;
+  std::int64_t step = -1;  // global steps applied; -1 until initialised
+  std::vector<float> grad_sum;  // sync: this round's fresh gradients, summed
+  std::size_t grad_count = 0;
+  std::int64_t dropped = 0;   // sync: stale gradients, never applied
+  std::int64_t rejected = 0;  // malformed or non-finite pushes
+  std::multimap<std::int64_t, caf::typed_response_promise<pull_reply>> pull_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;
   static inline const char* name = "parameter_shard";
 };
@@ -29,32 +33,79 @@ bool all_finite(const std::vector<float>& v) {
 }
 
 caf::error check_push(const parameter_shard_state& st, const push_msg& m) {
+  auto from = " from worker " + std::to_string(m.worker);
+  if (st.step < 0) return caf::make_error(errc::shape_mismatch, "push before init" + from);
   if (m.grad.values.size() != st.params.size())
     return caf::make_error(errc::shape_mismatch,
                            "push of " + std::to_string(m.grad.values.size()) +
-                               " floats to a shard of " + std::to_string(st.params.size()));
+                               " floats to a shard of " + std::to_string(st.params.size()) + from);
+  if (judge_stamp(m.step, st.step) == stamp_verdict::future)
+    return caf::make_error(errc::shape_mismatch, "push stamped with future step " +
+                                                     std::to_string(m.step) + from);
   if (!all_finite(m.grad.values))
-    return caf::make_error(errc::not_finite,
-                           "gradient from worker " + std::to_string(m.worker) + " has NaN or inf");
-  if (st.step >= st.cfg.last_step)
-    return caf::make_error(errc::stopped, "the shard is at its last step");
+    return caf::make_error(errc::not_finite, "gradient" + from + " has NaN or inf");
   return caf::none;
 }
 
-void release_waiters(parameter_shard_state& st) {
-  auto end = st.step_waiters.upper_bound(st.step);
-  for (auto it = st.step_waiters.begin(); it != end; ++it) it->second.deliver(st.step);
-  st.step_waiters.erase(st.step_waiters.begin(), end);
+// Pulls and awaits wait in maps keyed by the step they need.
+template <class Map, class Make>
+void release(Map& waiters, std::int64_t step, Make make) {
+  auto end = waiters.upper_bound(step);
+  for (auto it = waiters.begin(); it != end; ++it) it->second.deliver(make());
+  waiters.erase(waiters.begin(), end);
 }
 
-// One SGD update and one EMA update with the schedule at the current step,
-// exactly as the reference trainer does them.
-void apply_gradient(parameter_shard_state& st, const std::vector<float>& grad) {
+void release_waiters(parameter_shard_state& st) {
+  if (st.step < 0) return;
+  release(st.pull_waiters, st.step, [&] { return pull_reply{st.step, tensor{st.params}}; });
+  release(st.step_waiters, st.step, [&] { return st.step; });
+}
+
+// One SGD update of the mean of count gradients (count 1: the gradient
+// itself) and one EMA update, with the schedule at the current step, exactly
+// as the reference trainer does them; then the global step advances.
+void apply_update(parameter_shard_state& st, const std::vector<float>& grad, std::size_t count) {
   const std::size_t n = st.params.size();
-  apply_sgd(st.params.data(), grad.data(), n, learning_rate_at(st.cfg.schedule, st.step));
+  const float lr = learning_rate_at(st.cfg.schedule, st.step);
+  if (count == 1)
+    apply_sgd(st.params.data(), grad.data(), n, lr);
+  else
+    apply_mean_sgd(st.params.data(), grad.data(), n, lr, count);
   update_ema(st.ema.data(), st.params.data(), n, ema_decay_at(st.cfg.ema_decay, st.step));
   ++st.step;
   release_waiters(st);
+}
+
+void maybe_complete_round(parameter_shard_state& st) {
+  if (st.grad_count == 0 || st.grad_count < st.cfg.required) return;
+  apply_update(st, st.grad_sum, st.grad_count);
+  st.grad_count = 0;
+}
+
+void accumulate(parameter_shard_state& st, const std::vector<float>& grad) {
+  if (st.grad_count++ == 0) {
+    st.grad_sum = grad;  // no zeroing pass
+    return;
+  }
+  for (std::size_t i = 0; i < grad.size(); ++i) st.grad_sum[i] += grad[i];
+}
+
+void on_push(shard_pointer self, const push_msg& m) {
+  auto& st = self->state;
+  if (auto err = check_push(st, m)) {
+    ++st.rejected;
+    aout(self) << "parameter_shard " << st.cfg.index << ": rejected a push: "
+               << self->system().render(err) << std::endl;
+    return;
+  }
+  if (st.step >= st.cfg.last_step) return;  // the job is over; nothing more is applied
+  if (st.cfg.mode != train_mode::sync) return apply_update(st, m.grad.values, 1);
+  if (judge_stamp(m.step, st.step) == stamp_verdict::stale) {
+    ++st.dropped;
+    return;
+  }
+  accumulate(st, m.grad.values);
+  maybe_complete_round(st);
 }
 
 caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
@@ -66,30 +117,16 @@ caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
   st.params = std::move(init.params.values);
   st.ema = std::move(init.ema.values);
   st.step = init.step;
-  for (auto& rp : st.early_pulls) rp.deliver(pull_reply{st.step, tensor{st.params}});
-  st.early_pulls.clear();
   release_waiters(st);
   return st.step;
 }
 
-caf::result<pull_reply> on_pull(shard_pointer self) {
+caf::result<pull_reply> on_pull(shard_pointer self, std::int64_t min_step) {
   auto& st = self->state;
-  if (st.step < 0) {  // answered by on_init: workers need not poll
-    st.early_pulls.push_back(self->make_response_promise<pull_reply>());
-    return st.early_pulls.back();
-  }
-  return pull_reply{st.step, tensor{st.params}};
-}
-
-void on_push(shard_pointer self, const push_msg& m) {
-  auto& st = self->state;
-  if (auto err = check_push(st, m)) {
-    ++st.rejected;
-    aout(self) << "parameter_shard " << st.cfg.index << ": rejected a push from worker "
-               << m.worker << ": " << self->system().render(err) << std::endl;
-    return;
-  }
-  apply_gradient(st, m.grad.values);
+  if (st.step >= 0 && st.step >= min_step) return pull_reply{st.step, tensor{st.params}};
+  auto rp = self->make_response_promise<pull_reply>();
+  st.pull_waiters.emplace(std::max<std::int64_t>(min_step, 0), rp);
+  return rp;
 }
 
 caf::result<std::int64_t> on_await(shard_pointer self, std::int64_t target) {
@@ -108,18 +145,24 @@ caf::result<std::int64_t> on_hello(shard_pointer self, const std::string& finger
   return st.step;
 }
 
+shard_snapshot snapshot_of(const parameter_shard_state& st) {
+  return shard_snapshot{st.step,   st.ranges,  tensor{st.params}, tensor{st.ema},
+                        st.dropped, st.rejected};
+}
+
 shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg) {
   self->state.cfg = std::move(cfg);
   return {
     [=](hello_atom, const std::string& fp) { return on_hello(self, fp); },
     [=](init_atom, shard_init& init) { return on_init(self, init); },
-    [=](pull_atom) { return on_pull(self); },
+    [=](pull_atom, std::int64_t min_step) { return on_pull(self, min_step); },
     [=](push_atom, const push_msg& m) { on_push(self, m); },
-    [=](await_atom, std::int64_t target) { return on_await(self, target); },
-    [=](snapshot_atom) {
-      auto& st = self->state;
-      return shard_snapshot{st.step, st.ranges, tensor{st.params}, tensor{st.ema}};
+    [=](required_atom, std::uint64_t n) {
+      self->state.cfg.required = std::max<std::uint64_t>(1, n);
+      maybe_complete_round(self->state);
     },
+    [=](await_atom, std::int64_t target) { return on_await(self, target); },
+    [=](snapshot_atom) { return snapshot_of(self->state); },
     [=](stop_atom) { self->quit(); },
   };
 }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "actors/messages.hpp"
+#include "config/options.hpp"
 #include "model/schedule.hpp"
 
 namespace downpour {
@@ -16,6 +17,8 @@ struct shard_config {
   lr_schedule schedule;
   float ema_decay = 0.99f;
   std::int64_t last_step = 0;
+  train_mode mode = train_mode::async;
+  std::size_t required = 1;  // sync: fresh gradients per round until told otherwise
 };
 
 shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg);

@@ -1,5 +1,6 @@
 #include "actors/stop_supervisor.hpp"
 
+#include <map>
 #include <memory>
 #include <set>
 
@@ -17,8 +18,11 @@ struct stop_supervisor_state {
   supervisor_config cfg;
   std::int64_t granted = 0;  // tickets handed out, counted from step 0
   std::set<std::uint32_t> active;
+  std::map<std::uint32_t, caf::actor_addr> ticket_holders;  // worker -> actor, monitored
+  std::set<std::uint32_t> holding;  // granted a ticket whose push may not be out yet
   bool draining = false;
   std::int64_t final_step = -1;
+  std::int64_t reported_step = 0;
   float last_loss = 0.0f;
   std::vector<caf::typed_response_promise<std::int64_t, float>> end_waiters;
   std::unique_ptr<progress_reporter> progress;
@@ -35,11 +39,16 @@ void finish(supervisor_pointer self, std::int64_t step) {
   st.end_waiters.clear();
 }
 
-// Every ticket is out and every worker said done: wait until every shard has
-// applied every push (pushes and done travel on different paths).
+bool all_pushes_out(const stop_supervisor_state& st) {
+  if (st.cfg.mode == train_mode::sync) return true;  // the shards stop by themselves
+  return st.granted >= st.cfg.last_step && st.active.empty();
+}
+
+// Every push is out: wait until every shard has applied it (pushes and done
+// travel on different paths).
 void maybe_drain(supervisor_pointer self) {
   auto& st = self->state;
-  if (st.draining || st.granted < st.cfg.last_step || !st.active.empty()) return;
+  if (st.draining || st.end_waiters.empty() || !all_pushes_out(st)) return;
   st.draining = true;
   auto remaining = std::make_shared<std::size_t>(st.cfg.shards.size());
   if (*remaining == 0) return finish(self, st.cfg.last_step);
@@ -55,15 +64,52 @@ void maybe_drain(supervisor_pointer self) {
               });
 }
 
+void watch_ticket_holder(supervisor_pointer self, std::uint32_t worker) {
+  auto& st = self->state;
+  auto sender = self->current_sender();
+  if (!sender || st.ticket_holders.count(worker)) return;
+  st.ticket_holders[worker] = caf::actor_cast<caf::actor_addr>(sender);
+  self->monitor(sender);
+}
+
 std::int64_t on_ticket(supervisor_pointer self, std::uint32_t worker, float loss) {
   auto& st = self->state;
+  watch_ticket_holder(self, worker);
+  st.holding.erase(worker);  // asking again means its last push went out first
   if (st.granted > st.cfg.start_step) st.last_loss = loss;  // a worker's first ask has none
   auto ticket = next_ticket(st.granted, st.cfg.last_step);
   if (ticket < 0) return -1;
   st.active.insert(worker);
+  st.holding.insert(worker);
   if (st.granted > st.cfg.start_step) st.progress->on_step(st.granted, loss);
   ++st.granted;
   return ticket;
+}
+
+// A dead worker's unused ticket goes back, so the job still reaches last_step;
+// if its push did arrive, the shards refuse the one extra push at last_step.
+void on_worker_down(supervisor_pointer self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  for (auto it = st.ticket_holders.begin(); it != st.ticket_holders.end(); ++it) {
+    if (it->second != dm.source) continue;
+    auto worker = it->first;
+    st.ticket_holders.erase(it);
+    if (st.holding.erase(worker)) {
+      --st.granted;
+      aout(self) << "stop_supervisor: worker " << worker << " is gone; its ticket is returned"
+                 << std::endl;
+    }
+    st.active.erase(worker);  // a worker that said done is no longer active anyway
+    return maybe_drain(self);
+  }
+}
+
+void on_report(supervisor_pointer self, std::int64_t step, float loss) {
+  auto& st = self->state;
+  st.last_loss = loss;
+  if (step <= st.reported_step) return;
+  st.reported_step = step;
+  st.progress->on_step(step, loss);
 }
 
 caf::result<std::int64_t, float> on_end(supervisor_pointer self) {
@@ -78,18 +124,23 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.granted = st.cfg.start_step;
+  st.reported_step = st.cfg.start_step;
   st.progress = std::make_unique<progress_reporter>(st.cfg.progress);
+  self->set_down_handler([=](caf::down_msg& dm) { on_worker_down(self, dm); });
   return {
-    [=](hello_atom, const std::string& fp) -> caf::result<std::int64_t> {
-      if (auto diff = fingerprint_difference(fp, self->state.cfg.fingerprint, "the chief"))
+    [=](hello_atom, const std::string& fp) -> caf::result<std::int64_t, coordinator_actor> {
+      auto& s = self->state;
+      if (auto diff = fingerprint_difference(fp, s.cfg.fingerprint, "the chief"))
         return caf::make_error(errc::config_mismatch, *diff);
-      return self->state.granted;
+      return {s.granted, s.cfg.coordinator};
     },
     [=](ticket_atom, std::uint32_t worker, float loss) { return on_ticket(self, worker, loss); },
     [=](done_atom, std::uint32_t worker) {
       self->state.active.erase(worker);
+      self->state.holding.erase(worker);
       maybe_drain(self);
     },
+    [=](report_atom, std::uint32_t, std::int64_t step, float loss) { on_report(self, step, loss); },
     [=](end_atom) { return on_end(self); },
   };
 }

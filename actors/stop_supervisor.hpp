@@ -1,7 +1,9 @@
-// The stop-at-step supervisor on the chief. It hands out one step ticket per
-// push, exactly last_step - start_step of them, so the final global step is
-// exact with no asynchronous overshoot; once every push is applied on every
-// shard it answers end requests and the job shuts down.
+// The stop-at-step supervisor on the chief. In async and ssp modes it hands
+// out one step ticket per push, exactly last_step - start_step of them, so the
+// final global step is exact with no asynchronous overshoot; a worker that
+// dies holding a ticket gives it back. In sync mode the shards stop
+// aggregating at last_step by themselves. Once every shard stands at
+// last_step it answers end requests and the job shuts down.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "actors/messages.hpp"
+#include "config/options.hpp"
 #include "runtime/progress.hpp"
 
 namespace downpour {
@@ -19,6 +22,8 @@ struct supervisor_config {
   std::int64_t last_step = 0;
   std::vector<shard_actor> shards;
   progress_config progress;
+  train_mode mode = train_mode::async;
+  coordinator_actor coordinator;  // handed to joining nodes
 };
 
 supervisor_actor spawn_stop_supervisor(caf::actor_system& sys, supervisor_config cfg);

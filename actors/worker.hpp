@@ -1,6 +1,10 @@
 // A worker: pull all shards (in parallel) -> compute the gradient of its own
-// batch -> push to all shards, until the stop supervisor says stop. Runs
-// detached: the model math blocks only its own thread.
+// batch -> push to all shards, until the job is over. Runs detached: the
+// model math blocks only its own thread.
+//  async: a step ticket from the stop supervisor travels with the pulls.
+//  ssp:   the coordinator first admits the step (staleness bound), then as async.
+//  sync:  pulls wait at the shards for the next global step (the token
+//         barrier); the job is over when the pulled step is the last one.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +12,7 @@
 #include <vector>
 
 #include "actors/messages.hpp"
+#include "config/options.hpp"
 #include "data/idx.hpp"
 #include "model/shape.hpp"
 #include "runtime/placement.hpp"
@@ -25,6 +30,10 @@ struct worker_config {
   std::vector<shard_actor> shards;
   std::vector<shard_layout> layouts;  // one per shard
   supervisor_actor supervisor;
+  coordinator_actor coordinator;
+  train_mode mode = train_mode::async;
+  std::int64_t last_step = 0;
+  std::size_t gradients_per_step = 1;  // sync: pushes per global step (TF counts gradients)
 };
 
 // The worker waits for start_atom.

@@ -3,6 +3,7 @@
 #include <chrono>
 
 #include "actors/stop_supervisor.hpp"
+#include "actors/sync_coordinator.hpp"
 #include "model/init.hpp"
 #include "model/mlp.hpp"
 #include "runtime/cluster_config.hpp"
@@ -74,6 +75,8 @@ caf::expected<job_result> collect(caf::scoped_actor& self, const model_shape& sh
               scatter(layout, snap.params.values.data(), r.params.data());
               scatter(layout, snap.ema.values.data(), r.ema.data());
               r.summary.global_step = snap.step;
+              r.dropped += snap.dropped;
+              r.rejected += snap.rejected;
             },
             [&](caf::error& err) { failure = std::move(err); });
   }
@@ -114,11 +117,19 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   auto start_step = init_shards(self, opts, shape, shards);
   if (!start_step) return start_step.error();
   auto clock_start = std::chrono::steady_clock::now();
+  auto coordinator = spawn_sync_coordinator(
+      sys, coordinator_config{opts.mode, opts.worker_hosts.size(), replicas_for(opts),
+                              opts.staleness, shards, opts.quiet});
   supervisor_config scfg{cluster_fingerprint(opts), *start_step, opts.last_step, shards,
-                         progress_for(opts, *start_step)};
+                         progress_for(opts, *start_step), opts.mode, coordinator};
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
-  if (auto err = start_workers(supervisor)) {
+  auto shut_down = [&] {
+    for (auto& s : shards) self->send(s, stop_atom_v);
     caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
+  };
+  if (auto err = start_workers(supervisor, coordinator)) {
+    shut_down();
     return err;
   }
   caf::expected<std::int64_t> final_step{caf::make_error(errc::stopped)};
@@ -132,8 +143,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   auto result = final_step ? collect(self, shape, shards)
                            : caf::expected<job_result>{final_step.error()};
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
-  for (auto& s : shards) self->send(s, stop_atom_v);
-  caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
+  shut_down();
   if (!result) return result;
   auto& sum = result->summary;
   sum.loss = last_loss;

@@ -13,7 +13,7 @@
 
 namespace downpour {
 
-using start_workers_fn = std::function<caf::error(supervisor_actor)>;
+using start_workers_fn = std::function<caf::error(supervisor_actor, coordinator_actor)>;
 
 caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                                     std::shared_ptr<const mnist_data> data,

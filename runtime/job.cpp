@@ -19,6 +19,10 @@ lr_schedule schedule_for(const options& opts) {
                      opts.lr_staircase};
 }
 
+std::size_t replicas_for(const options& opts) {
+  return opts.replicas_to_aggregate == 0 ? opts.worker_hosts.size() : opts.replicas_to_aggregate;
+}
+
 std::uint64_t worker_batch_seed(std::uint64_t seed, std::size_t worker) {
   // splitmix64 step: distinct, well-mixed streams per worker.
   std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (worker + 1);

@@ -16,6 +16,9 @@ namespace downpour {
 model_shape shape_for(const options& opts, const mnist_data& data);
 lr_schedule schedule_for(const options& opts);
 
+// replicas_to_aggregate with 0 resolved to the number of workers.
+std::size_t replicas_for(const options& opts);
+
 // Worker k's shuffle seed; worker 0's equals the reference trainer's so that a
 // one-worker cluster sees the reference's batches.
 std::uint64_t worker_batch_seed(std::uint64_t seed, std::size_t worker);

@@ -11,6 +11,7 @@
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/placement.hpp"
+#include "runtime/sync_rule.hpp"
 
 namespace downpour {
 
@@ -34,12 +35,14 @@ node_config::node_config(const options& opts) {
 
 static shard_config shard_config_for(const options& opts, std::size_t index) {
   return shard_config{static_cast<std::uint32_t>(index), cluster_fingerprint(opts),
-                      schedule_for(opts), opts.ema_decay, opts.last_step};
+                      schedule_for(opts), opts.ema_decay, opts.last_step, opts.mode,
+                      replicas_for(opts)};
 }
 
 static worker_config worker_config_for(const options& opts, std::size_t index,
                                 std::shared_ptr<const mnist_data> data,
-                                std::vector<shard_actor> shards, supervisor_actor supervisor) {
+                                std::vector<shard_actor> shards, supervisor_actor supervisor,
+                                coordinator_actor coordinator) {
   worker_config w;
   w.index = static_cast<std::uint32_t>(index);
   w.shape = shape_for(opts, *data);
@@ -51,6 +54,10 @@ static worker_config worker_config_for(const options& opts, std::size_t index,
   w.data = std::move(data);
   w.shards = std::move(shards);
   w.supervisor = std::move(supervisor);
+  w.coordinator = std::move(coordinator);
+  w.mode = opts.mode;
+  w.last_step = opts.last_step;
+  w.gradients_per_step = gradients_per_worker(replicas_for(opts), opts.worker_hosts.size());
   return w;
 }
 
@@ -68,9 +75,10 @@ caf::expected<job_result> run_local_inproc(const options& opts) {
   std::vector<shard_actor> shards;
   for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k)
     shards.push_back(spawn_parameter_shard(sys, shard_config_for(opts, k)));
-  auto start = [&](supervisor_actor supervisor) -> caf::error {
+  auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator) -> caf::error {
     for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w) {
-      auto worker = spawn_worker(sys, worker_config_for(opts, w, data, shards, supervisor));
+      auto worker =
+          spawn_worker(sys, worker_config_for(opts, w, data, shards, supervisor, coordinator));
       caf::anon_send(worker, start_atom_v);
     }
     return caf::none;
@@ -150,6 +158,19 @@ caf::error wait_for(caf::actor_system& sys, const caf::actor& a) {
   return reason;
 }
 
+// The chief checks our config and tells us where its coordinator is.
+caf::expected<coordinator_actor> greet_chief(caf::actor_system& sys, const options& opts,
+                                             const supervisor_actor& supervisor) {
+  caf::scoped_actor self{sys};
+  caf::expected<coordinator_actor> result{caf::make_error(errc::stopped)};
+  self->request(supervisor, std::chrono::duration_cast<caf::timespan>(
+                                std::chrono::duration<double>(opts.connect_timeout_s)),
+                hello_atom_v, cluster_fingerprint(opts))
+      .receive([&](std::int64_t, coordinator_actor& c) { result = std::move(c); },
+               [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
 caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& opts,
                                         std::shared_ptr<const mnist_data> data,
                                         std::vector<shard_actor> shards) {
@@ -157,7 +178,10 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
                                                  opts.connect_timeout_s, "the chief (worker 0)");
   if (!supervisor) return supervisor.error();
   if (auto err = check_peers(sys, opts, shards)) return err;
-  auto worker = spawn_worker(sys, worker_config_for(opts, opts.task, data, shards, *supervisor));
+  auto coordinator = greet_chief(sys, opts, *supervisor);
+  if (!coordinator) return coordinator.error();
+  auto worker = spawn_worker(
+      sys, worker_config_for(opts, opts.task, data, shards, *supervisor, *coordinator));
   caf::anon_send(worker, start_atom_v);
   if (auto err = wait_for(sys, caf::actor_cast<caf::actor>(worker))) return err;
   return job_result{};
@@ -192,11 +216,12 @@ caf::expected<job_result> run_worker_node(const options& opts,
   auto shards = connect_shards(sys, opts);
   if (!shards) return shards.error();
   if (opts.task != 0) return run_non_chief(sys, opts, data, *shards);
-  auto start = [&](supervisor_actor supervisor) -> caf::error {
+  auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator) -> caf::error {
     auto port = listen(sys, supervisor, opts.worker_hosts[0], "the chief (worker 0)");
     if (!port) return port.error();
     if (on_listening) on_listening(*port);
-    auto worker = spawn_worker(sys, worker_config_for(opts, 0, data, *shards, supervisor));
+    auto worker =
+        spawn_worker(sys, worker_config_for(opts, 0, data, *shards, supervisor, coordinator));
     caf::anon_send(worker, start_atom_v);
     return caf::none;
   };

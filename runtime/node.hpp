@@ -24,6 +24,8 @@ struct job_result {
   run_summary summary;
   std::vector<float> params;
   std::vector<float> ema;
+  std::int64_t dropped = 0;   // sync: stale gradients dropped, summed over shards
+  std::int64_t rejected = 0;  // malformed or non-finite pushes refused
 };
 
 // Called with the port a node listens on once it listens (ephemeral ports).

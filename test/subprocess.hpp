@@ -1,5 +1,6 @@
-// Starting downpour processes from tests: output to a file, waiting with a
-// timeout that is only a failure bound (waitpid blocks on the exit event).
+// Starting downpour processes from tests. Output goes through a pipe into a
+// buffer (and a log file), so a test can wait for a line to appear; waits are
+// event-driven, and their timeouts are only failure bounds.
 #pragma once
 
 #include <fcntl.h>
@@ -8,11 +9,13 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <future>
-#include <sstream>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace downpour::testing {
@@ -20,19 +23,24 @@ namespace downpour::testing {
 class process {
  public:
   process(const std::vector<std::string>& args, const std::string& output_path)
-      : output_path_(output_path) {
+      : log_(output_path, std::ios::trunc) {
     // Everything the child needs is built before fork: it may not allocate.
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
+    int fds[2];
+    if (::pipe(fds) != 0) throw std::runtime_error("pipe() failed");
     pid_ = ::fork();
     if (pid_ == 0) {
-      int fd = ::open(output_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      ::dup2(fd, 1);
-      ::dup2(fd, 2);
+      ::dup2(fds[1], 1);
+      ::dup2(fds[1], 2);
+      ::close(fds[0]);
+      ::close(fds[1]);
       ::execv(argv[0], argv.data());
       ::_exit(127);
     }
+    ::close(fds[1]);
+    reader_ = std::thread([this, fd = fds[0]] { read_output(fd); });
     exit_ = std::async(std::launch::async, [pid = pid_] {
       int status = 0;
       ::waitpid(pid, &status, 0);
@@ -45,30 +53,64 @@ class process {
     if (exit_.valid() && exit_.wait_for(std::chrono::seconds(0)) != std::future_status::ready)
       kill(SIGKILL);
     if (exit_.valid()) exit_.wait();
+    if (reader_.joinable()) reader_.join();
   }
 
-  // The exit code, or -1 if the process is still running after timeout (it is
-  // then killed).
+  // The exit code (128 + signal if killed), or -1 if still running after
+  // timeout (it is then killed).
   int wait(std::chrono::seconds timeout) {
     if (exit_.wait_for(timeout) != std::future_status::ready) {
       kill(SIGKILL);
       exit_.wait();
-      return -1;
+      code_ = -1;
+    } else if (exit_.valid()) {
+      code_ = exit_.get();
     }
-    return exit_.get();
+    if (reader_.joinable()) reader_.join();
+    return code_;
   }
+
+  // True once text has appeared in the output, false after timeout.
+  bool wait_for_output(const std::string& text, std::chrono::seconds timeout) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] {
+      return output_.find(text) != std::string::npos || closed_;
+    }) && output_.find(text) != std::string::npos;
+  }
+
   void kill(int sig) { ::kill(pid_, sig); }
   pid_t pid() const { return pid_; }
-  std::string output() const {
-    std::ifstream in(output_path_);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+  std::string output() {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return output_;
   }
 
  private:
+  void read_output(int fd) {
+    char buf[4096];
+    for (;;) {
+      ssize_t n = ::read(fd, buf, sizeof buf);
+      if (n <= 0) break;
+      std::lock_guard<std::mutex> lock(mutex_);
+      output_.append(buf, static_cast<std::size_t>(n));
+      log_.write(buf, n);
+      log_.flush();
+      changed_.notify_all();
+    }
+    ::close(fd);
+    std::lock_guard<std::mutex> lock(mutex_);
+    closed_ = true;
+    changed_.notify_all();
+  }
+
   pid_t pid_ = -1;
-  std::string output_path_;
+  int code_ = -1;
+  std::ofstream log_;
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::string output_;
+  bool closed_ = false;
+  std::thread reader_;
   std::future<int> exit_;
 };
 

@@ -1,0 +1,120 @@
+#include "actors/sync_coordinator.hpp"
+
+#include <map>
+#include <set>
+
+#include "runtime/sync_rule.hpp"
+
+namespace downpour {
+namespace {
+
+struct sync_coordinator_state {
+  coordinator_config cfg;
+  std::map<std::uint32_t, caf::actor_addr> live;      // worker index -> its actor
+  std::map<std::uint32_t, std::int64_t> clocks;        // ssp: steps finished, live workers
+  std::multimap<std::uint32_t, std::pair<std::int64_t, caf::typed_response_promise<std::int64_t>>>
+      waiting;                                          // ssp: workers held at the bound
+  std::set<std::uint32_t> gone;                         // joined, then died; not back yet
+  std::size_t required = 0;                             // last count sent to the shards
+  static inline const char* name = "sync_coordinator";
+};
+
+using coordinator_pointer = coordinator_actor::stateful_pointer<sync_coordinator_state>;
+
+// Tells the shards a new round size when the live workers change it.
+void update_required(coordinator_pointer self) {
+  auto& st = self->state;
+  if (st.cfg.mode != train_mode::sync) return;
+  // Workers not yet joined count as alive: a round at start-up waits for them.
+  const std::size_t alive = st.cfg.workers - std::min(st.cfg.workers, st.gone.size());
+  auto n = required_gradients(st.cfg.replicas_to_aggregate, st.cfg.workers, alive);
+  if (n == st.required) return;
+  if (st.required != 0 && !st.cfg.quiet)
+    aout(self) << "sync_coordinator: a round now needs " << n << " gradients (" << alive
+               << " live workers)" << std::endl;
+  st.required = n;
+  for (auto& s : st.cfg.shards) self->send(s, required_atom_v, static_cast<std::uint64_t>(n));
+}
+
+// ssp: answer every held worker that the bound now lets through.
+void release_admitted(coordinator_pointer self) {
+  auto& st = self->state;
+  for (auto it = st.waiting.begin(); it != st.waiting.end();) {
+    if (may_advance(it->second.first, st.clocks, st.cfg.staleness)) {
+      it->second.second.deliver(it->second.first);
+      it = st.waiting.erase(it);
+    } else {
+      ++it;
+    }
+  }
+}
+
+enum class departure { finished, died };
+
+void forget_worker(coordinator_pointer self, std::uint32_t worker, departure how) {
+  auto& st = self->state;
+  st.live.erase(worker);
+  if (how == departure::died) st.gone.insert(worker);
+  st.clocks.erase(worker);
+  update_required(self);
+  release_admitted(self);
+}
+
+void on_join(coordinator_pointer self, std::uint32_t worker) {
+  auto& st = self->state;
+  auto sender = self->current_sender();
+  if (!sender) return;
+  st.live[worker] = caf::actor_cast<caf::actor_addr>(sender);
+  st.gone.erase(worker);
+  self->monitor(sender);
+  if (st.cfg.mode == train_mode::ssp) {
+    // A (re)joining worker counts from the slowest live clock, so it neither
+    // blocks the others nor runs ahead.
+    std::int64_t slowest = -1;
+    for (auto& [w, c] : st.clocks)
+      if (w != worker && (slowest < 0 || c < slowest)) slowest = c;
+    st.clocks[worker] = slowest < 0 ? 0 : slowest;
+  }
+  update_required(self);
+}
+
+caf::result<std::int64_t> on_clock(coordinator_pointer self, std::uint32_t worker,
+                                   std::int64_t finished) {
+  auto& st = self->state;
+  if (st.live.count(worker)) st.clocks[worker] = std::max(st.clocks[worker], finished);
+  release_admitted(self);
+  if (may_advance(st.clocks.count(worker) ? st.clocks[worker] : finished, st.clocks,
+                  st.cfg.staleness))
+    return finished;
+  auto rp = self->make_response_promise<std::int64_t>();
+  st.waiting.emplace(worker, std::make_pair(st.clocks[worker], rp));
+  return rp;
+}
+
+coordinator_actor::behavior_type sync_coordinator(coordinator_pointer self, coordinator_config cfg) {
+  self->state.cfg = std::move(cfg);
+  self->set_down_handler([=](caf::down_msg& dm) {
+    auto& st = self->state;
+    for (auto& [worker, addr] : st.live)
+      if (addr == dm.source) {
+        if (!st.cfg.quiet)
+          aout(self) << "sync_coordinator: worker " << worker << " is gone" << std::endl;
+        return forget_worker(self, worker, departure::died);
+      }
+  });
+  return {
+    [=](join_atom, std::uint32_t worker) { on_join(self, worker); },
+    [=](leave_atom, std::uint32_t worker) { forget_worker(self, worker, departure::finished); },
+    [=](clock_atom, std::uint32_t worker, std::int64_t finished) {
+      return on_clock(self, worker, finished);
+    },
+  };
+}
+
+}  // namespace
+
+coordinator_actor spawn_sync_coordinator(caf::actor_system& sys, coordinator_config cfg) {
+  return sys.spawn(sync_coordinator, std::move(cfg));
+}
+
+}  // namespace downpour
