@@ -29,7 +29,7 @@ void update_required(coordinator_pointer self) {
   const std::size_t alive = st.cfg.workers - std::min(st.cfg.workers, st.gone.size());
   auto n = required_gradients(st.cfg.replicas_to_aggregate, st.cfg.workers, alive);
   if (n == st.required) return;
-  if (st.required != 0 && !st.cfg.quiet)
+  if (st.required != 0)
     aout(self) << "sync_coordinator: a round now needs " << n << " gradients (" << alive
                << " live workers)" << std::endl;
   st.required = n;
@@ -97,8 +97,7 @@ coordinator_actor::behavior_type sync_coordinator(coordinator_pointer self, coor
     auto& st = self->state;
     for (auto& [worker, addr] : st.live)
       if (addr == dm.source) {
-        if (!st.cfg.quiet)
-          aout(self) << "sync_coordinator: worker " << worker << " is gone" << std::endl;
+        aout(self) << "sync_coordinator: worker " << worker << " is gone" << std::endl;
         return forget_worker(self, worker, departure::died);
       }
   });

@@ -19,7 +19,6 @@ struct coordinator_config {
   std::size_t replicas_to_aggregate = 1;  // resolved: never 0
   std::int64_t staleness = 0;
   std::vector<shard_actor> shards;
-  bool quiet = false;
 };
 
 coordinator_actor spawn_sync_coordinator(caf::actor_system& sys, coordinator_config cfg);

@@ -56,9 +56,12 @@ std::vector<std::string> parse_index(const std::string& path) {
     std::string value = colon == std::string::npos ? "" : line.substr(colon + 3);
     if (value.empty() || value.back() != '"' || !step_of(value.erase(value.size() - 1)))
       fail(path, "malformed line " + std::to_string(number));
-    if (key == "model_checkpoint_path" && newest.empty()) newest = value;
-    else if (key == "all_model_checkpoint_paths") names.push_back(value);
-    else fail(path, "malformed line " + std::to_string(number));
+    if (key == "model_checkpoint_path" && newest.empty())
+      newest = value;
+    else if (key == "all_model_checkpoint_paths")
+      names.push_back(value);
+    else
+      fail(path, "malformed line " + std::to_string(number));
   }
   if (newest.empty()) fail(path, "no model_checkpoint_path");
   if (names.empty()) names.push_back(newest);
@@ -161,11 +164,12 @@ void remove_dead_temporaries(const std::string& dir) {
 void check_savable(const std::string& dir, const checkpoint& c) {
   auto path = (fs::path(dir) / checkpoint_name(c.global_step)).string();
   if (c.global_step < 0) fail(path, "negative global step " + std::to_string(c.global_step));
-  if (c.mode != "async" && c.mode != "sync" && c.mode != "ssp") fail(path, "unknown mode '" + c.mode + "'");
+  if (c.mode != "async" && c.mode != "sync" && c.mode != "ssp")
+    fail(path, "unknown mode '" + c.mode + "'");
   if (c.params.size() != c.shape.size() || c.ema.size() != c.shape.size())
-    fail(path, std::to_string(c.params.size()) + " parameters and " +
-                   std::to_string(c.ema.size()) + " shadows for a " + c.shape.to_string() +
-                   " model of " + std::to_string(c.shape.size()));
+    fail(path, std::to_string(c.params.size()) + " parameters and " + std::to_string(c.ema.size()) +
+                   " shadows for a " + c.shape.to_string() + " model of " +
+                   std::to_string(c.shape.size()));
 }
 
 }  // namespace

@@ -1,7 +1,7 @@
-#include <cereal/archives/portable_binary.hpp>
 #include <zlib.h>
 
 #include <algorithm>
+#include <cereal/archives/portable_binary.hpp>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -40,7 +40,9 @@ std::uint32_t crc_of(const char* data, std::size_t size) {
   return static_cast<std::uint32_t>(crc);
 }
 
-bool known_mode(const std::string& m) { return m == "async" || m == "sync" || m == "ssp"; }
+bool known_mode(const std::string& m) {
+  return m == "async" || m == "sync" || m == "ssp";
+}
 
 void write_name(out_archive& ar, const std::string& s) {
   ar(u64(s.size()), cereal::binary_data(s.data(), s.size()));
@@ -76,12 +78,25 @@ std::string encode_payload(const checkpoint& c) {
 }
 
 std::string read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  const std::streamoff size = in.tellg();
+  if (size < 0) fail(path, "cannot read it (a directory?)");
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    fail(path, std::string("cannot read: ") + std::strerror(errno));
+  return bytes;
 }
+
+// Parses a part of the file in place: a checkpoint is megabytes, not worth copying.
+class view_buffer : public std::streambuf {
+ public:
+  view_buffer(const std::string& bytes, std::size_t from) {
+    char* begin = const_cast<char*>(bytes.data());
+    setg(begin + from, begin + from, begin + bytes.size());
+  }
+};
 
 // Magic, version and length are checked before anything is parsed.
 checkpoint_info read_preamble(const std::string& path, const std::string& bytes) {
@@ -92,7 +107,8 @@ checkpoint_info read_preamble(const std::string& path, const std::string& bytes)
   checkpoint_info info;
   info.path = path;
   info.file_bytes = bytes.size();
-  std::istringstream in(bytes.substr(magic_size, preamble_size - magic_size));
+  view_buffer buffer(bytes, magic_size);
+  std::istream in(&buffer);
   in_archive ar(in);
   ar(info.format_version, info.payload_bytes, info.stored_checksum);
   if (info.format_version != checkpoint_format_version)
@@ -101,8 +117,8 @@ checkpoint_info read_preamble(const std::string& path, const std::string& bytes)
                    std::to_string(checkpoint_format_version) + ")");
   u64 have = bytes.size() - preamble_size;
   if (have < info.payload_bytes)
-    fail(path, "truncated: " + std::to_string(have) + " of " +
-                   std::to_string(info.payload_bytes) + " payload bytes");
+    fail(path, "truncated: " + std::to_string(have) + " of " + std::to_string(info.payload_bytes) +
+                   " payload bytes");
   if (have > info.payload_bytes)
     fail(path, std::to_string(have - info.payload_bytes) + " unexpected bytes after the payload");
   info.computed_checksum = crc_of(bytes.data() + preamble_size, info.payload_bytes);
@@ -177,7 +193,8 @@ std::vector<std::size_t> tf_shape(const variable_info& v) {
 checkpoint_info inspect_checkpoint(const std::string& path) {
   std::string bytes = read_whole_file(path);
   checkpoint_info info = read_preamble(path, bytes);
-  std::istringstream in(bytes.substr(preamble_size));
+  view_buffer buffer(bytes, preamble_size);
+  std::istream in(&buffer);
   in_archive ar(in);
   parse_header(ar, info);
   return info;
@@ -189,7 +206,8 @@ checkpoint read_checkpoint(const std::string& path) {
   if (!info.checksum_ok())
     fail(path, "checksum mismatch (stored " + hex(info.stored_checksum) + ", computed " +
                    hex(info.computed_checksum) + ")");
-  std::istringstream in(bytes.substr(preamble_size));
+  view_buffer buffer(bytes, preamble_size);
+  std::istream in(&buffer);
   in_archive ar(in);
   array_counts counts = parse_header(ar, info);
   const model_shape& shape = info.shape;
@@ -197,13 +215,17 @@ checkpoint read_checkpoint(const std::string& path) {
     fail(path, "its variables do not match a " + shape.to_string() + " model");
   if (counts.params != shape.size() || counts.ema != shape.size())
     fail(path, "holds " + std::to_string(counts.params) + " parameters and " +
-                   std::to_string(counts.ema) + " shadows, a " + shape.to_string() +
-                   " model has " + std::to_string(shape.size()));
+                   std::to_string(counts.ema) + " shadows, a " + shape.to_string() + " model has " +
+                   std::to_string(shape.size()));
   if (!known_mode(info.mode)) fail(path, "unknown mode '" + info.mode + "'");
   if (counts.params * 2 * sizeof(float) > info.payload_bytes)
     fail(path, "the payload is too short for its arrays");
-  checkpoint c{shape, info.global_step, info.mode, info.wall_time,
-               std::vector<float>(counts.params), std::vector<float>(counts.ema)};
+  checkpoint c{shape,
+               info.global_step,
+               info.mode,
+               info.wall_time,
+               std::vector<float>(counts.params),
+               std::vector<float>(counts.ema)};
   try {
     ar(cereal::binary_data(c.params.data(), c.params.size() * sizeof(float)));
     ar(cereal::binary_data(c.ema.data(), c.ema.size() * sizeof(float)));

@@ -119,7 +119,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   auto clock_start = std::chrono::steady_clock::now();
   auto coordinator = spawn_sync_coordinator(
       sys, coordinator_config{opts.mode, opts.worker_hosts.size(), replicas_for(opts),
-                              opts.staleness, shards, opts.quiet});
+                              opts.staleness, shards});
   supervisor_config scfg{cluster_fingerprint(opts), *start_step, opts.last_step, shards,
                          progress_for(opts, *start_step), opts.mode, coordinator};
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));

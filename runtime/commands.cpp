@@ -30,8 +30,7 @@ std::string utc_text(double unix_seconds) {
 
 std::string shape_text(const std::vector<std::size_t>& shape) {
   std::string text = "[";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
 }
 
@@ -54,8 +53,8 @@ int run_eval(const options& opts, std::ostream& out, std::ostream& err) {
                            std::to_string(data->num_classes) + " classes");
   accuracy_report raw = evaluate(c.shape, c.params.data(), data->test);
   accuracy_report ema = evaluate(c.shape, c.ema.data(), data->test);
-  out << "eval: checkpoint=" << found.path << " mode=" << c.mode
-      << " model=" << c.shape.to_string() << " test_examples=" << data->test.count << "\n";
+  out << "eval: checkpoint=" << found.path << " mode=" << c.mode << " model=" << c.shape.to_string()
+      << " test_examples=" << data->test.count << "\n";
   for (std::size_t k = 0; k < raw.per_class.size(); ++k)
     out << "eval: class=" << k << " test_accuracy=" << accuracy_text(raw.per_class[k])
         << " ema_test_accuracy=" << accuracy_text(ema.per_class[k]) << "\n";
@@ -88,8 +87,8 @@ int run_inspect(const options& opts, std::ostream& out, std::ostream& err) {
   out.flush();
   if (info.checksum_ok()) return 0;
   std::snprintf(crc, sizeof crc, "0x%08x", static_cast<unsigned>(info.computed_checksum));
-  err << "downpour: checkpoint: " << info.path << ": checksum mismatch (computed " << crc
-      << ")" << std::endl;
+  err << "downpour: checkpoint: " << info.path << ": checksum mismatch (computed " << crc << ")"
+      << std::endl;
   return 1;
 }
 
@@ -122,7 +121,8 @@ int run_command(const options& opts, std::ostream& out, std::ostream& err) {
       case command_kind::train:
         break;
     }
-    throw config_error("run_command: '" + to_string(opts.command) + "' is not a checkpoint command");
+    throw config_error("run_command: '" + to_string(opts.command) +
+                       "' is not a checkpoint command");
   } catch (const config_error& e) {
     err << "downpour: " << e.what() << std::endl;
     return 2;

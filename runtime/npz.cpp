@@ -21,8 +21,7 @@ using archive_ptr = std::unique_ptr<zip_t, decltype(&zip_discard)>;
 
 std::string shape_tuple(const std::vector<std::size_t>& shape) {
   std::string text = "(";
-  for (std::size_t i = 0; i < shape.size(); ++i)
-    text += (i ? ", " : "") + std::to_string(shape[i]);
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
   // A one-element tuple needs its comma in Python.
   return text + (shape.size() == 1 ? ",)" : ")");
 }
@@ -72,14 +71,14 @@ std::string read_source(zip_source_t* source) {
 }  // namespace
 
 std::string npy_bytes(const std::vector<std::size_t>& shape, const float* data) {
-  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " +
-                       shape_tuple(shape) + ", }";
+  std::string header =
+      "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";
   // magic (6) + version (2) + header length (2) + header, ending in '\n'.
   std::size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
   header += '\n';
-  std::size_t count = std::accumulate(shape.begin(), shape.end(), std::size_t{1},
-                                      std::multiplies<std::size_t>());
+  std::size_t count =
+      std::accumulate(shape.begin(), shape.end(), std::size_t{1}, std::multiplies<std::size_t>());
   std::string bytes("\x93NUMPY\x01\x00", 8);
   bytes += static_cast<char>(header.size() & 0xff);
   bytes += static_cast<char>(header.size() >> 8);

@@ -1,0 +1,223 @@
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <memory>
+#include <optional>
+
+#include "actors/parameter_shard.hpp"
+#include "actors/sync_coordinator.hpp"
+#include "caf/scheduler/test_coordinator.hpp"
+#include "runtime/sync_rule.hpp"
+
+using namespace downpour;
+
+TEST_CASE("a gradient stamped before the current step is stale, one from the future is refused") {
+  CHECK(judge_stamp(4, 5) == stamp_verdict::stale);
+  CHECK(judge_stamp(5, 5) == stamp_verdict::fresh);
+  CHECK(judge_stamp(6, 5) == stamp_verdict::future);
+}
+
+TEST_CASE("a round needs replicas_to_aggregate gradients, fewer only when workers died") {
+  CHECK(required_gradients(2, 2, 2) == 2);
+  CHECK(required_gradients(2, 2, 1) == 1);
+  CHECK(required_gradients(2, 3, 3) == 2);  // one backup worker
+  CHECK(required_gradients(2, 3, 2) == 2);  // a dead backup changes nothing
+  CHECK(required_gradients(4, 2, 2) == 4);  // two gradients per worker per step
+  CHECK(required_gradients(4, 2, 1) == 2);
+  CHECK(required_gradients(2, 2, 0) == 1);  // never zero
+  CHECK(gradients_per_worker(4, 2) == 2);
+  CHECK(gradients_per_worker(2, 3) == 1);
+}
+
+TEST_CASE("under ssp no worker starts more than staleness steps past the slowest live one") {
+  std::map<std::uint32_t, std::int64_t> clocks{{0, 5}, {1, 3}};
+  CHECK(may_advance(5, clocks, 2));
+  CHECK(!may_advance(6, clocks, 2));
+  CHECK(!may_advance(4, clocks, 0));
+  CHECK(may_advance(3, clocks, 0));
+  CHECK(may_advance(100, {}, 0));
+}
+
+namespace {
+
+// One actor system on CAF's deterministic test scheduler: nothing runs until
+// the test says so, so message order is the test's.
+struct sync_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  caf::scheduler::test_coordinator* sched = nullptr;
+
+  sync_fixture() {
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    cfg.set("logger.console", caf::atom("none"));
+    cfg.add_message_types<caf::id_block::downpour>();
+    sys = std::make_unique<caf::actor_system>(cfg);
+    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+  }
+
+  shard_actor sync_shard(std::size_t required, std::vector<float> params) {
+    shard_config c;
+    c.mode = train_mode::sync;
+    c.required = required;
+    c.last_step = 1000;
+    auto shard = spawn_parameter_shard(*sys, c);
+    shard_init init;
+    init.ranges = {0, params.size()};
+    init.params.values = params;
+    init.ema.values = params;
+    caf::anon_send(shard, init_atom_v, std::move(init));
+    sched->run();
+    return shard;
+  }
+
+  void push(const shard_actor& shard, std::int64_t stamp, std::uint32_t worker,
+            std::vector<float> grad) {
+    caf::anon_send(shard, push_atom_v, push_msg{stamp, worker, tensor{std::move(grad)}});
+    sched->run();
+  }
+
+  // Sends a request through a helper actor and runs the scheduler; the reply
+  // (if any yet) lands in the returned slot.
+  template <class T, class Handle, class... Ts>
+  std::shared_ptr<std::optional<T>> ask(const Handle& h, Ts... xs) {
+    auto slot = std::make_shared<std::optional<T>>();
+    sys->spawn([=](caf::event_based_actor* self) {
+      self->request(h, caf::infinite, xs...).then([=](T& x) { *slot = std::move(x); });
+    });
+    sched->run();
+    return slot;
+  }
+
+  shard_snapshot snapshot(const shard_actor& shard) {
+    auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
+    REQUIRE(s->has_value());
+    return **s;
+  }
+
+  ~sync_fixture() {
+    sys->registry().await_running_count_equal(0);
+  }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(sync_fixture, "exactly one global step per aggregation, applying the mean") {
+  auto shard = sync_shard(2, {1.0f, 2.0f});
+  push(shard, 0, 0, {0.5f, -1.0f});
+  CHECK(snapshot(shard).step == 0);  // one of two gradients: no step yet
+  push(shard, 0, 1, {1.5f, 3.0f});
+  auto s = snapshot(shard);
+  CHECK(s.step == 1);
+  // The mean (1.0, 1.0) at lr 0.01, not the sum (2.0, 2.0).
+  std::vector<float> expected = {1.0f, 2.0f}, sum = {2.0f, 2.0f};
+  apply_mean_sgd(expected.data(), sum.data(), 2, 0.01f, 2);
+  CHECK(s.params.values == expected);
+  CHECK(s.params.values[0] == doctest::Approx(0.99));
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
+
+TEST_CASE_FIXTURE(sync_fixture, "a stale gradient is dropped and counted, never applied") {
+  auto shard = sync_shard(1, {1.0f});
+  push(shard, 0, 0, {1.0f});
+  auto after_one = snapshot(shard);
+  REQUIRE(after_one.step == 1);
+  push(shard, 0, 1, {100.0f});  // computed at step 0, arrives at step 1
+  auto s = snapshot(shard);
+  CHECK(s.step == 1);
+  CHECK(s.dropped == 1);
+  CHECK(s.params.values == after_one.params.values);
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
+
+TEST_CASE_FIXTURE(sync_fixture, "with a backup worker the first gradients win and the last is dropped") {
+  auto shard = sync_shard(2, {0.0f});
+  push(shard, 0, 2, {1.0f});
+  push(shard, 0, 0, {3.0f});
+  push(shard, 0, 1, {50.0f});  // the backup: too late for step 0
+  auto s = snapshot(shard);
+  CHECK(s.step == 1);
+  CHECK(s.dropped == 1);
+  CHECK(s.params.values[0] == doctest::Approx(-0.02));  // mean 2.0 at lr 0.01
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
+
+TEST_CASE_FIXTURE(sync_fixture, "a pull for the next step waits for the round without polling") {
+  auto shard = sync_shard(2, {0.0f});
+  auto reply = ask<pull_reply>(shard, pull_atom_v, std::int64_t{1});
+  CHECK(!reply->has_value());
+  push(shard, 0, 0, {1.0f});
+  CHECK(!reply->has_value());
+  push(shard, 0, 1, {1.0f});
+  REQUIRE(reply->has_value());
+  CHECK((*reply)->step == 1);
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
+
+TEST_CASE_FIXTURE(sync_fixture, "a dead worker lowers the round size and the pending round completes") {
+  auto shard = sync_shard(2, {0.0f});
+  coordinator_config cc;
+  cc.mode = train_mode::sync;
+  cc.workers = 2;
+  cc.replicas_to_aggregate = 2;
+  cc.shards = {shard};
+  auto coordinator = spawn_sync_coordinator(*sys, cc);
+  auto fake_worker = [=](caf::event_based_actor* self, std::uint32_t index) -> caf::behavior {
+    self->send(coordinator, join_atom_v, index);
+    return {[](int) {}};
+  };
+  auto w0 = sys->spawn(fake_worker, 0u);
+  auto w1 = sys->spawn(fake_worker, 1u);
+  sched->run();
+  push(shard, 0, 0, {1.0f});
+  CHECK(snapshot(shard).step == 0);
+  caf::anon_send_exit(w1, caf::exit_reason::kill);  // dies holding its share of the round
+  sched->run();
+  CHECK(snapshot(shard).step == 1);
+  // It comes back: rounds need both gradients again.
+  auto w1b = sys->spawn(fake_worker, 1u);
+  sched->run();
+  push(shard, 1, 0, {1.0f});
+  CHECK(snapshot(shard).step == 1);
+  push(shard, 1, 1, {1.0f});
+  CHECK(snapshot(shard).step == 2);
+  for (auto a : {caf::actor_cast<caf::actor>(coordinator), w0, w1b})
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
+
+TEST_CASE_FIXTURE(sync_fixture, "ssp holds a fast worker at the bound and lets it go when the slow one advances") {
+  coordinator_config cc;
+  cc.mode = train_mode::ssp;
+  cc.workers = 2;
+  cc.staleness = 1;
+  auto coordinator = spawn_sync_coordinator(*sys, cc);
+  auto slots = std::make_shared<std::vector<std::int64_t>>();
+  auto slow = sys->spawn([=](caf::event_based_actor* self) -> caf::behavior {
+    self->send(coordinator, join_atom_v, 1u);
+    return {[=](std::int64_t c) {
+      self->request(coordinator, caf::infinite, clock_atom_v, 1u, c).then([](std::int64_t) {});
+    }};
+  });
+  sched->run();  // worker 1 has joined at clock 0
+  // Worker 0 runs ahead: it asks to start steps 0, 1, 2 while worker 1 sits at 0.
+  auto fast = sys->spawn([=](caf::event_based_actor* self) -> caf::behavior {
+    self->send(coordinator, join_atom_v, 0u);
+    for (std::int64_t c = 0; c < 3; ++c)
+      self->request(coordinator, caf::infinite, clock_atom_v, 0u, c)
+          .then([=](std::int64_t granted) { slots->push_back(granted); });
+    return {[](int) {}};
+  });
+  sched->run();
+  CHECK(*slots == std::vector<std::int64_t>{0, 1});  // 2 would be 2 ahead of worker 1
+  caf::anon_send(slow, std::int64_t{1});             // worker 1 finishes a step
+  sched->run();
+  CHECK(*slots == std::vector<std::int64_t>{0, 1, 2});
+  for (auto a : {caf::actor_cast<caf::actor>(coordinator), fast, slow})
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  sched->run();
+}
