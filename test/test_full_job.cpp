@@ -1,0 +1,91 @@
+// The original job, in full (20000 global steps on Fashion-MNIST): the
+// accuracy promise of the README, checked as a user would run it.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <regex>
+
+#include "runtime/connect.hpp"
+#include "subprocess.hpp"
+
+using namespace downpour;
+using downpour::testing::process;
+using downpour::testing::temp_dir;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct final_numbers {
+  long long global_step = -1;
+  double ema_test_accuracy = 0.0;
+};
+
+final_numbers parse_final(const std::string& output) {
+  std::smatch m;
+  std::regex line(R"(final: global_step=(\d+) .*ema_test_accuracy=([0-9.]+))");
+  final_numbers f;
+  if (std::regex_search(output, m, line)) {
+    f.global_step = std::stoll(m[1]);
+    f.ema_test_accuracy = std::stod(m[2]);
+  }
+  return f;
+}
+
+final_numbers run_binary(const std::vector<std::string>& extra, const temp_dir& dir) {
+  std::vector<std::string> args = {DOWNPOUR_BINARY, "--quiet", "--log-every=5000",
+                                   "--checkpoint-dir=" + dir.str()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  process p(args, dir / "run.log");
+  int rc = p.wait(900s);
+  CAPTURE(p.output());
+  REQUIRE(rc == 0);
+  return parse_final(p.output());
+}
+
+}  // namespace
+
+TEST_CASE("the reference trainer reaches 0.855 EMA test accuracy on the default job") {
+  temp_dir dir("full-ref");
+  auto f = run_binary({"--role=reference"}, dir);
+  CHECK(f.global_step == 20000);
+  CHECK(f.ema_test_accuracy >= 0.855);
+}
+
+TEST_CASE("the original async cluster in one process reaches 0.855 at exactly step 20000") {
+  temp_dir dir("full-async");
+  auto f = run_binary({}, dir);
+  CHECK(f.global_step == 20000);
+  CHECK(f.ema_test_accuracy >= 0.855);
+}
+
+TEST_CASE("the original sync cluster in one process reaches 0.855 at exactly step 20000") {
+  temp_dir dir("full-sync");
+  auto f = run_binary({"--mode=sync"}, dir);
+  CHECK(f.global_step == 20000);
+  CHECK(f.ema_test_accuracy >= 0.855);
+}
+
+TEST_CASE("the original async cluster as four processes reaches 0.855 and every process exits 0") {
+  temp_dir dir("full-mp");
+  auto ports = pick_free_ports(4);
+  auto list = [&](std::size_t from) {
+    return "127.0.0.1:" + std::to_string(ports[from]) + ",127.0.0.1:" +
+           std::to_string(ports[from + 1]);
+  };
+  std::vector<std::unique_ptr<process>> nodes;
+  for (auto [role, task] : {std::pair{"ps", 0}, {"ps", 1}, {"worker", 1}, {"worker", 0}})
+    nodes.push_back(std::make_unique<process>(
+        std::vector<std::string>{DOWNPOUR_BINARY, std::string("--role=") + role,
+                                 "--task=" + std::to_string(task), "--ps-hosts=" + list(0),
+                                 "--worker-hosts=" + list(2), "--quiet", "--log-every=5000",
+                                 "--checkpoint-dir=" + dir.str()},
+        dir / (std::string(role) + std::to_string(task) + ".log")));
+  for (auto& n : nodes) {
+    int rc = n->wait(900s);
+    CAPTURE(n->output());
+    CHECK(rc == 0);
+  }
+  auto f = parse_final(nodes.back()->output());
+  CHECK(f.global_step == 20000);
+  CHECK(f.ema_test_accuracy >= 0.855);
+}
