@@ -23,5 +23,12 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
 
+# Speed of the step, the wire format and the runtime, side by side (JSON in $(BUILD)/bench/).
+bench: build
+	@mkdir -p $(BUILD)/bench
+	$(BUILD)/bench_step --json $(BUILD)/bench/step.json
+	$(BUILD)/bench_serialize --json $(BUILD)/bench/serialize.json
+	$(BUILD)/bench_cluster --binary=$(BUILD)/downpour --json $(BUILD)/bench/cluster.json
+
 clean:
 	rm -rf $(BUILD)

@@ -126,6 +126,8 @@ CAF_ADD_ATOM(downpour, downpour, leave_atom, "leave")
 CAF_ADD_ATOM(downpour, downpour, clock_atom, "clock")
 CAF_ADD_ATOM(downpour, downpour, required_atom, "required")
 CAF_ADD_ATOM(downpour, downpour, report_atom, "report")
+CAF_ADD_ATOM(downpour, downpour, save_atom, "save")
+CAF_ADD_ATOM(downpour, downpour, tick_atom, "tick")
 
 namespace downpour {
 
@@ -145,8 +147,11 @@ using shard_actor = caf::typed_actor<
   caf::reacts_to<required_atom, std::uint64_t>,
   // Answers when the shard has applied this many updates.
   caf::replies_to<await_atom, std::int64_t>::with<std::int64_t>,
-  // Parameters, shadows and step for evaluation or a checkpoint.
+  // Parameters, shadows and step as they are now (the end of a job).
   caf::replies_to<snapshot_atom>::with<shard_snapshot>,
+  // The same, captured right after this step's update: every shard at the
+  // same step, so a checkpoint is the model after exactly that global step.
+  caf::replies_to<snapshot_atom, std::int64_t>::with<shard_snapshot>,
   // The job is over: quit (a ps node exits when its shard is gone).
   caf::reacts_to<stop_atom>>;
 
@@ -173,6 +178,14 @@ using supervisor_actor = caf::typed_actor<
   caf::reacts_to<report_atom, std::uint32_t, std::int64_t, float>,
   // Answers with the final global step and last loss once every push is applied.
   caf::replies_to<end_atom>::with<std::int64_t, float>>;
+
+// The checkpoint saver on the chief: pulls a consistent snapshot from the
+// shards and writes it, so no shared file system is needed.
+using saver_actor = caf::typed_actor<
+  // Save the model as it stands right after at least this global step -> the file written.
+  caf::replies_to<save_atom, std::int64_t>::with<std::string>,
+  // Timer: a timed checkpoint is due.
+  caf::reacts_to<tick_atom>>;
 
 // A worker: pull -> compute -> push until the supervisor says stop.
 using worker_actor = caf::typed_actor<

@@ -21,6 +21,7 @@ struct parameter_shard_state {
   std::int64_t rejected = 0;  // malformed or non-finite pushes
   std::multimap<std::int64_t, caf::typed_response_promise<pull_reply>> pull_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;
+  std::multimap<std::int64_t, caf::typed_response_promise<shard_snapshot>> snapshot_waiters;
   static inline const char* name = "parameter_shard";
 };
 
@@ -55,10 +56,26 @@ void release(Map& waiters, std::int64_t step, Make make) {
   waiters.erase(waiters.begin(), end);
 }
 
+shard_snapshot snapshot_of(const parameter_shard_state& st) {
+  return shard_snapshot{st.step,   st.ranges,  tensor{st.params}, tensor{st.ema},
+                        st.dropped, st.rejected};
+}
+
 void release_waiters(parameter_shard_state& st) {
   if (st.step < 0) return;
   release(st.pull_waiters, st.step, [&] { return pull_reply{st.step, tensor{st.params}}; });
   release(st.step_waiters, st.step, [&] { return st.step; });
+  // Steps advance one at a time, so a snapshot waiter for step s is met
+  // exactly at s; one below s was passed by a jump (a restore) and fails.
+  auto end = st.snapshot_waiters.upper_bound(st.step);
+  for (auto it = st.snapshot_waiters.begin(); it != end; ++it) {
+    if (it->first == st.step)
+      it->second.deliver(snapshot_of(st));
+    else
+      it->second.deliver(caf::make_error(errc::stopped, "the shard skipped step " +
+                                                            std::to_string(it->first)));
+  }
+  st.snapshot_waiters.erase(st.snapshot_waiters.begin(), end);
 }
 
 // One SGD update of the mean of count gradients (count 1: the gradient
@@ -145,9 +162,14 @@ caf::result<std::int64_t> on_hello(shard_pointer self, const std::string& finger
   return st.step;
 }
 
-shard_snapshot snapshot_of(const parameter_shard_state& st) {
-  return shard_snapshot{st.step,   st.ranges,  tensor{st.params}, tensor{st.ema},
-                        st.dropped, st.rejected};
+caf::result<shard_snapshot> on_snapshot_at(shard_pointer self, std::int64_t step) {
+  auto& st = self->state;
+  if (st.step == step) return snapshot_of(st);
+  if (st.step > step)
+    return caf::make_error(errc::stopped, "the shard is past step " + std::to_string(step));
+  auto rp = self->make_response_promise<shard_snapshot>();
+  st.snapshot_waiters.emplace(step, rp);
+  return rp;
 }
 
 shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg) {
@@ -163,6 +185,7 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
     },
     [=](await_atom, std::int64_t target) { return on_await(self, target); },
     [=](snapshot_atom) { return snapshot_of(self->state); },
+    [=](snapshot_atom, std::int64_t step) { return on_snapshot_at(self, step); },
     [=](stop_atom) { self->quit(); },
   };
 }

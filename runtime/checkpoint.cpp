@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
-#include <sstream>
 #include <utility>
 
 // The checkpoint directory: durable writes, the index, pruning, finding the
@@ -87,11 +86,13 @@ history read_history(const std::string& dir) {
   std::sort(scanned.begin(), scanned.end());
   std::vector<std::string> indexed;
   std::string index_path = (fs::path(dir) / index_name).string();
-  if (fs::exists(index_path, ec)) try {
+  if (fs::exists(index_path, ec)) {
+    try {
       indexed = parse_index(index_path);
     } catch (const checkpoint_error& e) {
       h.index_problem = e.what();
     }
+  }
   std::int64_t newest = indexed.empty() ? -1 : *step_of(indexed.back());
   std::vector<std::string> later;
   for (const auto& [step, name] : scanned) {

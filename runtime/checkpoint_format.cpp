@@ -1,3 +1,4 @@
+// The file format; runtime/checkpoint.cpp keeps the directory.
 #include <zlib.h>
 
 #include <algorithm>
@@ -10,7 +11,6 @@
 
 #include "runtime/checkpoint.hpp"
 
-// The file format; runtime/checkpoint.cpp keeps the directory.
 namespace downpour {
 namespace {
 
@@ -167,6 +167,20 @@ array_counts parse_header(in_archive& ar, checkpoint_info& info) {
   }
 }
 
+// The payload passed its checksum; this catches a writer that broke the format.
+void check_contents(const checkpoint_info& info, const array_counts& counts) {
+  const model_shape& shape = info.shape;
+  if (!same_variables(info.variables, shape.variables()))
+    fail(info.path, "its variables do not match a " + shape.to_string() + " model");
+  if (counts.params != shape.size() || counts.ema != shape.size())
+    fail(info.path, "holds " + std::to_string(counts.params) + " parameters and " +
+                        std::to_string(counts.ema) + " shadows, a " + shape.to_string() +
+                        " model has " + std::to_string(shape.size()));
+  if (!known_mode(info.mode)) fail(info.path, "unknown mode '" + info.mode + "'");
+  if (counts.params * 2 * sizeof(float) > info.payload_bytes)
+    fail(info.path, "the payload is too short for its arrays");
+}
+
 }  // namespace
 
 std::string encode_checkpoint(const checkpoint& c) {
@@ -210,17 +224,8 @@ checkpoint read_checkpoint(const std::string& path) {
   std::istream in(&buffer);
   in_archive ar(in);
   array_counts counts = parse_header(ar, info);
-  const model_shape& shape = info.shape;
-  if (!same_variables(info.variables, shape.variables()))
-    fail(path, "its variables do not match a " + shape.to_string() + " model");
-  if (counts.params != shape.size() || counts.ema != shape.size())
-    fail(path, "holds " + std::to_string(counts.params) + " parameters and " +
-                   std::to_string(counts.ema) + " shadows, a " + shape.to_string() + " model has " +
-                   std::to_string(shape.size()));
-  if (!known_mode(info.mode)) fail(path, "unknown mode '" + info.mode + "'");
-  if (counts.params * 2 * sizeof(float) > info.payload_bytes)
-    fail(path, "the payload is too short for its arrays");
-  checkpoint c{shape,
+  check_contents(info, counts);
+  checkpoint c{info.shape,
                info.global_step,
                info.mode,
                info.wall_time,

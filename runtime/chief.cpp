@@ -1,12 +1,16 @@
 #include "runtime/chief.hpp"
 
 #include <chrono>
+#include <iostream>
 
+#include "actors/checkpoint_saver.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
 #include "model/init.hpp"
 #include "model/mlp.hpp"
+#include "runtime/checkpoint.hpp"
 #include "runtime/cluster_config.hpp"
+#include "runtime/connect.hpp"
 #include "runtime/placement.hpp"
 
 namespace downpour {
@@ -16,8 +20,29 @@ caf::timespan seconds(double s) {
   return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(s));
 }
 
+// Where training starts: the newest valid checkpoint, or fresh parameters.
+struct start_state {
+  std::int64_t step = 0;
+  std::vector<float> params;
+  std::vector<float> ema;
+  bool restored = false;
+};
+
+start_state restore_or_init(const options& opts, const model_shape& shape) {
+  if (auto found = find_newest_checkpoint(opts.checkpoint_dir, std::cerr)) {
+    check_shape(found->data, shape, found->path);
+    std::cout << "checkpoint: restored " << found->path << " at global step "
+              << found->data.global_step << std::endl;
+    return {found->data.global_step, std::move(found->data.params), std::move(found->data.ema),
+            true};
+  }
+  auto params = initial_parameters(shape, opts.seed);
+  auto ema = params;  // shadows start at the initial values
+  return {0, std::move(params), std::move(ema), false};
+}
+
 shard_init make_init(const model_shape& shape, const shard_layout& layout,
-                     const std::vector<float>& params) {
+                     const start_state& start) {
   shard_init init;
   init.input = shape.input;
   init.hidden = shape.hidden;
@@ -26,27 +51,27 @@ shard_init make_init(const model_shape& shape, const shard_layout& layout,
     init.ranges.push_back(r.offset);
     init.ranges.push_back(r.size);
   }
-  init.params.values = gather(layout, params.data());
-  init.ema.values = init.params.values;  // shadows start at the initial values
+  init.step = start.step;
+  init.params.values = gather(layout, start.params.data());
+  init.ema.values = gather(layout, start.ema.data());
   return init;
 }
 
 // Initialises every shard (a shard that already holds state keeps it) and
 // returns the global step they stand at, which must agree.
 caf::expected<std::int64_t> init_shards(caf::scoped_actor& self, const options& opts,
-                                        const model_shape& shape,
+                                        const model_shape& shape, const start_state& start,
                                         const std::vector<shard_actor>& shards) {
   auto layouts = partition(shape, shards.size(), opts.placement);
-  auto params = initial_parameters(shape, opts.seed);
   std::int64_t step = -1;
   caf::error failure;
   for (std::size_t k = 0; k < shards.size() && !failure; ++k) {
     self->request(shards[k], seconds(opts.connect_timeout_s), init_atom_v,
-                  make_init(shape, layouts[k], params))
+                  make_init(shape, layouts[k], start))
         .receive(
             [&](std::int64_t s) {
               if (step >= 0 && s != step)
-                failure = caf::make_error(errc::config_mismatch,
+                failure = make_node_error(errc::config_mismatch,
                                           "shards stand at different steps (" +
                                               std::to_string(step) + " and " +
                                               std::to_string(s) + ")");
@@ -94,6 +119,45 @@ progress_config progress_for(const options& opts, std::int64_t start_step) {
   return p;
 }
 
+saver_config saver_for(const options& opts, const model_shape& shape,
+                       const std::vector<shard_actor>& shards, std::int64_t start_step) {
+  return saver_config{shards,
+                      shape,
+                      to_string(opts.mode),
+                      opts.checkpoint_dir,
+                      opts.keep_checkpoints,
+                      opts.save_checkpoint_secs,
+                      opts.save_checkpoint_steps,
+                      start_step,
+                      opts.last_step};
+}
+
+caf::error save_now(caf::scoped_actor& self, const saver_actor& saver, std::int64_t step) {
+  caf::error failure;
+  self->request(saver, std::chrono::minutes(10), save_atom_v, step)
+      .receive([](std::string&) {}, [&](caf::error& err) { failure = std::move(err); });
+  return failure;
+}
+
+// The supervisor's answer once every shard stands at the last step.
+caf::expected<std::pair<std::int64_t, float>> await_end(caf::scoped_actor& self,
+                                                        const supervisor_actor& supervisor) {
+  caf::expected<std::pair<std::int64_t, float>> end{caf::make_error(errc::stopped)};
+  self->request(supervisor, caf::infinite, end_atom_v)
+      .receive([&](std::int64_t s, float loss) { end = std::make_pair(s, loss); },
+               [&](caf::error& err) { end = std::move(err); });
+  return end;
+}
+
+void finish_summary(job_result& r, const model_shape& shape, const mnist_data& data,
+                    double wall, std::int64_t start_step) {
+  auto& sum = r.summary;
+  sum.wall_s = wall;
+  sum.steps_per_s = wall > 0 ? static_cast<double>(sum.global_step - start_step) / wall : 0.0;
+  sum.test_accuracy = evaluate(shape, r.params.data(), data.test).overall;
+  sum.ema_test_accuracy = evaluate(shape, r.ema.data(), data.test).overall;
+}
+
 }  // namespace
 
 caf::error check_peers(caf::actor_system& sys, const options& opts,
@@ -114,43 +178,44 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   const model_shape shape = shape_for(opts, *data);
   if (auto err = check_peers(sys, opts, shards)) return err;
   caf::scoped_actor self{sys};
-  auto start_step = init_shards(self, opts, shape, shards);
+  const start_state start = restore_or_init(opts, shape);
+  auto start_step = init_shards(self, opts, shape, start, shards);
   if (!start_step) return start_step.error();
   auto clock_start = std::chrono::steady_clock::now();
   auto coordinator = spawn_sync_coordinator(
       sys, coordinator_config{opts.mode, opts.worker_hosts.size(), replicas_for(opts),
                               opts.staleness, shards});
+  auto saver = spawn_checkpoint_saver(sys, saver_for(opts, shape, shards, *start_step));
   supervisor_config scfg{cluster_fingerprint(opts), *start_step, opts.last_step, shards,
                          progress_for(opts, *start_step), opts.mode, coordinator};
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
   auto shut_down = [&] {
     for (auto& s : shards) self->send(s, stop_atom_v);
-    caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(coordinator, caf::exit_reason::user_shutdown);
+    for (auto a : {caf::actor_cast<caf::actor>(supervisor), caf::actor_cast<caf::actor>(coordinator),
+                   caf::actor_cast<caf::actor>(saver)})
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   };
-  if (auto err = start_workers(supervisor, coordinator)) {
-    shut_down();
-    return err;
-  }
-  caf::expected<std::int64_t> final_step{caf::make_error(errc::stopped)};
+  caf::error failure;
+  const bool at_end = *start_step >= opts.last_step;
+  if (at_end)
+    std::cout << "checkpoint: the job is already at its last step " << *start_step
+              << "; nothing to train" << std::endl;
+  else if (!start.restored)
+    failure = save_now(self, saver, *start_step);  // the start checkpoint
+  if (!failure) failure = start_workers(supervisor, coordinator);
   float last_loss = 0.0f;
-  self->request(supervisor, caf::infinite, end_atom_v)
-      .receive([&](std::int64_t s, float loss) {
-                 final_step = s;
-                 last_loss = loss;
-               },
-               [&](caf::error& err) { final_step = std::move(err); });
-  auto result = final_step ? collect(self, shape, shards)
-                           : caf::expected<job_result>{final_step.error()};
+  if (!failure) {
+    auto end = await_end(self, supervisor);
+    if (!end) failure = end.error();
+    else last_loss = end->second;
+  }
+  if (!failure && !at_end) failure = save_now(self, saver, opts.last_step);  // the final one
+  auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, shards);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
   shut_down();
   if (!result) return result;
-  auto& sum = result->summary;
-  sum.loss = last_loss;
-  sum.wall_s = wall;
-  sum.steps_per_s = wall > 0 ? static_cast<double>(sum.global_step - *start_step) / wall : 0.0;
-  sum.test_accuracy = evaluate(shape, result->params.data(), data->test).overall;
-  sum.ema_test_accuracy = evaluate(shape, result->ema.data(), data->test).overall;
+  result->summary.loss = last_loss;
+  finish_summary(*result, shape, *data, wall, *start_step);
   return result;
 }
 

@@ -19,7 +19,8 @@ options small_job(std::size_t ps, std::size_t workers, std::int64_t steps, const
   o.worker_hosts.assign(workers, host_port{"127.0.0.1", 0});
   o.log_every = 1000000;
   o.quiet = true;
-  o.checkpoint_dir = dir.str();
+  static int runs = 0;  // each run its own checkpoint dir: a fresh job, not a restore
+  o.checkpoint_dir = dir / ("run" + std::to_string(++runs));
   o.connect_timeout_s = 20;
   return o;
 }

@@ -3,6 +3,7 @@
 
 #include "config/options.hpp"
 #include "data/idx.hpp"
+#include "runtime/commands.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/node.hpp"
 #include "runtime/reference_trainer.hpp"
@@ -53,6 +54,7 @@ int main(int argc, char** argv) {
   try {
     auto opts = parse_options(argc, argv, std::cout);
     if (!opts) return 0;
+    if (opts->command != command_kind::train) return run_command(*opts, std::cout, std::cerr);
     return run(*opts);
   } catch (const config_error& e) {
     std::cerr << "downpour: " << e.what() << std::endl;

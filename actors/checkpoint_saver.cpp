@@ -1,0 +1,148 @@
+#include "actors/checkpoint_saver.hpp"
+
+#include <chrono>
+#include <memory>
+
+#include "runtime/checkpoint.hpp"
+#include "runtime/placement.hpp"
+
+namespace downpour {
+namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+struct checkpoint_saver_state {
+  saver_config cfg;
+  std::int64_t last_saved = -1;
+  static inline const char* name = "checkpoint_saver";
+};
+
+using saver_pointer = saver_actor::stateful_pointer<checkpoint_saver_state>;
+
+// Snapshots arriving from the shards, assembled into one checkpoint.
+struct gathering {
+  checkpoint ckpt;
+  std::size_t missing = 0;
+  clock_type::time_point asked = clock_type::now();
+  caf::typed_response_promise<std::string> promise;
+};
+
+double ms_since(clock_type::time_point t) {
+  return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
+}
+
+void write_out(saver_pointer self, gathering& g) {
+  auto& st = self->state;
+  double snapshot_ms = ms_since(g.asked);
+  auto wrote = clock_type::now();
+  try {
+    auto path = save_checkpoint(st.cfg.dir, g.ckpt, st.cfg.keep);
+    st.last_saved = std::max(st.last_saved, g.ckpt.global_step);
+    aout(self) << "checkpoint: saved " << path << " (snapshot " << snapshot_ms << " ms, write "
+               << ms_since(wrote) << " ms)" << std::endl;
+    g.promise.deliver(path);
+  } catch (const checkpoint_error& e) {
+    aout(self) << e.what() << std::endl;  // training goes on; the next save may succeed
+    g.promise.deliver(caf::make_error(errc::stopped, e.what()));
+  }
+}
+
+void add_snapshot(gathering& g, shard_snapshot& snap) {
+  shard_layout layout;
+  for (std::size_t i = 0; i + 1 < snap.ranges.size(); i += 2)
+    layout.ranges.push_back({snap.ranges[i], snap.ranges[i + 1]});
+  scatter(layout, snap.params.values.data(), g.ckpt.params.data());
+  scatter(layout, snap.ema.values.data(), g.ckpt.ema.data());
+}
+
+// Asks every shard for its state right after step (a shard not there yet
+// answers when it gets there) and writes the checkpoint once all have answered.
+caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_t step,
+                                                 caf::timespan timeout) {
+  auto& st = self->state;
+  auto g = std::make_shared<gathering>();
+  g->promise = self->make_response_promise<std::string>();
+  g->ckpt.shape = st.cfg.shape;
+  g->ckpt.global_step = step;
+  g->ckpt.mode = st.cfg.mode;
+  g->ckpt.wall_time = std::chrono::duration<double>(
+                          std::chrono::system_clock::now().time_since_epoch())
+                          .count();
+  g->ckpt.params.resize(st.cfg.shape.size());
+  g->ckpt.ema.resize(st.cfg.shape.size());
+  g->missing = st.cfg.shards.size();
+  for (auto& shard : st.cfg.shards)
+    self->request(shard, timeout, snapshot_atom_v, step)
+        .then(
+            [=](shard_snapshot& snap) {
+              add_snapshot(*g, snap);
+              if (--g->missing == 0) write_out(self, *g);
+            },
+            [=](caf::error& err) {
+              if (g->missing == 0) return;
+              g->missing = 0;  // one failure ends this save
+              aout(self) << "checkpoint: no checkpoint at step " << step << ": "
+                         << self->system().render(err) << std::endl;
+              g->promise.deliver(err);
+            });
+  return g->promise;
+}
+
+// A timed save targets a step a little past where shard 0 stands: in async
+// mode the shards' counts differ by the pushes in flight, and every shard must
+// still be before the target when asked.
+constexpr std::int64_t timed_save_margin = 8;
+
+void save_soon(saver_pointer self) {
+  auto& st = self->state;
+  self->request(st.cfg.shards[0], std::chrono::minutes(1), await_atom_v, std::int64_t{0})
+      .then(
+          [=](std::int64_t now) {
+            auto target = std::min(now + timed_save_margin, self->state.cfg.last_step);
+            if (target > self->state.last_saved) save_at(self, target, std::chrono::minutes(5));
+          },
+          [](caf::error&) {});
+}
+
+void schedule_tick(saver_pointer self) {
+  auto secs = self->state.cfg.every_secs;
+  if (secs > 0)
+    self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(
+                                 std::chrono::duration<double>(secs)),
+                       tick_atom_v);
+}
+
+// Step-count checkpoints: the snapshot request for the next multiple waits
+// at the shards until each reaches it (event-driven, exact in every mode).
+void watch_steps(saver_pointer self, std::int64_t from) {
+  auto& st = self->state;
+  if (st.cfg.every_steps <= 0) return;
+  auto next = (from / st.cfg.every_steps + 1) * st.cfg.every_steps;
+  if (next >= st.cfg.last_step) return;  // the final save covers it
+  save_at(self, next, std::chrono::hours(24 * 365));  // as long as the job runs
+  self->request(st.cfg.shards[0], caf::infinite, await_atom_v, next)
+      .then([=](std::int64_t) { watch_steps(self, next); }, [](caf::error&) {});
+}
+
+saver_actor::behavior_type checkpoint_saver(saver_pointer self, saver_config cfg) {
+  self->state.cfg = std::move(cfg);
+  schedule_tick(self);
+  watch_steps(self, self->state.cfg.start_step);
+  return {
+    [=](save_atom, std::int64_t step) -> caf::result<std::string> {
+      return save_at(self, step, std::chrono::minutes(5));
+    },
+    [=](tick_atom) {
+      save_soon(self);
+      schedule_tick(self);
+    },
+  };
+}
+
+}  // namespace
+
+saver_actor spawn_checkpoint_saver(caf::actor_system& sys, saver_config cfg) {
+  return sys.spawn<caf::detached>(checkpoint_saver, std::move(cfg));
+}
+
+}  // namespace downpour

@@ -1,0 +1,32 @@
+// The checkpoint saver on the chief. It pulls a snapshot of every shard taken
+// right after the same global step (so no shared file system is needed and a
+// checkpoint is the model after exactly that step) and writes it atomically.
+// It saves when asked (at start and at the last step), every
+// save_checkpoint_secs and every save_checkpoint_steps. It runs detached:
+// file writes and fsync block only its own thread, never training.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "actors/messages.hpp"
+#include "model/shape.hpp"
+
+namespace downpour {
+
+struct saver_config {
+  std::vector<shard_actor> shards;
+  model_shape shape;
+  std::string mode;  // "async", "sync" or "ssp"
+  std::string dir;
+  std::size_t keep = 5;
+  double every_secs = 0.0;       // 0: no timed checkpoints
+  std::int64_t every_steps = 0;  // 0: no step-count checkpoints
+  std::int64_t start_step = 0;
+  std::int64_t last_step = 0;
+};
+
+saver_actor spawn_checkpoint_saver(caf::actor_system& sys, saver_config cfg);
+
+}  // namespace downpour
