@@ -1,6 +1,7 @@
 #include "actors/checkpoint_saver.hpp"
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 
 #include "runtime/checkpoint.hpp"
@@ -38,8 +39,10 @@ void write_out(saver_pointer self, gathering& g) {
   try {
     auto path = save_checkpoint(st.cfg.dir, g.ckpt, st.cfg.keep);
     st.last_saved = std::max(st.last_saved, g.ckpt.global_step);
-    aout(self) << "checkpoint: saved " << path << " (snapshot " << snapshot_ms << " ms, write "
-               << ms_since(wrote) << " ms)" << std::endl;
+    char times[96];
+    std::snprintf(times, sizeof times, " (shards answered in %.1f ms, written in %.1f ms)",
+                  snapshot_ms, ms_since(wrote));
+    aout(self) << "checkpoint: saved " << path << times << std::endl;
     g.promise.deliver(path);
   } catch (const checkpoint_error& e) {
     aout(self) << e.what() << std::endl;  // training goes on; the next save may succeed

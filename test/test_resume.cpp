@@ -1,0 +1,149 @@
+// Checkpoints in use: restore into another layout, resume after kill -9,
+// corrupt files, shape checks, eval against the training's own numbers.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "runtime/checkpoint.hpp"
+#include "runtime/node.hpp"
+#include "runtime/reference_trainer.hpp"
+#include "subprocess.hpp"
+
+using namespace downpour;
+using downpour::testing::process;
+using downpour::testing::temp_dir;
+using namespace std::chrono_literals;
+
+namespace {
+
+options local_job(std::size_t ps, std::size_t workers, std::int64_t steps, const std::string& dir) {
+  options o;
+  o.last_step = steps;
+  o.ps_hosts.assign(ps, host_port{"127.0.0.1", 0});
+  o.worker_hosts.assign(workers, host_port{"127.0.0.1", 0});
+  o.log_every = 1000000;
+  o.quiet = true;
+  o.checkpoint_dir = dir;
+  o.save_checkpoint_secs = 0;
+  return o;
+}
+
+bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+std::vector<std::string> binary(std::vector<std::string> args) {
+  args.insert(args.begin(), DOWNPOUR_BINARY);
+  return args;
+}
+
+}  // namespace
+
+TEST_CASE("a checkpoint from two shards restores bit-exact into three shards") {
+  temp_dir dir("restore-layout");
+  auto data = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
+  REQUIRE(run_local(local_job(2, 1, 60, dir.str())));
+  auto at60 = read_checkpoint(dir / "model.ckpt-60");
+  CHECK(at60.global_step == 60);
+  auto resumed = run_local(local_job(3, 1, 100, dir.str()));
+  REQUIRE(resumed);
+  CHECK(resumed->summary.global_step == 100);
+  std::ostringstream log;
+  auto expected = run_reference(local_job(1, 1, 100, dir.str()), *data, log,
+                                reference_start{60, at60.params, at60.ema});
+  CHECK(bit_identical(resumed->params, expected.params));
+  CHECK(bit_identical(resumed->ema, expected.ema));
+  CHECK(bit_identical(read_checkpoint(dir / "model.ckpt-100").params, resumed->params));
+}
+
+TEST_CASE("a sync checkpoint holds exactly the parameters after its global step") {
+  temp_dir dir("sync-exact");
+  auto job = [&](std::int64_t steps, const std::string& d) {
+    auto o = local_job(2, 2, steps, d);
+    o.mode = train_mode::sync;
+    o.save_checkpoint_steps = 20;
+    return o;
+  };
+  auto short_run = run_local(job(40, dir / "short"));
+  REQUIRE(short_run);
+  REQUIRE(run_local(job(80, dir / "long")));
+  auto mid = read_checkpoint(dir / "long/model.ckpt-40");
+  CHECK(mid.mode == "sync");
+  CHECK(bit_identical(mid.params, short_run->params));
+  CHECK(bit_identical(mid.ema, short_run->ema));
+}
+
+TEST_CASE("a local run killed with -9 resumes from its newest checkpoint and ends at the last step") {
+  temp_dir dir("kill-resume");
+  auto args = binary({"--last-step=3000", "--save-checkpoint-steps=500", "--save-checkpoint-secs=0",
+                      "--quiet", "--log-every=100000", "--checkpoint-dir=" + dir.str()});
+  {
+    process first(args, dir / "first.log");
+    REQUIRE(first.wait_for_output("model.ckpt-1000", 120s));
+    first.kill(SIGKILL);
+    CHECK(first.wait(30s) == 128 + SIGKILL);
+  }
+  process second(args, dir / "second.log");
+  CHECK(second.wait(300s) == 0);
+  auto out = second.output();
+  std::smatch m;
+  REQUIRE(std::regex_search(out, m, std::regex(R"(restored \S+ at global step (\d+))")));
+  CHECK(std::stoll(m[1]) >= 1000);
+  CHECK(out.find("final: global_step=3000 ") != std::string::npos);
+  CHECK(read_checkpoint(dir / "model.ckpt-3000").global_step == 3000);
+}
+
+TEST_CASE("a corrupt newest checkpoint is reported by name and the one before it is used") {
+  temp_dir dir("corrupt");
+  auto o = local_job(1, 1, 200, dir.str());
+  o.save_checkpoint_steps = 100;
+  REQUIRE(run_local(o));
+  {
+    std::fstream f(dir / "model.ckpt-200", std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(100000);
+    f.put('\x5a');
+  }
+  process p(binary({"--last-step=300", "--quiet", "--checkpoint-dir=" + dir.str()}), dir / "p.log");
+  CHECK(p.wait(120s) == 0);
+  auto out = p.output();
+  CHECK(out.find("model.ckpt-200: checksum mismatch") != std::string::npos);
+  CHECK(out.find("using model.ckpt-100") != std::string::npos);
+  CHECK(out.find("at global step 100") != std::string::npos);
+  CHECK(out.find("final: global_step=300 ") != std::string::npos);
+}
+
+TEST_CASE("a job already at its last step says so and exits 0") {
+  temp_dir dir("at-end");
+  REQUIRE(run_local(local_job(1, 1, 30, dir.str())));
+  process p(binary({"--last-step=30", "--quiet", "--checkpoint-dir=" + dir.str()}), dir / "p.log");
+  CHECK(p.wait(60s) == 0);
+  CHECK(p.output().find("already at its last step 30") != std::string::npos);
+  CHECK(p.output().find("final: global_step=30 ") != std::string::npos);
+}
+
+TEST_CASE("a checkpoint of another model shape is refused, naming both shapes") {
+  temp_dir dir("shape");
+  auto o = local_job(1, 1, 10, dir.str());
+  o.hidden_units = 50;
+  REQUIRE(run_local(o));
+  process p(binary({"--last-step=20", "--quiet", "--checkpoint-dir=" + dir.str()}), dir / "p.log");
+  CHECK(p.wait(60s) == 1);
+  CHECK(p.output().find("holds a 784-50-10 model but this job is 784-500-10") !=
+        std::string::npos);
+}
+
+TEST_CASE("eval of the final checkpoint prints the accuracies of the training's final line") {
+  temp_dir dir("eval");
+  process train(binary({"--last-step=200", "--quiet", "--checkpoint-dir=" + dir.str()}),
+                dir / "train.log");
+  REQUIRE(train.wait(120s) == 0);
+  std::smatch m;
+  auto out = train.output();
+  REQUIRE(std::regex_search(out, m, std::regex(R"(final: global_step=200 \S+ (test_accuracy=\S+ ema_test_accuracy=\S+))")));
+  process eval(binary({"eval", "--checkpoint-dir=" + dir.str()}), dir / "eval.log");
+  REQUIRE(eval.wait(60s) == 0);
+  CHECK(eval.output().find("eval: global_step=200 " + std::string(m[1])) != std::string::npos);
+}
