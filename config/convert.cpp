@@ -1,156 +1,11 @@
 // Text -> typed options, with one-line errors naming the option, the bad value
 // and what was expected. Ranges are checked here and nowhere else, so the rest
 // of the program can trust an options value.
-#include <charconv>
-#include <cmath>
-#include <limits>
-
-#include "config/option_table.hpp"
+#include "config/readers.hpp"
 
 namespace downpour {
 namespace config_detail {
 namespace {
-
-constexpr long long no_upper_bound = std::numeric_limits<long long>::max();
-
-std::string shown(const std::string& text) {
-  return text.empty() ? "''" : text;
-}
-
-[[noreturn]] void bad_value(const raw_value& v, const std::string& name, const char* problem,
-                            const std::string& expected) {
-  throw config_error("config: " + label(v, name) + "=" + shown(v.text) + " " + problem +
-                     " (expected " + expected + ")");
-}
-
-const raw_value* find(const raw_values& raw, const std::string& name) {
-  auto it = raw.find(name);
-  return it == raw.end() ? nullptr : &it->second;
-}
-
-template <class T>
-bool parse_whole(const std::string& text, T& value, std::errc& error) {
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  error = ec;
-  return ec == std::errc() && ptr == end;
-}
-
-std::string integer_expectation(long long lo, long long hi) {
-  if (hi == no_upper_bound) return "an integer >= " + std::to_string(lo);
-  return "an integer from " + std::to_string(lo) + " to " + std::to_string(hi);
-}
-
-template <class T>
-T read_integer(const raw_values& raw, const std::string& name, T fallback, long long lo,
-               long long hi = no_upper_bound) {
-  const raw_value* v = find(raw, name);
-  if (!v) return fallback;
-  long long value = 0;
-  std::errc error{};
-  if (!parse_whole(v->text, value, error)) {
-    bool overflow = error == std::errc::result_out_of_range;
-    bad_value(*v, name, overflow ? "is out of range" : "is not valid", integer_expectation(lo, hi));
-  }
-  if (value < lo || value > hi) bad_value(*v, name, "is out of range", integer_expectation(lo, hi));
-  return static_cast<T>(value);
-}
-
-std::uint64_t read_seed(const raw_values& raw, std::uint64_t fallback) {
-  const raw_value* v = find(raw, "seed");
-  if (!v) return fallback;
-  std::uint64_t value = 0;
-  std::errc error{};
-  if (!parse_whole(v->text, value, error)) {
-    bool overflow = error == std::errc::result_out_of_range;
-    bad_value(*v, "seed", overflow ? "is out of range" : "is not valid",
-              "an integer from 0 to " + std::to_string(std::numeric_limits<std::uint64_t>::max()));
-  }
-  return value;
-}
-
-struct real_bounds {
-  double lo;
-  bool lo_open;
-  double hi;  // infinity: none
-  bool hi_open;
-  const char* expected;
-};
-
-constexpr real_bounds positive{0, true, INFINITY, true, "a finite number > 0"};
-constexpr real_bounds non_negative{0, false, INFINITY, true, "a finite number >= 0"};
-constexpr real_bounds decay_rate{0, true, 1, false, "a number in (0, 1]"};
-constexpr real_bounds ema_range{0, false, 1, true, "a number in [0, 1)"};
-
-bool within(double x, const real_bounds& b) {
-  bool above = b.lo_open ? x > b.lo : x >= b.lo;
-  bool below = b.hi_open ? x < b.hi : x <= b.hi;
-  return std::isfinite(x) && above && below;
-}
-
-template <class T>
-T read_real(const raw_values& raw, const std::string& name, T fallback, const real_bounds& b) {
-  const raw_value* v = find(raw, name);
-  if (!v) return fallback;
-  double value = 0;
-  std::errc error{};
-  if (!parse_whole(v->text, value, error)) {
-    bool overflow = error == std::errc::result_out_of_range;
-    bad_value(*v, name, overflow ? "is out of range" : "is not valid", b.expected);
-  }
-  // Check what will be stored: 1e-50 is > 0 as a double but 0 as a float.
-  bool representable = std::fabs(value) <= std::numeric_limits<T>::max();
-  if (!representable || !within(static_cast<double>(static_cast<T>(value)), b))
-    bad_value(*v, name, "is out of range", b.expected);
-  return static_cast<T>(value);
-}
-
-bool read_flag(const raw_values& raw, const std::string& name, bool fallback) {
-  const raw_value* v = find(raw, name);
-  if (!v) return fallback;
-  for (const char* yes : {"true", "1", "yes", "on"})
-    if (v->text == yes) return true;
-  for (const char* no : {"false", "0", "no", "off"})
-    if (v->text == no) return false;
-  bad_value(*v, name, "is not valid", "true|false");
-}
-
-template <class E>
-E read_choice(const raw_values& raw, const std::string& name, E fallback,
-              std::initializer_list<E> all) {
-  const raw_value* v = find(raw, name);
-  if (!v) return fallback;
-  std::string expected;
-  for (E e : all) {
-    if (to_string(e) == v->text) return e;
-    expected += (expected.empty() ? "" : "|") + to_string(e);
-  }
-  bad_value(*v, name, "is not valid", expected);
-}
-
-std::string read_word(const raw_values& raw, const std::string& name, const std::string& fallback,
-                      std::initializer_list<const char*> all) {
-  const raw_value* v = find(raw, name);
-  if (!v) return fallback;
-  std::string expected;
-  for (const char* word : all) {
-    if (v->text == word) return word;
-    expected += (expected.empty() ? "" : "|") + std::string(word);
-  }
-  bad_value(*v, name, "is not valid", expected);
-}
-
-std::vector<host_port> read_hosts(const raw_values& raw, const std::string& name,
-                                  const std::vector<host_port>& fallback) {
-  const raw_value* v = find(raw, name);
-  return v ? parse_host_list(v->text, label(*v, name)) : fallback;
-}
-
-std::string read_text(const raw_values& raw, const std::string& name, const std::string& fallback) {
-  const raw_value* v = find(raw, name);
-  if (v && v->text.empty()) bad_value(*v, name, "is not valid", "a non-empty path");
-  return v ? v->text : fallback;
-}
 
 options read_files_and_model(options o, const raw_values& raw) {
   o.config_file = read_text(raw, "config", o.config_file);
@@ -219,7 +74,7 @@ void check_cluster(const options& o, const raw_values& raw) {
 }  // namespace
 
 options build_options(const raw_values& raw) {
-  options o = read_cluster(read_files_and_model(options{}, raw), raw);
+  options o = read_operations(read_cluster(read_files_and_model(options{}, raw), raw), raw);
   check_cluster(o, raw);
   return o;
 }
@@ -259,6 +114,10 @@ std::string to_string(command_kind c) {
       return "inspect";
     case command_kind::export_npz:
       return "export";
+    case command_kind::status:
+      return "status";
+    case command_kind::plot:
+      return "plot";
     default:
       return "train";
   }

@@ -40,6 +40,9 @@ std::vector<alias_spec> alias_specs();
 // errors must tell the user where to look.
 std::string label(const raw_value& v, const std::string& name);
 
+// The options of failure detection, security, watching and transfer.
+options read_operations(options o, const raw_values& raw);
+
 // Converts and range-checks every value; options absent from raw keep their
 // defaults. Throws config_error.
 options build_options(const raw_values& raw);

@@ -161,7 +161,7 @@ command_kind leading_command(int& argc, const char* const*& argv) {
   if (argc < 2 || argv[1][0] == '-') return command_kind::train;
   const std::string word = argv[1];
   for (auto c : {command_kind::train, command_kind::eval, command_kind::inspect,
-                 command_kind::export_npz}) {
+                 command_kind::export_npz, command_kind::status, command_kind::plot}) {
     if (word == to_string(c)) {
       --argc;
       ++argv;  // argv[0] is skipped by the parser, so shifting drops the word
@@ -169,7 +169,7 @@ command_kind leading_command(int& argc, const char* const*& argv) {
     }
   }
   throw config_error("config: unknown command '" + word +
-                     "' (expected train|eval|inspect|export, or options only)");
+                     "' (expected train|eval|inspect|export|status|plot, or options only)");
 }
 
 std::optional<options> parse_options(int argc, const char* const* argv, std::ostream& out) {

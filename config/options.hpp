@@ -22,7 +22,7 @@ enum class train_mode { async, sync, ssp };
 enum class placement_kind { balanced, round_robin };
 enum class transport_kind { inproc, tcp };
 // What the binary does: train (the default) or work with a saved checkpoint.
-enum class command_kind { train, eval, inspect, export_npz };
+enum class command_kind { train, eval, inspect, export_npz, status, plot };
 
 struct host_port {
   std::string host;
@@ -70,6 +70,24 @@ struct options {
   // CAF scheduler tuning (measured faster on small machines; see README).
   std::string scheduler_policy = "sharing";
   std::size_t scheduler_threads = 0;  // 0: min(hardware threads, 4), at least 2
+  // Failure detection and security.
+  double heartbeat_interval_s = 0.5;  // CAF middleman heartbeats between nodes
+  double node_timeout_s = 5.0;        // a silent peer is treated as dead after this
+  std::string tls_ca;                 // all three set: mutual TLS; none: plain TCP
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_passphrase;
+  std::string cluster_name = "downpour";  // nodes of other clusters are refused
+  std::string bind_address;               // empty: the host of this node's own entry
+  // Watching a job.
+  std::int64_t eval_every = 0;  // global steps between validation evaluations; 0: never
+  std::string log_level = "info";
+  std::string metrics_file;   // plot: the metrics.csv to draw
+  std::string chief_address;  // status: host:port of the chief; empty: worker-hosts[0]
+  // Transfer.
+  std::string wire_dtype = "fp32";  // fp32 or bf16 on the wire
+  bool pipeline = false;            // async: pull the next parameters while computing
+  bool tls() const { return !tls_ca.empty(); }
 };
 
 // Parses argv (and the INI file named by --config). Returns nullopt when

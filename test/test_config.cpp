@@ -282,6 +282,20 @@ TEST_CASE("--help prints every option and returns nothing") {
                            "connect-timeout",
                            "scheduler-policy",
                            "scheduler-threads",
+                           "bind",
+                           "cluster-name",
+                           "heartbeat-interval",
+                           "node-timeout",
+                           "tls-ca",
+                           "tls-cert",
+                           "tls-key",
+                           "tls-passphrase",
+                           "eval-every",
+                           "log-level",
+                           "metrics",
+                           "chief",
+                           "wire-dtype",
+                           "pipeline",
                            "help",
                            "version",
                            "job_name",
@@ -311,9 +325,23 @@ TEST_CASE("a leading command word selects eval, inspect or export") {
   CHECK(o->checkpoint_file == "x.ckpt");
   const char* bad[] = {"downpour", "evaluate"};
   CHECK_THROWS_WITH_AS(parse_options(2, bad, out),
-                       "config: unknown command 'evaluate' (expected train|eval|inspect|export, "
-                       "or options only)",
+                       "config: unknown command 'evaluate' (expected "
+                       "train|eval|inspect|export|status|plot, or options only)",
                        config_error);
+}
+
+TEST_CASE("TLS needs all three files and a node timeout must outlast two heartbeats") {
+  CHECK(error_of({"--tls-ca=/etc/hostname"}) ==
+        "config: --tls-ca, --tls-cert and --tls-key go together (set all three or none)");
+  CHECK(error_of({"--tls-ca=/nope", "--tls-cert=/nope", "--tls-key=/nope"}) ==
+        "config: TLS file '/nope' does not exist");
+  CHECK(error_of({"--tls-passphrase=x"}) ==
+        "config: --tls-passphrase needs --tls-ca, --tls-cert and --tls-key");
+  CHECK(error_of({"--heartbeat-interval=1", "--node-timeout=2"}).find(
+            "config: --node-timeout=2") == 0);
+  CHECK(parse({"--heartbeat-interval=0", "--node-timeout=1"}).heartbeat_interval_s == 0);
+  CHECK(error_of({"--wire-dtype=fp16"}) ==
+        "config: --wire-dtype=fp16 is not valid (expected fp32|bf16)");
 }
 
 TEST_CASE("ssp mode and its staleness bound are read and validated") {

@@ -1,0 +1,57 @@
+// Options of failure detection, security, watching a job and transfer.
+#include <filesystem>
+
+#include "config/readers.hpp"
+
+namespace downpour::config_detail {
+namespace {
+
+// Mutual TLS needs all three files; a partial setting must never fall back to
+// anonymous TLS or plain TCP silently.
+void check_tls(const options& o) {
+  int given = !o.tls_ca.empty() + !o.tls_cert.empty() + !o.tls_key.empty();
+  if (given != 0 && given != 3)
+    throw config_error(
+        "config: --tls-ca, --tls-cert and --tls-key go together (set all three or none)");
+  if (!o.tls_passphrase.empty() && given == 0)
+    throw config_error("config: --tls-passphrase needs --tls-ca, --tls-cert and --tls-key");
+  for (const auto* file : {&o.tls_ca, &o.tls_cert, &o.tls_key}) {
+    std::error_code ec;
+    if (!file->empty() && !std::filesystem::is_regular_file(*file, ec))
+      throw config_error("config: TLS file '" + *file + "' does not exist");
+  }
+}
+
+void check_timeouts(const options& o) {
+  if (o.heartbeat_interval_s > 0 && o.node_timeout_s <= 2 * o.heartbeat_interval_s)
+    throw config_error("config: --node-timeout=" + std::to_string(o.node_timeout_s) +
+                       " must exceed twice --heartbeat-interval=" +
+                       std::to_string(o.heartbeat_interval_s) +
+                       " (expected a timeout that survives a late heartbeat)");
+}
+
+}  // namespace
+
+options read_operations(options o, const raw_values& raw) {
+  o.bind_address = read_text(raw, "bind", o.bind_address);
+  o.cluster_name = read_text(raw, "cluster-name", o.cluster_name);
+  o.heartbeat_interval_s =
+      read_real(raw, "heartbeat-interval", o.heartbeat_interval_s, non_negative);
+  o.node_timeout_s = read_real(raw, "node-timeout", o.node_timeout_s, positive);
+  o.tls_ca = read_text(raw, "tls-ca", o.tls_ca);
+  o.tls_cert = read_text(raw, "tls-cert", o.tls_cert);
+  o.tls_key = read_text(raw, "tls-key", o.tls_key);
+  o.tls_passphrase = read_text(raw, "tls-passphrase", o.tls_passphrase);
+  o.eval_every = read_integer(raw, "eval-every", o.eval_every, 0);
+  o.log_level = read_word(raw, "log-level", o.log_level, {"error", "warning", "info", "debug"});
+  o.metrics_file = read_text(raw, "metrics", o.metrics_file);
+  o.chief_address = read_text(raw, "chief", o.chief_address);
+  if (const raw_value* v = find(raw, "chief")) parse_host_list(v->text, label(*v, "chief"));
+  o.wire_dtype = read_word(raw, "wire-dtype", o.wire_dtype, {"fp32", "bf16"});
+  o.pipeline = read_flag(raw, "pipeline", o.pipeline);
+  check_tls(o);
+  check_timeouts(o);
+  return o;
+}
+
+}  // namespace downpour::config_detail
