@@ -15,6 +15,8 @@ using clock_type = std::chrono::steady_clock;
 struct checkpoint_saver_state {
   saver_config cfg;
   std::int64_t last_saved = -1;
+  std::string last_path;
+  double last_time = 0.0;  // unix seconds
   static inline const char* name = "checkpoint_saver";
 };
 
@@ -39,10 +41,12 @@ void write_out(saver_pointer self, gathering& g) {
   try {
     auto path = save_checkpoint(st.cfg.dir, g.ckpt, st.cfg.keep);
     st.last_saved = std::max(st.last_saved, g.ckpt.global_step);
+    st.last_path = path;
+    st.last_time = g.ckpt.wall_time;
     char times[96];
     std::snprintf(times, sizeof times, " (shards answered in %.1f ms, written in %.1f ms)",
                   snapshot_ms, ms_since(wrote));
-    aout(self) << "checkpoint: saved " << path << times << std::endl;
+    aout(self) << "checkpoint: saved " << path << std::string(times) << std::endl;
     g.promise.deliver(path);
   } catch (const checkpoint_error& e) {
     aout(self) << e.what() << std::endl;  // training goes on; the next save may succeed
@@ -138,6 +142,9 @@ saver_actor::behavior_type checkpoint_saver(saver_pointer self, saver_config cfg
     [=](tick_atom) {
       save_soon(self);
       schedule_tick(self);
+    },
+    [=](stats_atom) -> caf::result<std::string, double> {
+      return {self->state.last_path, self->state.last_time};
     },
   };
 }

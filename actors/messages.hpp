@@ -94,6 +94,30 @@ typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
            x.rejected);
 }
 
+// Shard -> chief: what `downpour status` shows of a shard; no tensors.
+struct shard_stats {
+  std::int64_t step = 0;
+  std::vector<std::uint64_t> ranges;  // offset/size pairs
+  std::int64_t dropped = 0;
+  std::int64_t rejected = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
+  return f(caf::meta::type_name("shard_stats"), x.step, x.ranges, x.dropped, x.rejected);
+}
+
+// Coordinator -> chief: the live workers and the dead ones (gone, not back).
+struct worker_stats {
+  std::vector<std::uint32_t> live;
+  std::vector<std::uint32_t> gone;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
+  return f(caf::meta::type_name("worker_stats"), x.live, x.gone);
+}
+
 // The one error enum between actors.
 enum class errc : std::uint8_t {
   config_mismatch = 1,  // a peer was started with a different cluster config
@@ -128,6 +152,9 @@ CAF_ADD_ATOM(downpour, downpour, required_atom, "required")
 CAF_ADD_ATOM(downpour, downpour, report_atom, "report")
 CAF_ADD_ATOM(downpour, downpour, save_atom, "save")
 CAF_ADD_ATOM(downpour, downpour, tick_atom, "tick")
+CAF_ADD_ATOM(downpour, downpour, stats_atom, "stats")
+CAF_ADD_ATOM(downpour, downpour, status_atom, "status")
+CAF_ADD_ATOM(downpour, downpour, eval_atom, "eval")
 
 namespace downpour {
 
@@ -152,6 +179,8 @@ using shard_actor = caf::typed_actor<
   // The same, captured right after this step's update: every shard at the
   // same step, so a checkpoint is the model after exactly that global step.
   caf::replies_to<snapshot_atom, std::int64_t>::with<shard_snapshot>,
+  // Step, ranges and counters for `downpour status`.
+  caf::replies_to<stats_atom>::with<shard_stats>,
   // The job is over: quit (a ps node exits when its shard is gone).
   caf::reacts_to<stop_atom>>;
 
@@ -163,7 +192,9 @@ using coordinator_actor = caf::typed_actor<
   // A worker has finished the job.
   caf::reacts_to<leave_atom, std::uint32_t>,
   // ssp: worker and the steps it has finished -> answered once it may start another.
-  caf::replies_to<clock_atom, std::uint32_t, std::int64_t>::with<std::int64_t>>;
+  caf::replies_to<clock_atom, std::uint32_t, std::int64_t>::with<std::int64_t>,
+  // The live and the dead workers.
+  caf::replies_to<stats_atom>::with<worker_stats>>;
 
 // The stop-at-step supervisor on the chief: hands out exactly last_step
 // step tickets, so the final global step is exact, and ends the job.
@@ -177,7 +208,11 @@ using supervisor_actor = caf::typed_actor<
   // Sync mode: worker, the global step its push was for, and its loss (progress).
   caf::reacts_to<report_atom, std::uint32_t, std::int64_t, float>,
   // Answers with the final global step and last loss once every push is applied.
-  caf::replies_to<end_atom>::with<std::int64_t, float>>;
+  caf::replies_to<end_atom>::with<std::int64_t, float>,
+  // From the evaluator: global step, validation accuracy raw and EMA (metrics.csv).
+  caf::reacts_to<eval_atom, std::int64_t, double, double>,
+  // `downpour status`: the job's state as "key: value" lines.
+  caf::replies_to<status_atom>::with<std::string>>;
 
 // The checkpoint saver on the chief: pulls a consistent snapshot from the
 // shards and writes it, so no shared file system is needed.
@@ -185,7 +220,15 @@ using saver_actor = caf::typed_actor<
   // Save the model as it stands right after at least this global step -> the file written.
   caf::replies_to<save_atom, std::int64_t>::with<std::string>,
   // Timer: a timed checkpoint is due.
-  caf::reacts_to<tick_atom>>;
+  caf::reacts_to<tick_atom>,
+  // The newest checkpoint written (empty: none yet) and its unix time.
+  caf::replies_to<stats_atom>::with<std::string, double>>;
+
+// The evaluator on the chief: every eval_every global steps it evaluates a
+// snapshot on the validation split, off the training path.
+using evaluator_actor = caf::typed_actor<
+  // Evaluate at the next multiple of eval_every after this step.
+  caf::reacts_to<eval_atom, std::int64_t>>;
 
 // A worker: pull -> compute -> push until the supervisor says stop.
 using worker_actor = caf::typed_actor<
@@ -202,4 +245,6 @@ CAF_BEGIN_TYPE_ID_BLOCK(downpour, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(downpour, (downpour::push_msg))
   CAF_ADD_TYPE_ID(downpour, (downpour::shard_snapshot))
   CAF_ADD_TYPE_ID(downpour, (downpour::coordinator_actor))
+  CAF_ADD_TYPE_ID(downpour, (downpour::shard_stats))
+  CAF_ADD_TYPE_ID(downpour, (downpour::worker_stats))
 CAF_END_TYPE_ID_BLOCK(downpour)

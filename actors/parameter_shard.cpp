@@ -1,8 +1,10 @@
 #include "actors/parameter_shard.hpp"
 
-#include <cmath>
+#include <algorithm>
 #include <map>
+#include <utility>
 
+#include "runtime/buffers.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/sync_rule.hpp"
 
@@ -15,6 +17,11 @@ struct parameter_shard_state {
   std::vector<float> params;
   std::vector<float> ema;
   std::int64_t step = -1;  // global steps applied; -1 until initialised
+  // Equal to params when not empty: the buffer the last update wrote the new
+  // parameters into (the pushed gradient's own), so the next pull's reply
+  // needs no copy.
+  std::vector<float> fresh;
+  buffer_pool spare;            // buffers to copy params into for the other pulls
   std::vector<float> grad_sum;  // sync: this round's fresh gradients, summed
   std::size_t grad_count = 0;
   std::int64_t dropped = 0;   // sync: stale gradients, never applied
@@ -27,14 +34,15 @@ struct parameter_shard_state {
 
 using shard_pointer = shard_actor::stateful_pointer<parameter_shard_state>;
 
-bool all_finite(const std::vector<float>& v) {
-  for (float x : v)
-    if (!std::isfinite(x)) return false;
-  return true;
+std::string from_worker(const push_msg& m) { return " from worker " + std::to_string(m.worker); }
+
+caf::error not_finite_error(const push_msg& m) {
+  return caf::make_error(errc::not_finite, "gradient" + from_worker(m) + " has NaN or inf");
 }
 
+// Shape and stamp; finiteness is checked where the gradient is read anyway.
 caf::error check_push(const parameter_shard_state& st, const push_msg& m) {
-  auto from = " from worker " + std::to_string(m.worker);
+  auto from = from_worker(m);
   if (st.step < 0) return caf::make_error(errc::shape_mismatch, "push before init" + from);
   if (m.grad.values.size() != st.params.size())
     return caf::make_error(errc::shape_mismatch,
@@ -43,8 +51,6 @@ caf::error check_push(const parameter_shard_state& st, const push_msg& m) {
   if (judge_stamp(m.step, st.step) == stamp_verdict::future)
     return caf::make_error(errc::shape_mismatch, "push stamped with future step " +
                                                      std::to_string(m.step) + from);
-  if (!all_finite(m.grad.values))
-    return caf::make_error(errc::not_finite, "gradient" + from + " has NaN or inf");
   return caf::none;
 }
 
@@ -56,6 +62,15 @@ void release(Map& waiters, std::int64_t step, Make make) {
   waiters.erase(waiters.begin(), end);
 }
 
+// The parameters as they are now, for a pull: the last update's buffer if
+// no pull took it yet, else a copy into a recycled buffer.
+tensor params_copy(parameter_shard_state& st) {
+  if (!st.fresh.empty()) return tensor{std::exchange(st.fresh, {})};
+  auto buf = st.spare.take(st.params.size());
+  std::copy(st.params.begin(), st.params.end(), buf.begin());
+  return tensor{std::move(buf)};
+}
+
 shard_snapshot snapshot_of(const parameter_shard_state& st) {
   return shard_snapshot{st.step,   st.ranges,  tensor{st.params}, tensor{st.ema},
                         st.dropped, st.rejected};
@@ -63,7 +78,7 @@ shard_snapshot snapshot_of(const parameter_shard_state& st) {
 
 void release_waiters(parameter_shard_state& st) {
   if (st.step < 0) return;
-  release(st.pull_waiters, st.step, [&] { return pull_reply{st.step, tensor{st.params}}; });
+  release(st.pull_waiters, st.step, [&] { return pull_reply{st.step, params_copy(st)}; });
   release(st.step_waiters, st.step, [&] { return st.step; });
   // Steps advance one at a time, so a snapshot waiter for step s is met
   // exactly at s; one below s was passed by a jump (a restore) and fails.
@@ -78,50 +93,78 @@ void release_waiters(parameter_shard_state& st) {
   st.snapshot_waiters.erase(st.snapshot_waiters.begin(), end);
 }
 
-// One SGD update of the mean of count gradients (count 1: the gradient
-// itself) and one EMA update, with the schedule at the current step, exactly
-// as the reference trainer does them; then the global step advances.
-void apply_update(parameter_shard_state& st, const std::vector<float>& grad, std::size_t count) {
-  const std::size_t n = st.params.size();
-  const float lr = learning_rate_at(st.cfg.schedule, st.step);
-  if (count == 1)
-    apply_sgd(st.params.data(), grad.data(), n, lr);
-  else
-    apply_mean_sgd(st.params.data(), grad.data(), n, lr, count);
-  update_ema(st.ema.data(), st.params.data(), n, ema_decay_at(st.cfg.ema_decay, st.step));
+// next holds the updated parameters: they become params, the EMA follows
+// them, next is kept as the next pull's reply, and the global step advances.
+void commit(parameter_shard_state& st, std::vector<float>&& next) {
+  commit_with_ema(st.params.data(), st.ema.data(), next.data(), next.size(),
+                  ema_decay_at(st.cfg.ema_decay, st.step));
+  st.spare.give(std::exchange(st.fresh, std::move(next)));
   ++st.step;
   release_waiters(st);
 }
 
-void maybe_complete_round(parameter_shard_state& st) {
-  if (st.grad_count == 0 || st.grad_count < st.cfg.required) return;
-  apply_update(st, st.grad_sum, st.grad_count);
-  st.grad_count = 0;
+// Async: one SGD and one EMA update with the schedule at the current step,
+// exactly as the reference trainer does them, written into the gradient's
+// buffer first: a gradient with NaN or inf changes nothing (false).
+bool apply_pushed(parameter_shard_state& st, std::vector<float>&& grad) {
+  const float lr = learning_rate_at(st.cfg.schedule, st.step);
+  if (!sgd_into_gradient(grad.data(), st.params.data(), grad.size(), lr)) {
+    st.spare.give(std::move(grad));
+    return false;
+  }
+  commit(st, std::move(grad));
+  return true;
 }
 
-void accumulate(parameter_shard_state& st, const std::vector<float>& grad) {
+// Sync: the mean of the round's gradients (count 1: the gradient itself).
+void maybe_complete_round(parameter_shard_state& st) {
+  if (st.grad_count == 0 || st.grad_count < st.cfg.required) return;
+  const float lr = learning_rate_at(st.cfg.schedule, st.step);
+  auto& sum = st.grad_sum;
+  if (st.grad_count == 1)
+    sgd_into_gradient(sum.data(), st.params.data(), sum.size(), lr);
+  else
+    mean_sgd_into_gradient(sum.data(), st.params.data(), sum.size(), lr, st.grad_count);
+  st.grad_count = 0;
+  commit(st, std::exchange(st.grad_sum, {}));
+}
+
+void accumulate(parameter_shard_state& st, std::vector<float>&& grad) {
   if (st.grad_count++ == 0) {
-    st.grad_sum = grad;  // no zeroing pass
+    st.grad_sum = std::move(grad);  // no zeroing pass, no copy
     return;
   }
   for (std::size_t i = 0; i < grad.size(); ++i) st.grad_sum[i] += grad[i];
+  st.spare.give(std::move(grad));
 }
 
-void on_push(shard_pointer self, const push_msg& m) {
+void reject(shard_pointer self, const caf::error& err) {
   auto& st = self->state;
-  if (auto err = check_push(st, m)) {
-    ++st.rejected;
-    aout(self) << "parameter_shard " << st.cfg.index << ": rejected a push: "
-               << self->system().render(err) << std::endl;
+  ++st.rejected;
+  aout(self) << "parameter_shard " << st.cfg.index << ": rejected a push: "
+             << self->system().render(err) << std::endl;
+}
+
+// Every refused push is counted, in every mode and after the last step too;
+// an accepted one is applied whole or (job over) not at all.
+void on_push(shard_pointer self, push_msg& m) {
+  auto& st = self->state;
+  auto& grad = m.grad.values;
+  const bool over = st.step >= st.cfg.last_step;
+  auto err = check_push(st, m);
+  if (!err && (over || st.cfg.mode == train_mode::sync) && !all_finite(grad.data(), grad.size()))
+    err = not_finite_error(m);
+  if (err) return reject(self, err);
+  if (over) return;  // the job is over; nothing more is applied
+  if (st.cfg.mode != train_mode::sync) {
+    if (!apply_pushed(st, std::move(grad))) reject(self, not_finite_error(m));
     return;
   }
-  if (st.step >= st.cfg.last_step) return;  // the job is over; nothing more is applied
-  if (st.cfg.mode != train_mode::sync) return apply_update(st, m.grad.values, 1);
   if (judge_stamp(m.step, st.step) == stamp_verdict::stale) {
     ++st.dropped;
     return;
   }
-  accumulate(st, m.grad.values);
+  accumulate(st, std::move(grad));
   maybe_complete_round(st);
 }
 
@@ -140,7 +183,7 @@ caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
 
 caf::result<pull_reply> on_pull(shard_pointer self, std::int64_t min_step) {
   auto& st = self->state;
-  if (st.step >= 0 && st.step >= min_step) return pull_reply{st.step, tensor{st.params}};
+  if (st.step >= 0 && st.step >= min_step) return pull_reply{st.step, params_copy(st)};
   auto rp = self->make_response_promise<pull_reply>();
   st.pull_waiters.emplace(std::max<std::int64_t>(min_step, 0), rp);
   return rp;
@@ -178,7 +221,7 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
     [=](hello_atom, const std::string& fp) { return on_hello(self, fp); },
     [=](init_atom, shard_init& init) { return on_init(self, init); },
     [=](pull_atom, std::int64_t min_step) { return on_pull(self, min_step); },
-    [=](push_atom, const push_msg& m) { on_push(self, m); },
+    [=](push_atom, push_msg& m) { on_push(self, m); },  // mutable: its buffer is reused
     [=](required_atom, std::uint64_t n) {
       self->state.cfg.required = std::max<std::uint64_t>(1, n);
       maybe_complete_round(self->state);
@@ -186,6 +229,10 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
     [=](await_atom, std::int64_t target) { return on_await(self, target); },
     [=](snapshot_atom) { return snapshot_of(self->state); },
     [=](snapshot_atom, std::int64_t step) { return on_snapshot_at(self, step); },
+    [=](stats_atom) {
+      auto& st = self->state;
+      return shard_stats{st.step, st.ranges, st.dropped, st.rejected};
+    },
     [=](stop_atom) { self->quit(); },
   };
 }

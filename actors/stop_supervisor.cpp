@@ -5,6 +5,7 @@
 #include <set>
 
 #include "runtime/cluster_config.hpp"
+#include "runtime/status_text.hpp"
 
 namespace downpour {
 
@@ -112,6 +113,54 @@ void on_report(supervisor_pointer self, std::int64_t step, float loss) {
   st.progress->on_step(step, loss);
 }
 
+std::int64_t current_step(const stop_supervisor_state& st) {
+  return st.cfg.mode == train_mode::sync ? st.reported_step : st.granted;
+}
+
+// Asks shards, coordinator and saver at once; answers when all have (or failed).
+caf::result<std::string> on_status(supervisor_pointer self) {
+  auto& st = self->state;
+  auto facts = std::make_shared<status_facts>();
+  facts->mode = to_string(st.cfg.mode);
+  facts->global_step = current_step(st);
+  facts->last_step = st.cfg.last_step;
+  facts->steps_per_s = st.progress->steps_per_s(facts->global_step);
+  facts->expected_workers = st.cfg.workers;
+  facts->shards.resize(st.cfg.shards.size());
+  auto rp = self->make_response_promise<std::string>();
+  auto missing = std::make_shared<std::size_t>(st.cfg.shards.size() + 2);
+  auto done = [=]() mutable {
+    if (--*missing == 0) rp.deliver(format_status(*facts));
+  };
+  const auto timeout = std::chrono::seconds(5);
+  for (std::size_t k = 0; k < st.cfg.shards.size(); ++k)
+    self->request(st.cfg.shards[k], timeout, stats_atom_v)
+        .then(
+            [=](shard_stats& s) mutable {
+              facts->shards[k] = shard_facts{true, s.step, s.ranges, s.dropped, s.rejected};
+              done();
+            },
+            [=](caf::error&) mutable { done(); });
+  self->request(st.cfg.coordinator, timeout, stats_atom_v)
+      .then(
+          [=](worker_stats& w) mutable {
+            facts->live_workers = w.live;
+            facts->dead_workers = w.gone;
+            done();
+          },
+          [=](caf::error&) mutable { done(); });
+  self->request(st.cfg.saver, timeout, stats_atom_v)
+      .then(
+          [=](std::string& path, double when) mutable {
+            facts->last_checkpoint = path;
+            auto now = std::chrono::system_clock::now().time_since_epoch();
+            facts->checkpoint_age_s = std::chrono::duration<double>(now).count() - when;
+            done();
+          },
+          [=](caf::error&) mutable { done(); });
+  return rp;
+}
+
 caf::result<std::int64_t, float> on_end(supervisor_pointer self) {
   auto& st = self->state;
   if (st.final_step >= 0) return {st.final_step, st.last_loss};
@@ -142,6 +191,10 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
     },
     [=](report_atom, std::uint32_t, std::int64_t step, float loss) { on_report(self, step, loss); },
     [=](end_atom) { return on_end(self); },
+    [=](eval_atom, std::int64_t step, double accuracy, double ema_accuracy) {
+      self->state.progress->on_eval(step, accuracy, ema_accuracy);
+    },
+    [=](status_atom) { return on_status(self); },
   };
 }
 

@@ -24,6 +24,8 @@ struct supervisor_config {
   progress_config progress;
   train_mode mode = train_mode::async;
   coordinator_actor coordinator;  // handed to joining nodes
+  saver_actor saver;              // for status: the newest checkpoint
+  std::size_t workers = 0;        // the worker host list's size
 };
 
 supervisor_actor spawn_stop_supervisor(caf::actor_system& sys, supervisor_config cfg);

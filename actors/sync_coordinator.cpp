@@ -107,6 +107,12 @@ coordinator_actor::behavior_type sync_coordinator(coordinator_pointer self, coor
     [=](clock_atom, std::uint32_t worker, std::int64_t finished) {
       return on_clock(self, worker, finished);
     },
+    [=](stats_atom) {
+      worker_stats ws;
+      for (auto& [worker, addr] : self->state.live) ws.live.push_back(worker);
+      ws.gone.assign(self->state.gone.begin(), self->state.gone.end());
+      return ws;
+    },
   };
 }
 

@@ -1,7 +1,10 @@
 #include "actors/worker.hpp"
 
+#include <utility>
+
 #include "data/batcher.hpp"
 #include "model/mlp.hpp"
+#include "runtime/buffers.hpp"
 #include "runtime/job.hpp"
 
 namespace downpour {
@@ -13,6 +16,11 @@ struct worker_state {
   std::unique_ptr<batcher> batches;
   std::vector<float> params;
   std::vector<float> grad;
+  // Per shard: buffers for its pushes, recycled from its pull replies, so a
+  // step allocates nothing. With one shard holding the whole model, replies
+  // are swapped into params and the old params buffer becomes the next grad.
+  std::vector<buffer_pool> outgoing;
+  bool whole = false;  // one shard covers the whole model in order
   std::vector<std::int64_t> pulled_at;  // per shard: the step its slice was read at
   std::size_t pending = 0;              // replies still missing for this step
   std::int64_t ticket = -1;             // async/ssp: the global step this push makes; -1: stop
@@ -40,12 +48,30 @@ void finish_job(worker_pointer self) {
   self->quit();
 }
 
+// The push takes the gradient's storage (whole model) or a recycled buffer
+// with the shard's part of it.
+std::vector<float> outgoing_part(worker_state& st, std::size_t k) {
+  auto& pool = st.outgoing[k];
+  if (st.whole) return std::exchange(st.grad, pool.take(st.grad.size()));
+  const auto& layout = st.cfg.layouts[k];
+  auto part = pool.take(layout.size());
+  gather_into(layout, st.grad.data(), part.data());
+  return part;
+}
+
 void push_gradient(worker_pointer self) {
   auto& st = self->state;
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
-    push_msg m{st.pulled_at[k], st.cfg.index, tensor{gather(st.cfg.layouts[k], st.grad.data())}};
+    push_msg m{st.pulled_at[k], st.cfg.index, tensor{outgoing_part(st, k)}};
     self->send(st.cfg.shards[k], push_atom_v, std::move(m));
   }
+}
+
+// A pulled part lands in params; its buffer is kept for a later push.
+void take_pulled(worker_state& st, std::size_t k, std::vector<float>&& part) {
+  if (st.whole) return st.outgoing[k].give(std::exchange(st.params, std::move(part)));
+  scatter(st.cfg.layouts[k], part.data(), st.params.data());
+  st.outgoing[k].give(std::move(part));
 }
 
 bool job_over(const worker_state& st) {
@@ -61,10 +87,8 @@ void advance_sync_barrier(worker_state& st) {
   else st.min_step = st.pulled_at[0];
 }
 
-// All replies of the step are in: compute and push, or stop.
-void finish_step(worker_pointer self) {
+void compute_and_push(worker_pointer self) {
   auto& st = self->state;
-  if (job_over(st)) return finish_job(self);
   st.last_loss =
       st.workspace->loss_and_gradient(st.params.data(), st.batches->next_batch(), st.grad.data());
   push_gradient(self);
@@ -78,7 +102,26 @@ void finish_step(worker_pointer self) {
     auto global = sync ? st.pulled_at[0] + 1 : st.ticket + 1;
     aout(self) << step_log_line(global, st.local_step, st.last_loss) << std::endl;
   }
-  begin_step(self);
+}
+
+void request_pulls(worker_pointer self, std::int64_t min_step);
+void request_ticket(worker_pointer self);
+
+// All replies of the step are in: compute and push, or stop. Pipelined, the
+// next pulls go out first and are answered while this step computes; the
+// ticket is asked for after the push, so a worker holding a ticket has not
+// pushed for it yet (the supervisor's rule when a worker dies).
+void finish_step(worker_pointer self) {
+  auto& st = self->state;
+  if (job_over(st)) return finish_job(self);
+  if (!st.cfg.pipeline || st.cfg.mode != train_mode::async) {
+    compute_and_push(self);
+    return begin_step(self);
+  }
+  st.pending = st.cfg.shards.size() + 1;
+  request_pulls(self, 0);
+  compute_and_push(self);
+  request_ticket(self);
 }
 
 void on_reply(worker_pointer self) {
@@ -93,23 +136,27 @@ void request_pulls(worker_pointer self, std::int64_t min_step) {
                 auto& s = self->state;
                 if (r.params.values.size() != s.cfg.layouts[k].size())
                   return fail(self, "pull", caf::make_error(errc::shape_mismatch));
-                scatter(s.cfg.layouts[k], r.params.values.data(), s.params.data());
+                take_pulled(s, k, std::move(r.params.values));
                 s.pulled_at[k] = r.step;
                 on_reply(self);
               },
               [=](caf::error& err) { fail(self, "pull failed", err); });
 }
 
-// Ticket and pulls go out together, so the ticket costs no extra latency.
-void request_ticket_and_pulls(worker_pointer self) {
+void request_ticket(worker_pointer self) {
   auto& st = self->state;
-  st.pending = st.cfg.shards.size() + 1;
   self->request(st.cfg.supervisor, caf::infinite, ticket_atom_v, st.cfg.index, st.last_loss)
       .then([=](std::int64_t ticket) {
               self->state.ticket = ticket;
               on_reply(self);
             },
             [=](caf::error& err) { fail(self, "ticket request failed", err); });
+}
+
+// Ticket and pulls go out together, so the ticket costs no extra latency.
+void request_ticket_and_pulls(worker_pointer self) {
+  self->state.pending = self->state.cfg.shards.size() + 1;
+  request_ticket(self);
   request_pulls(self, 0);
 }
 
@@ -138,6 +185,8 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   st.params.resize(st.cfg.shape.size());
   st.grad.resize(st.cfg.shape.size());
   st.pulled_at.assign(st.cfg.shards.size(), 0);
+  st.outgoing.assign(st.cfg.shards.size(), buffer_pool{});
+  st.whole = st.cfg.layouts.size() == 1 && covers_whole(st.cfg.layouts[0], st.params.size());
   self->set_down_handler([=](caf::down_msg& dm) {
     fail(self, "a peer went down", dm.reason ? dm.reason : caf::make_error(errc::stopped));
   });

@@ -34,6 +34,11 @@ struct worker_config {
   train_mode mode = train_mode::async;
   std::int64_t last_step = 0;
   std::size_t gradients_per_step = 1;  // sync: pushes per global step (TF counts gradients)
+  // async: pull the next step's parameters while computing this step's
+  // gradient, so the shards' update and the transfer overlap the compute. The
+  // pulled parameters then lack the worker's own last gradient (one step more
+  // staleness), so a one-worker job no longer matches the reference.
+  bool pipeline = false;
 };
 
 // The worker waits for start_atom.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace downpour {
 
@@ -29,6 +31,53 @@ void apply_mean_sgd(float* params, const float* grad_sum, std::size_t n, float l
                     std::size_t count) {
   const float inv = 1.0f / static_cast<float>(count);
   for (std::size_t i = 0; i < n; ++i) params[i] -= lr * (grad_sum[i] * inv);
+}
+
+namespace {
+
+// NaN and inf are the floats whose exponent bits are all ones.
+constexpr std::uint32_t exponent_mask = 0x7f800000u;
+
+std::uint32_t exponent_bits(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits & exponent_mask;
+}
+
+}  // namespace
+
+bool all_finite(const float* v, std::size_t n) {
+  // A max over the exponents, not an early exit: the common case (all
+  // finite) reads every float anyway, and this form runs at memory speed.
+  std::uint32_t worst = 0;
+  for (std::size_t i = 0; i < n; ++i) worst = std::max(worst, exponent_bits(v[i]));
+  return worst != exponent_mask;
+}
+
+bool sgd_into_gradient(float* io, const float* params, std::size_t n, float lr) {
+  std::uint32_t worst = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float g = io[i];
+    worst = std::max(worst, exponent_bits(g));
+    io[i] = params[i] - lr * g;
+  }
+  return worst != exponent_mask;
+}
+
+void mean_sgd_into_gradient(float* io, const float* params, std::size_t n, float lr,
+                            std::size_t count) {
+  const float inv = 1.0f / static_cast<float>(count);
+  for (std::size_t i = 0; i < n; ++i) io[i] = params[i] - lr * (io[i] * inv);
+}
+
+void commit_with_ema(float* params, float* shadow, const float* next, std::size_t n,
+                     float decay) {
+  const float one_minus = 1.0f - decay;
+  for (std::size_t i = 0; i < n; ++i) {
+    const float p = next[i];
+    params[i] = p;
+    shadow[i] -= one_minus * (shadow[i] - p);
+  }
 }
 
 }  // namespace downpour

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "actors/checkpoint_saver.hpp"
+#include "actors/evaluator.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
 #include "model/init.hpp"
@@ -187,13 +188,19 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                               opts.staleness, shards});
   auto saver = spawn_checkpoint_saver(sys, saver_for(opts, shape, shards, *start_step));
   supervisor_config scfg{cluster_fingerprint(opts), *start_step, opts.last_step, shards,
-                         progress_for(opts, *start_step), opts.mode, coordinator};
+                         progress_for(opts, *start_step), opts.mode, coordinator, saver,
+                         opts.worker_hosts.size()};
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
+  evaluator_actor evaluator;
+  if (opts.eval_every > 0 && data->validation.count > 0)
+    evaluator = spawn_evaluator(
+        sys, evaluator_config{shards, shape, data, opts.eval_every, opts.last_step, supervisor},
+        *start_step);
   auto shut_down = [&] {
     for (auto& s : shards) self->send(s, stop_atom_v);
     for (auto a : {caf::actor_cast<caf::actor>(supervisor), caf::actor_cast<caf::actor>(coordinator),
-                   caf::actor_cast<caf::actor>(saver)})
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+                   caf::actor_cast<caf::actor>(saver), caf::actor_cast<caf::actor>(evaluator)})
+      if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
   };
   caf::error failure;
   const bool at_end = *start_step >= opts.last_step;

@@ -9,6 +9,7 @@
 #include "model/mlp.hpp"
 #include "runtime/checkpoint.hpp"
 #include "runtime/npz.hpp"
+#include "runtime/plot.hpp"
 
 namespace downpour {
 namespace {
@@ -118,6 +119,8 @@ int run_command(const options& opts, std::ostream& out, std::ostream& err) {
         return run_inspect(opts, out, err);
       case command_kind::export_npz:
         return run_export(opts, out, err);
+      case command_kind::plot:
+        return run_plot(opts, out, err);
       case command_kind::train:
         break;
     }

@@ -24,6 +24,14 @@ caf::error make_node_error(errc code, std::string text) {
   return caf::make_error(code, std::move(text));
 }
 
+std::optional<std::string> final_refusal(const caf::error& err) {
+  if (err == caf::sec::unexpected_actor_messaging_interface)
+    return "it speaks another protocol (a different Downpour version or role)";
+  if (err == caf::sec::incompatible_application_ids)
+    return "it belongs to another cluster (--cluster-name) or Downpour version";
+  return std::nullopt;
+}
+
 std::string seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g s", s);

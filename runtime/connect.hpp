@@ -7,7 +7,10 @@
 #include <vector>
 
 #include "actors/messages.hpp"
+#include <optional>
+
 #include "caf/io/all.hpp"
+#include "caf/openssl/all.hpp"
 #include "config/options.hpp"
 
 namespace downpour {
@@ -20,25 +23,50 @@ caf::error make_node_error(errc code, std::string text);
 // "30 s", "0.5 s".
 std::string seconds_text(double s);
 
-// Connects to the actor published at where, retrying every 50 ms (the peer may
-// not be up yet) until timeout_s; then fails naming the node and its address.
+// Why an attempt to reach a peer must not be retried: it answered, but it
+// belongs elsewhere (another interface, cluster, version or CA).
+std::optional<std::string> final_refusal(const caf::error& err);
+
+// Connects to the actor published at where (over mutual TLS when configured),
+// retrying every 50 ms (the peer may not be up yet) until --connect-timeout;
+// then fails naming the node and its address.
 template <class Handle>
-caf::expected<Handle> connect_to(caf::actor_system& sys, const host_port& where,
-                                 double timeout_s, const std::string& what) {
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
+                                 const host_port& where, const std::string& what) {
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration<double>(opts.connect_timeout_s);
   caf::error last;
   for (;;) {
-    auto h = sys.middleman().remote_actor<Handle>(where.host, where.port);
+    auto h = opts.tls() ? caf::openssl::remote_actor<Handle>(sys, where.host, where.port)
+                        : sys.middleman().remote_actor<Handle>(where.host, where.port);
     if (h) return h;
     last = h.error();
-    if (last == caf::sec::unexpected_actor_messaging_interface ||
-        std::chrono::steady_clock::now() >= deadline)
-      break;
+    if (auto why = final_refusal(last))
+      return make_node_error(errc::unreachable,
+                             what + " at " + to_string(where) + " refused us: " + *why);
+    if (std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return make_node_error(errc::unreachable, "cannot reach " + what + " at " + to_string(where) +
-                                                " within " + seconds_text(timeout_s) + " (" +
-                                                describe(last) + ")");
+                                                " within " + seconds_text(opts.connect_timeout_s) +
+                                                " (" + describe(last) + ")");
+}
+
+// Publishes an actor on the node's own host:port (over mutual TLS when
+// configured), bound to --bind or the host of that entry.
+template <class Handle>
+caf::expected<std::uint16_t> publish_on(caf::actor_system& sys, const options& opts,
+                                        const Handle& h, const host_port& at,
+                                        const std::string& what) {
+  const std::string& address = opts.bind_address.empty() ? at.host : opts.bind_address;
+  auto port = opts.tls() ? caf::openssl::publish(h, at.port, address.c_str(), true)
+                         : sys.middleman().publish(h, at.port, address.c_str(), true);
+  if (!port)
+    return make_node_error(errc::unreachable, "cannot listen as " + what + " on " + address +
+                                                  ":" + std::to_string(at.port) + " (" +
+                                                  describe(port.error()) +
+                                                  "); is the port in use?");
+  return port;
 }
 
 // Ports that were free a moment ago on 127.0.0.1 (the kernel's ephemeral range).

@@ -7,6 +7,7 @@
 #include "actors/parameter_shard.hpp"
 #include "actors/worker.hpp"
 #include "caf/io/all.hpp"
+#include "caf/openssl/all.hpp"
 #include "runtime/chief.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
@@ -14,6 +15,32 @@
 #include "runtime/sync_rule.hpp"
 
 namespace downpour {
+
+namespace {
+
+caf::timespan span(double seconds) {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(seconds));
+}
+
+// Heartbeats detect hung peers; the application identifier keeps clusters
+// and versions apart (CAF refuses a handshake when they differ); mutual TLS
+// authenticates every peer against the cluster's CA.
+void apply_network_settings(caf::actor_system_config& cfg, const options& opts) {
+  if (opts.heartbeat_interval_s > 0) {
+    cfg.set("middleman.heartbeat-interval", span(opts.heartbeat_interval_s));
+    cfg.set("middleman.connection-timeout", span(opts.node_timeout_s));
+  }
+  cfg.set("middleman.app-identifiers",
+          std::vector<std::string>{"downpour-" DOWNPOUR_VERSION "-" + opts.cluster_name});
+  if (!opts.tls()) return;
+  cfg.load<caf::openssl::manager>();
+  cfg.openssl_cafile = opts.tls_ca;
+  cfg.openssl_certificate = opts.tls_cert;
+  cfg.openssl_key = opts.tls_key;
+  cfg.openssl_passphrase = opts.tls_passphrase;
+}
+
+}  // namespace
 
 node_config::node_config(const options& opts) {
   add_message_types<caf::id_block::downpour>();
@@ -31,6 +58,7 @@ node_config::node_config(const options& opts) {
   set("scheduler.max-threads", threads);
   set("middleman.workers", std::size_t{0});
   set("logger.console", caf::atom("none"));
+  apply_network_settings(*this, opts);
 }
 
 static shard_config shard_config_for(const options& opts, std::size_t index) {
@@ -123,24 +151,11 @@ caf::expected<job_result> run_local_tcp(const options& opts) {
   return chief;
 }
 
-// Publishes an actor on the node's own host:port; the one-line error names it.
-template <class Handle>
-caf::expected<std::uint16_t> listen(caf::actor_system& sys, const Handle& h, const host_port& at,
-                                    const std::string& what) {
-  auto port = sys.middleman().publish(h, at.port, nullptr, true);
-  if (!port)
-    return make_node_error(errc::unreachable, "cannot listen as " + what + " on " +
-                                                  to_string(at) + " (" + describe(port.error()) +
-                                                  "); is the port in use?");
-  return port;
-}
-
 caf::expected<std::vector<shard_actor>> connect_shards(caf::actor_system& sys,
                                                       const options& opts) {
   std::vector<shard_actor> shards;
   for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k) {
-    auto h = connect_to<shard_actor>(sys, opts.ps_hosts[k], opts.connect_timeout_s,
-                                     "ps " + std::to_string(k));
+    auto h = connect_to<shard_actor>(sys, opts, opts.ps_hosts[k], "ps " + std::to_string(k));
     if (!h) return h.error();
     shards.push_back(*h);
   }
@@ -174,8 +189,8 @@ caf::expected<coordinator_actor> greet_chief(caf::actor_system& sys, const optio
 caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& opts,
                                         std::shared_ptr<const mnist_data> data,
                                         std::vector<shard_actor> shards) {
-  auto supervisor = connect_to<supervisor_actor>(sys, opts.worker_hosts[0],
-                                                 opts.connect_timeout_s, "the chief (worker 0)");
+  auto supervisor =
+      connect_to<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
   if (!supervisor) return supervisor.error();
   if (auto err = check_peers(sys, opts, shards)) return err;
   auto coordinator = greet_chief(sys, opts, *supervisor);
@@ -198,7 +213,7 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const listening_cal
   node_config cfg{opts};
   caf::actor_system sys{cfg};
   auto shard = spawn_parameter_shard(sys, shard_config_for(opts, opts.task));
-  auto port = listen(sys, shard, opts.ps_hosts[opts.task], "ps " + std::to_string(opts.task));
+  auto port = publish_on(sys, opts, shard, opts.ps_hosts[opts.task], "ps " + std::to_string(opts.task));
   if (!port) {
     caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
     return port.error();
@@ -217,7 +232,7 @@ caf::expected<job_result> run_worker_node(const options& opts,
   if (!shards) return shards.error();
   if (opts.task != 0) return run_non_chief(sys, opts, data, *shards);
   auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator) -> caf::error {
-    auto port = listen(sys, supervisor, opts.worker_hosts[0], "the chief (worker 0)");
+    auto port = publish_on(sys, opts, supervisor, opts.worker_hosts[0], "the chief (worker 0)");
     if (!port) return port.error();
     if (on_listening) on_listening(*port);
     auto worker =

@@ -42,12 +42,25 @@ std::vector<shard_layout> partition(const model_shape& shape, std::size_t num_sh
 
 std::vector<float> gather(const shard_layout& layout, const float* full) {
   std::vector<float> part(layout.size());
+  gather_into(layout, full, part.data());
+  return part;
+}
+
+void gather_into(const shard_layout& layout, const float* full, float* part) {
   std::size_t at = 0;
   for (const auto& r : layout.ranges) {
-    std::memcpy(part.data() + at, full + r.offset, r.size * sizeof(float));
+    std::memcpy(part + at, full + r.offset, r.size * sizeof(float));
     at += r.size;
   }
-  return part;
+}
+
+bool covers_whole(const shard_layout& layout, std::size_t n) {
+  std::size_t next = 0;
+  for (const auto& r : layout.ranges) {
+    if (r.offset != next) return false;
+    next += r.size;
+  }
+  return next == n;
 }
 
 void scatter(const shard_layout& layout, const float* part, float* full) {

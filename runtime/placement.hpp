@@ -31,4 +31,11 @@ std::vector<shard_layout> partition(const model_shape& shape, std::size_t num_sh
 std::vector<float> gather(const shard_layout& layout, const float* full);
 void scatter(const shard_layout& layout, const float* part, float* full);
 
+// gather() into a destination buffer of layout.size() floats (no allocation).
+void gather_into(const shard_layout& layout, const float* full, float* part);
+
+// True if the shard's part is the whole buffer of n floats, in order: then
+// its part and the full buffer are the same thing and can be swapped, not copied.
+bool covers_whole(const shard_layout& layout, std::size_t n);
+
 }  // namespace downpour

@@ -13,7 +13,7 @@ progress_reporter::progress_reporter(progress_config cfg)
   std::filesystem::path p(cfg_.metrics_path);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
   csv_ = std::make_unique<std::ofstream>(p, std::ios::trunc);
-  *csv_ << "wall_s,global_step,loss,learning_rate,steps_per_s\n";
+  *csv_ << "wall_s,global_step,loss,learning_rate,steps_per_s,val_accuracy,ema_val_accuracy\n";
 }
 
 void progress_reporter::on_step(std::int64_t global_step, float loss) {
@@ -35,14 +35,41 @@ void progress_reporter::finish(std::int64_t global_step) {
   if (!cfg_.quiet) print_status(global_step, last_loss_, now, true);
 }
 
+void progress_reporter::on_eval(std::int64_t global_step, double accuracy, double ema_accuracy) {
+  double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  char acc[64];
+  std::snprintf(acc, sizeof acc, "%.4f,%.4f", accuracy, ema_accuracy);
+  if (csv_) write_eval_row(global_step, now, acc);
+  std::fprintf(stdout, "eval: global_step=%lld val_accuracy=%.4f ema_val_accuracy=%.4f\n",
+               static_cast<long long>(global_step), accuracy, ema_accuracy);
+  std::fflush(stdout);
+}
+
+double progress_reporter::steps_per_s(std::int64_t global_step) const {
+  double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  return now > 0 ? static_cast<double>(global_step - cfg_.start_step) / now : 0.0;
+}
+
+// Evaluations finish after later steps were logged: their rate is the
+// average since the start, and they leave the step-to-step rate alone.
+void progress_reporter::write_eval_row(std::int64_t global_step, double now_s,
+                                       const std::string& accuracies) {
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "%.3f,%lld,%.6g,%.6g,%.2f,", now_s,
+                static_cast<long long>(global_step), last_loss_,
+                learning_rate_at(cfg_.schedule, global_step), steps_per_s(global_step));
+  *csv_ << buf << accuracies << '\n';
+  csv_->flush();
+}
+
 void progress_reporter::write_row(std::int64_t global_step, float loss, double now_s) {
   double dt = now_s - last_row_s_;
   double rate = dt > 0 ? static_cast<double>(global_step - last_row_step_) / dt : 0.0;
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%.3f,%lld,%.6g,%.6g,%.2f\n", now_s,
+  std::snprintf(buf, sizeof buf, "%.3f,%lld,%.6g,%.6g,%.2f,", now_s,
                 static_cast<long long>(global_step), loss,
                 learning_rate_at(cfg_.schedule, global_step), rate);
-  *csv_ << buf;
+  *csv_ << buf << ",\n";
   csv_->flush();
   last_row_s_ = now_s;
   last_row_step_ = global_step;

@@ -28,9 +28,14 @@ class progress_reporter {
   // Called once per global step handed out, with the latest worker loss.
   void on_step(std::int64_t global_step, float loss);
   void finish(std::int64_t global_step);
+  // A validation evaluation: a metrics row with its accuracies.
+  void on_eval(std::int64_t global_step, double accuracy, double ema_accuracy);
+  // Global steps per second since the start.
+  double steps_per_s(std::int64_t global_step) const;
 
  private:
   void write_row(std::int64_t global_step, float loss, double now_s);
+  void write_eval_row(std::int64_t global_step, double now_s, const std::string& accuracies);
   void print_status(std::int64_t global_step, float loss, double now_s, bool last);
 
   progress_config cfg_;

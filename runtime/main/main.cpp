@@ -7,6 +7,7 @@
 #include "runtime/connect.hpp"
 #include "runtime/node.hpp"
 #include "runtime/reference_trainer.hpp"
+#include "runtime/status_client.hpp"
 
 namespace {
 
@@ -54,6 +55,7 @@ int main(int argc, char** argv) {
   try {
     auto opts = parse_options(argc, argv, std::cout);
     if (!opts) return 0;
+    if (opts->command == command_kind::status) return run_status(*opts, std::cout, std::cerr);
     if (opts->command != command_kind::train) return run_command(*opts, std::cout, std::cerr);
     return run(*opts);
   } catch (const config_error& e) {

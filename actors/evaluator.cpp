@@ -1,0 +1,84 @@
+#include "actors/evaluator.hpp"
+
+#include "model/mlp.hpp"
+#include "runtime/placement.hpp"
+
+namespace downpour {
+namespace {
+
+struct evaluator_state {
+  evaluator_config cfg;
+  std::vector<float> params;
+  std::vector<float> ema;
+  std::size_t missing = 0;
+  static inline const char* name = "evaluator";
+};
+
+using evaluator_pointer = evaluator_actor::stateful_pointer<evaluator_state>;
+
+std::int64_t next_multiple(std::int64_t step, std::int64_t every) {
+  return (step / every + 1) * every;
+}
+
+void report(evaluator_pointer self, std::int64_t step) {
+  auto& st = self->state;
+  const auto& validation = st.cfg.data->validation;
+  double raw = evaluate(st.cfg.shape, st.params.data(), validation).overall;
+  double ema = evaluate(st.cfg.shape, st.ema.data(), validation).overall;
+  self->send(st.cfg.supervisor, eval_atom_v, step, raw, ema);
+  self->send(self, eval_atom_v, step);
+}
+
+// A shard already past the step (it raced ahead) skips this evaluation: ask
+// where shard 0 stands and aim at the next multiple after it.
+void skip_ahead(evaluator_pointer self) {
+  self->request(self->state.cfg.shards[0], std::chrono::minutes(1), await_atom_v, std::int64_t{0})
+      .then([=](std::int64_t now) { self->send(self, eval_atom_v, now); }, [](caf::error&) {});
+}
+
+void evaluate_at(evaluator_pointer self, std::int64_t step) {
+  auto& st = self->state;
+  if (step > st.cfg.last_step) return;
+  st.missing = st.cfg.shards.size();
+  for (auto& shard : st.cfg.shards)
+    self->request(shard, caf::infinite, snapshot_atom_v, step)
+        .then(
+            [=](shard_snapshot& snap) {
+              auto& s = self->state;
+              shard_layout layout;
+              for (std::size_t i = 0; i + 1 < snap.ranges.size(); i += 2)
+                layout.ranges.push_back({snap.ranges[i], snap.ranges[i + 1]});
+              scatter(layout, snap.params.values.data(), s.params.data());
+              scatter(layout, snap.ema.values.data(), s.ema.data());
+              if (s.missing > 0 && --s.missing == 0) report(self, step);
+            },
+            [=](caf::error&) {
+              auto& s = self->state;
+              if (s.missing == 0) return;
+              s.missing = 0;
+              skip_ahead(self);
+            });
+}
+
+evaluator_actor::behavior_type evaluator(evaluator_pointer self, evaluator_config cfg,
+                                         std::int64_t start_step) {
+  auto& st = self->state;
+  st.cfg = std::move(cfg);
+  st.params.resize(st.cfg.shape.size());
+  st.ema.resize(st.cfg.shape.size());
+  self->send(self, eval_atom_v, start_step);
+  return {
+    [=](eval_atom, std::int64_t after) {
+      evaluate_at(self, next_multiple(after, self->state.cfg.every));
+    },
+  };
+}
+
+}  // namespace
+
+evaluator_actor spawn_evaluator(caf::actor_system& sys, evaluator_config cfg,
+                                std::int64_t start_step) {
+  return sys.spawn<caf::detached>(evaluator, std::move(cfg), start_step);
+}
+
+}  // namespace downpour

@@ -1,0 +1,31 @@
+// The evaluator on the chief: every eval_every global steps it takes a
+// snapshot of every shard right after that step, evaluates the raw and the
+// EMA parameters on the validation split, and reports to the supervisor
+// (log line and metrics.csv). It runs detached: the forward passes never
+// block the actors that serve training.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "actors/messages.hpp"
+#include "data/idx.hpp"
+#include "model/shape.hpp"
+
+namespace downpour {
+
+struct evaluator_config {
+  std::vector<shard_actor> shards;
+  model_shape shape;
+  std::shared_ptr<const mnist_data> data;
+  std::int64_t every = 0;
+  std::int64_t last_step = 0;
+  supervisor_actor supervisor;
+};
+
+// Starts by evaluating at the first multiple of every after start_step.
+evaluator_actor spawn_evaluator(caf::actor_system& sys, evaluator_config cfg,
+                                std::int64_t start_step);
+
+}  // namespace downpour

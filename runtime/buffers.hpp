@@ -1,0 +1,39 @@
+// Float buffers of one size, kept for reuse: a fresh std::vector<float> of
+// the model's size costs a zero-filling pass (and often page faults) before
+// it is overwritten anyway, so the hot paths recycle the buffers that
+// messages bring in instead of allocating new ones.
+#pragma once
+
+#include <cstddef>
+#include <utility>
+#include <vector>
+
+namespace downpour {
+
+class buffer_pool {
+ public:
+  // Keeps at most `keep` idle buffers; more are freed.
+  explicit buffer_pool(std::size_t keep = 2) : keep_(keep) {}
+
+  // A buffer of n floats whose contents are unspecified (the caller
+  // overwrites all of them). Allocates only when no idle buffer fits.
+  std::vector<float> take(std::size_t n) {
+    while (!idle_.empty()) {
+      auto buf = std::move(idle_.back());
+      idle_.pop_back();
+      if (buf.size() == n) return buf;
+    }
+    return std::vector<float>(n);
+  }
+
+  // Returns a buffer for reuse; empty ones are dropped.
+  void give(std::vector<float>&& buf) {
+    if (!buf.empty() && idle_.size() < keep_) idle_.push_back(std::move(buf));
+  }
+
+ private:
+  std::size_t keep_;
+  std::vector<std::vector<float>> idle_;
+};
+
+}  // namespace downpour
