@@ -1,0 +1,144 @@
+// Operating a cluster of processes: status, validation metrics, cluster
+// identity, a worker killed or hung in async and sync modes.
+#include <doctest/doctest.h>
+
+#include <fstream>
+
+#include "runtime/connect.hpp"
+#include "subprocess.hpp"
+
+using namespace downpour;
+using downpour::testing::process;
+using downpour::testing::temp_dir;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct cluster_args {
+  std::string ps, workers, dir;
+  std::vector<std::string> common;
+  std::vector<std::string> node(const std::string& role, int task,
+                                std::vector<std::string> extra = {}) const {
+    std::vector<std::string> a = {DOWNPOUR_BINARY, "--role=" + role, "--task=" + std::to_string(task),
+                                  "--ps-hosts=" + ps, "--worker-hosts=" + workers,
+                                  "--checkpoint-dir=" + dir, "--quiet", "--connect-timeout=20"};
+    a.insert(a.end(), common.begin(), common.end());
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  }
+};
+
+cluster_args make_cluster(std::size_t ps, std::size_t workers, const temp_dir& dir,
+                          std::vector<std::string> common) {
+  auto ports = pick_free_ports(ps + workers);
+  cluster_args c;
+  for (std::size_t i = 0; i < ps + workers; ++i) {
+    auto& list = i < ps ? c.ps : c.workers;
+    list += (list.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(ports[i]);
+  }
+  c.dir = dir.str();
+  c.common = std::move(common);
+  return c;
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("status reports the running job and fails clearly when no chief answers") {
+  temp_dir dir("status");
+  auto c = make_cluster(2, 1, dir, {"--last-step=200000", "--log-every=200"});
+  process ps0(c.node("ps", 0), dir / "ps0.log");
+  process ps1(c.node("ps", 1), dir / "ps1.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  REQUIRE(chief.wait_for_output("global_step:", 60s));
+  process status({DOWNPOUR_BINARY, "status", "--chief=" + c.workers}, dir / "status.log");
+  CHECK(status.wait(30s) == 0);
+  auto out = status.output();
+  CAPTURE(out);
+  CHECK(out.find("mode: async") != std::string::npos);
+  CHECK(out.find("global_step: ") != std::string::npos);
+  CHECK(out.find("/200000") != std::string::npos);
+  CHECK(out.find("workers: 1 live of 1") != std::string::npos);
+  CHECK(out.find("shard 0: [0,198755) floats=198755") != std::string::npos);
+  CHECK(out.find("shard 1: [198755,397510) floats=198755") != std::string::npos);
+  CHECK(out.find("last_checkpoint: ") != std::string::npos);
+  chief.kill(SIGKILL);
+  ps0.kill(SIGKILL);
+  ps1.kill(SIGKILL);
+  process nobody({DOWNPOUR_BINARY, "status", "--chief=" + c.workers, "--connect-timeout=0.5"},
+                 dir / "nobody.log");
+  CHECK(nobody.wait(30s) == 1);
+  CHECK(nobody.output().find("cannot reach the chief at " + c.workers + " within 0.5 s") !=
+        std::string::npos);
+}
+
+TEST_CASE("eval-every adds validation accuracies to the log and to metrics.csv") {
+  temp_dir dir("eval-every");
+  process p({DOWNPOUR_BINARY, "--last-step=600", "--eval-every=200", "--quiet",
+             "--checkpoint-dir=" + dir.str()},
+            dir / "p.log");
+  REQUIRE(p.wait(120s) == 0);
+  CHECK(p.output().find("eval: global_step=200 val_accuracy=0.") != std::string::npos);
+  CHECK(p.output().find("eval: global_step=400 val_accuracy=0.") != std::string::npos);
+  auto csv = read_file(dir / "metrics.csv");
+  CHECK(csv.rfind("wall_s,global_step,loss,learning_rate,steps_per_s,val_accuracy,"
+                  "ema_val_accuracy\n", 0) == 0);
+  CHECK(csv.find(",200,") != std::string::npos);
+}
+
+TEST_CASE("a node of another cluster is refused with a message naming the reason") {
+  temp_dir dir("cluster-name");
+  auto c = make_cluster(1, 1, dir, {"--last-step=100"});
+  process ps0(c.node("ps", 0, {"--cluster-name=blue"}), dir / "ps.log");
+  process w0(c.node("worker", 0, {"--cluster-name=green"}), dir / "w.log");
+  CHECK(w0.wait(60s) == 1);
+  CHECK(w0.output().find("ps 0 at " + c.ps + " refused us: it belongs to another cluster") !=
+        std::string::npos);
+  CAPTURE(w0.output());
+}
+
+TEST_CASE("an async worker killed with -9 leaves the others going, rejoins, and the job ends exactly") {
+  temp_dir dir("async-kill");
+  auto c = make_cluster(1, 2, dir, {"--last-step=6000", "--log-every=100"});
+  process ps0(c.node("ps", 0), dir / "ps.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  auto w1 = std::make_unique<process>(c.node("worker", 1), dir / "w1.log");
+  REQUIRE(w1->wait_for_output("global_step:", 60s));
+  w1->kill(SIGKILL);
+  CHECK(w1->wait(30s) == 128 + SIGKILL);
+  process w1b(c.node("worker", 1), dir / "w1b.log");
+  CHECK(w1b.wait_for_output("global_step:", 60s));
+  for (auto* p : {&chief, &w1b, &ps0}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(300s) == 0);
+  }
+  CHECK(chief.output().find("final: global_step=6000 ") != std::string::npos);
+}
+
+TEST_CASE("a hung sync worker (SIGSTOP) is detected by heartbeats and the job goes on") {
+  temp_dir dir("hung");
+  auto c = make_cluster(1, 3, dir,
+                        {"--mode=sync", "--last-step=1500", "--log-every=50",
+                         "--heartbeat-interval=0.2", "--node-timeout=1.5"});
+  process ps0(c.node("ps", 0), dir / "ps.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  process w1(c.node("worker", 1), dir / "w1.log");
+  process w2(c.node("worker", 2), dir / "w2.log");
+  REQUIRE(w2.wait_for_output("global_step:", 60s));
+  auto stopped = std::chrono::steady_clock::now();
+  w2.kill(SIGSTOP);
+  REQUIRE(chief.wait_for_output("a round now needs 2 gradients (2 live workers)", 30s));
+  auto detected = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
+  MESSAGE("hung worker detected after " << detected << " s (node timeout 1.5 s)");
+  CHECK(detected < 10.0);
+  for (auto* p : {&chief, &w1, &ps0}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(300s) == 0);
+  }
+  CHECK(chief.output().find("final: global_step=1500 ") != std::string::npos);
+  w2.kill(SIGKILL);
+}
