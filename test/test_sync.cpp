@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <optional>
 
@@ -219,5 +220,43 @@ TEST_CASE_FIXTURE(sync_fixture, "ssp holds a fast worker at the bound and lets i
   CHECK(*slots == std::vector<std::int64_t>{0, 1, 2});
   for (auto a : {caf::actor_cast<caf::actor>(coordinator), fast, slow})
     caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  sched->run();
+}
+
+TEST_CASE_FIXTURE(sync_fixture, "hostile pushes are rejected and counted, never applied") {
+  auto shard = sync_shard(1, {1.0f, 2.0f});
+  push(shard, 0, 7, {1.0f});                                            // wrong length
+  push(shard, 5, 7, {1.0f, 1.0f});                                      // stamp from the future
+  push(shard, 0, 7, {std::numeric_limits<float>::quiet_NaN(), 0.0f});   // NaN
+  push(shard, 0, 7, {std::numeric_limits<float>::infinity(), 0.0f});    // inf
+  auto s = snapshot(shard);
+  CHECK(s.step == 0);
+  CHECK(s.rejected == 4);
+  CHECK(s.params.values == std::vector<float>{1.0f, 2.0f});
+  push(shard, 0, 1, {1.0f, 1.0f});  // an honest push still works
+  CHECK(snapshot(shard).step == 1);
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
+
+TEST_CASE_FIXTURE(sync_fixture, "an async shard rejects a NaN gradient but applies the next one") {
+  shard_config c;
+  c.mode = train_mode::async;
+  c.last_step = 10;
+  auto shard = spawn_parameter_shard(*sys, c);
+  shard_init init;
+  init.ranges = {0, 2};
+  init.params.values = {1.0f, 1.0f};
+  init.ema.values = {1.0f, 1.0f};
+  caf::anon_send(shard, init_atom_v, std::move(init));
+  sched->run();
+  push(shard, 0, 3, {std::numeric_limits<float>::quiet_NaN(), 1.0f});
+  CHECK(snapshot(shard).step == 0);
+  push(shard, 0, 3, {1.0f, 1.0f});
+  auto s = snapshot(shard);
+  CHECK(s.step == 1);
+  CHECK(s.rejected == 1);
+  CHECK(s.params.values[0] == doctest::Approx(0.99));
+  caf::anon_send(shard, stop_atom_v);
   sched->run();
 }
