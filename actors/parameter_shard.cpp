@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "runtime/buffers.hpp"
@@ -22,6 +23,11 @@ struct parameter_shard_state {
   // needs no copy.
   std::vector<float> fresh;
   buffer_pool spare;            // buffers to copy params into for the other pulls
+  // The decay of an EMA update still owed for the current params. A step's
+  // EMA waits until the pull that follows its push is answered, so it
+  // overlaps the worker's compute instead of delaying its parameters; it is
+  // exact because params do not change before it is done.
+  std::optional<float> ema_due;
   std::vector<float> grad_sum;  // sync: this round's fresh gradients, summed
   std::size_t grad_count = 0;
   std::int64_t dropped = 0;   // sync: stale gradients, never applied
@@ -71,7 +77,14 @@ tensor params_copy(parameter_shard_state& st) {
   return tensor{std::move(buf)};
 }
 
-shard_snapshot snapshot_of(const parameter_shard_state& st) {
+void settle_ema(parameter_shard_state& st) {
+  if (!st.ema_due) return;
+  update_ema(st.ema.data(), st.params.data(), st.params.size(), *st.ema_due);
+  st.ema_due.reset();
+}
+
+shard_snapshot snapshot_of(parameter_shard_state& st) {
+  settle_ema(st);
   return shard_snapshot{st.step,   st.ranges,  tensor{st.params}, tensor{st.ema},
                         st.dropped, st.rejected};
 }
@@ -79,6 +92,7 @@ shard_snapshot snapshot_of(const parameter_shard_state& st) {
 void release_waiters(parameter_shard_state& st) {
   if (st.step < 0) return;
   release(st.pull_waiters, st.step, [&] { return pull_reply{st.step, params_copy(st)}; });
+  settle_ema(st);
   release(st.step_waiters, st.step, [&] { return st.step; });
   // Steps advance one at a time, so a snapshot waiter for step s is met
   // exactly at s; one below s was passed by a jump (a restore) and fails.
@@ -93,11 +107,13 @@ void release_waiters(parameter_shard_state& st) {
   st.snapshot_waiters.erase(st.snapshot_waiters.begin(), end);
 }
 
-// next holds the updated parameters: they become params, the EMA follows
-// them, next is kept as the next pull's reply, and the global step advances.
+// next holds the updated parameters: they become params (the EMA toward
+// them is owed), next is kept as the next pull's reply, and the global step
+// advances.
 void commit(parameter_shard_state& st, std::vector<float>&& next) {
-  commit_with_ema(st.params.data(), st.ema.data(), next.data(), next.size(),
-                  ema_decay_at(st.cfg.ema_decay, st.step));
+  settle_ema(st);
+  std::copy(next.begin(), next.end(), st.params.begin());
+  st.ema_due = ema_decay_at(st.cfg.ema_decay, st.step);
   st.spare.give(std::exchange(st.fresh, std::move(next)));
   ++st.step;
   release_waiters(st);
@@ -181,11 +197,16 @@ caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
   return st.step;
 }
 
+// Answered before the owed EMA is done: the worker computes meanwhile.
 caf::result<pull_reply> on_pull(shard_pointer self, std::int64_t min_step) {
   auto& st = self->state;
-  if (st.step >= 0 && st.step >= min_step) return pull_reply{st.step, params_copy(st)};
   auto rp = self->make_response_promise<pull_reply>();
-  st.pull_waiters.emplace(std::max<std::int64_t>(min_step, 0), rp);
+  if (st.step >= 0 && st.step >= min_step) {
+    rp.deliver(pull_reply{st.step, params_copy(st)});
+    settle_ema(st);
+  } else {
+    st.pull_waiters.emplace(std::max<std::int64_t>(min_step, 0), rp);
+  }
   return rp;
 }
 

@@ -70,14 +70,4 @@ void mean_sgd_into_gradient(float* io, const float* params, std::size_t n, float
   for (std::size_t i = 0; i < n; ++i) io[i] = params[i] - lr * (io[i] * inv);
 }
 
-void commit_with_ema(float* params, float* shadow, const float* next, std::size_t n,
-                     float decay) {
-  const float one_minus = 1.0f - decay;
-  for (std::size_t i = 0; i < n; ++i) {
-    const float p = next[i];
-    params[i] = p;
-    shadow[i] -= one_minus * (shadow[i] - p);
-  }
-}
-
 }  // namespace downpour

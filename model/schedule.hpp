@@ -34,25 +34,21 @@ void update_ema(float* shadow, const float* params, std::size_t n, float decay);
 void apply_mean_sgd(float* params, const float* grad_sum, std::size_t n, float lr,
                     std::size_t count);
 
-// The shard's fused forms of the same arithmetic, bit for bit. They write the
-// updated parameters into the gradient's own buffer, so the push's storage
-// becomes the next pull's reply and the old parameters stay intact until the
-// update is known to be good (a rejected push changes nothing).
-
 // True if no value is NaN or inf. Branch-free, so it vectorizes: a shard
 // checks every pushed float.
 bool all_finite(const float* v, std::size_t n);
 
-// io[i] = params[i] - lr * io[i] (apply_sgd's arithmetic, out of place); false
-// if any gradient in io was NaN or inf, and then io holds garbage.
+// The shard's forms of apply_sgd and apply_mean_sgd, bit for bit the same
+// arithmetic, out of place: they write the updated parameters into the
+// gradient's own buffer, so the push's storage becomes the next pull's reply,
+// and params stay intact until the update is known to be good.
+
+// io[i] = params[i] - lr * io[i]; false if any gradient in io was NaN or inf
+// (checked in the same pass), and then io holds garbage.
 bool sgd_into_gradient(float* io, const float* params, std::size_t n, float lr);
 
-// io[i] = params[i] - lr * (io[i] / count): apply_mean_sgd out of place.
+// io[i] = params[i] - lr * (io[i] * (1 / count)): the mean of a gradient sum.
 void mean_sgd_into_gradient(float* io, const float* params, std::size_t n, float lr,
                             std::size_t count);
-
-// params = next, and shadow moves toward next (update_ema's arithmetic), in
-// one pass over the three buffers.
-void commit_with_ema(float* params, float* shadow, const float* next, std::size_t n, float decay);
 
 }  // namespace downpour

@@ -121,6 +121,9 @@ checkpoint_info read_preamble(const std::string& path, const std::string& bytes)
                    " payload bytes");
   if (have > info.payload_bytes)
     fail(path, std::to_string(have - info.payload_bytes) + " unexpected bytes after the payload");
+  // The payload opens with its archive's endianness byte; without it there is
+  // nothing to parse (and the archive would throw its own exception type).
+  if (info.payload_bytes == 0) fail(path, "truncated: the payload is empty");
   info.computed_checksum = crc_of(bytes.data() + preamble_size, info.payload_bytes);
   return info;
 }
@@ -139,8 +142,12 @@ array_counts read_header(in_archive& ar, checkpoint_info& info) {
     variable_info v;
     v.name = read_name(ar);
     u64 offset = 0, rows = 0, cols = 0;
-    ar(offset, rows, cols, v.regularized);
-    v.offset = offset, v.rows = rows, v.cols = cols;
+    // A bool is one byte on disk; any other value than 0 or 1 is damage, and
+    // loading it straight into a bool would be undefined behaviour.
+    std::uint8_t regularized = 0;
+    ar(offset, rows, cols, regularized);
+    if (regularized > 1) throw std::domain_error("bad flag");
+    v.offset = offset, v.rows = rows, v.cols = cols, v.regularized = regularized != 0;
     info.variables.push_back(v);
   }
   ar(info.global_step);
@@ -167,9 +174,23 @@ array_counts parse_header(in_archive& ar, checkpoint_info& info) {
   }
 }
 
+// The shape's sizes without wrapping around: dimensions whose products
+// overflow would otherwise pass as a small size() that the arrays then match.
+bool size_fits(const model_shape& shape) {
+  std::size_t total = 0;
+  for (const auto& v : shape.variables()) {
+    std::size_t n = 0;
+    if (__builtin_mul_overflow(v.rows, v.cols, &n) || __builtin_add_overflow(total, n, &total))
+      return false;
+  }
+  return true;
+}
+
 // The payload passed its checksum; this catches a writer that broke the format.
 void check_contents(const checkpoint_info& info, const array_counts& counts) {
   const model_shape& shape = info.shape;
+  if (!size_fits(shape))
+    fail(info.path, "its shape " + shape.to_string() + " is too large (the sizes overflow)");
   if (!same_variables(info.variables, shape.variables()))
     fail(info.path, "its variables do not match a " + shape.to_string() + " model");
   if (counts.params != shape.size() || counts.ema != shape.size())
@@ -177,7 +198,7 @@ void check_contents(const checkpoint_info& info, const array_counts& counts) {
                         std::to_string(counts.ema) + " shadows, a " + shape.to_string() +
                         " model has " + std::to_string(shape.size()));
   if (!known_mode(info.mode)) fail(info.path, "unknown mode '" + info.mode + "'");
-  if (counts.params * 2 * sizeof(float) > info.payload_bytes)
+  if (counts.params > info.payload_bytes / (2 * sizeof(float)))
     fail(info.path, "the payload is too short for its arrays");
 }
 

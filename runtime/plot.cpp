@@ -136,9 +136,17 @@ std::string parse_row(const std::string& line, const column_map& map, metrics_ro
     value = v;
     return "";
   };
+  // The axes must be finite; a loss, rate or learning rate may be nan or inf
+  // (a diverged run) and is then left out of its line.
+  auto axis = [&](std::size_t i, const char* name, double& value) -> std::string {
+    std::string why = number(i, name, value);
+    if (why.empty() && !std::isfinite(value))
+      why = std::string(name) + " '" + shown(fields[i]) + "' is not a finite number";
+    return why;
+  };
   std::string why;
-  if (!(why = number(map.wall_s, "wall_s", row.wall_s)).empty()) return why;
-  if (!(why = number(map.global_step, "global_step", row.global_step)).empty()) return why;
+  if (!(why = axis(map.wall_s, "wall_s", row.wall_s)).empty()) return why;
+  if (!(why = axis(map.global_step, "global_step", row.global_step)).empty()) return why;
   if (!(why = number(map.loss, "loss", row.loss)).empty()) return why;
   if (!(why = number(map.learning_rate, "learning_rate", row.learning_rate)).empty()) return why;
   if (!(why = number(map.steps_per_s, "steps_per_s", row.steps_per_s)).empty()) return why;
@@ -219,7 +227,7 @@ struct fd_guard {
 // An anonymous temporary file (created and unlinked at once).
 int anonymous_file() {
   std::string pattern = (fs::temp_directory_path() / "downpour-plot-XXXXXX").string();
-  int fd = ::mkstemp(pattern.data());
+  int fd = ::mkostemp(pattern.data(), O_CLOEXEC);
   if (fd < 0)
     fail(std::string("cannot create a temporary file in ") + fs::temp_directory_path().string() +
          " (" + std::strerror(errno) + ")");
@@ -249,15 +257,19 @@ std::string read_all(int fd) {
   }
 }
 
-// The last non-empty line of gnuplot's messages, trimmed to one line.
+// gnuplot's error: its last message line that is not a warning (else its last
+// line), trimmed to one bounded line.
 std::string last_message(const std::string& text) {
   std::istringstream in(text);
-  std::string line, last;
+  std::string line, last, last_error;
   while (std::getline(in, line)) {
     auto first = line.find_first_not_of(" \t\r^");
-    if (first != std::string::npos) last = line.substr(first);
+    if (first == std::string::npos) continue;
+    last = line.substr(first);
+    if (last.rfind("Warning:", 0) != 0 && last.rfind("warning:", 0) != 0) last_error = last;
   }
-  return last.empty() ? "no message" : shown(last.size() > 200 ? last.substr(0, 200) : last);
+  if (!last_error.empty()) return shown(last_error, 200);
+  return last.empty() ? "no message" : shown(last, 200);
 }
 
 // Runs gnuplot with script on stdin and its stdout into out_fd.
@@ -395,6 +407,9 @@ std::string plot_script(const metrics_table& table, const std::string& title_hin
   const bool smooth_it = window >= 2;
   const char* raw_colour = smooth_it ? "#9ecae1" : "#08519c";
   const metrics_row& last = by_step.back();
+  const bool any_lr = std::any_of(by_step.begin(), by_step.end(), [](const metrics_row& r) {
+    return std::isfinite(r.learning_rate);
+  });
   const bool any_rate = std::any_of(by_wall.begin(), by_wall.end(), [](const metrics_row& r) {
     return std::isfinite(r.steps_per_s) && r.steps_per_s > 0;
   });
@@ -453,17 +468,16 @@ std::string plot_script(const metrics_table& table, const std::string& title_hin
   s << "set title 'loss against global step'\n"
     << "set xlabel 'global step'\n"
     << "set ylabel 'loss'\n"
-    << "set y2label 'learning rate'\n"
-    << "set y2tics\n"
-    << "set format y2 '%.4g'\n";
+    << (any_lr ? "set y2label 'learning rate'\nset y2tics\nset format y2 '%.4g'\n" : "");
   std::vector<std::string> step_plot = {"$bystep using 1:3 with linespoints pt 7 ps 0.4 lc rgb '" +
                                         std::string(raw_colour) + "' title 'loss'"};
   if (smooth_it)
     step_plot.push_back(
         "$bystep using 1:4 with lines lw 2 lc rgb '#08519c' title 'loss, moving average of " +
         std::to_string(window) + " rows'");
-  step_plot.push_back(
-      "$bystep using 1:5 axes x1y2 with lines dt 2 lc rgb '#636363' title 'learning rate'");
+  if (any_lr)
+    step_plot.push_back(
+        "$bystep using 1:5 axes x1y2 with lines dt 2 lc rgb '#636363' title 'learning rate'");
   plot_command(s, step_plot);
   s << "unset y2tics\n"
     << "unset y2label\n";
@@ -515,7 +529,7 @@ int run_plot(const options& opts, std::ostream& out, std::ostream& err) {
   const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   fs::create_directories(dir, ec);
   std::string tmp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  int fd = ::mkstemp(tmp.data());
+  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0)
     fail("cannot create a temporary file in " + dir.string() + " (" + std::strerror(errno) + ")");
   fd_guard tmp_fd(fd);

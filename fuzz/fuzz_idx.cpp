@@ -1,0 +1,104 @@
+// Fuzzes the IDX reader (data/idx.cpp): load_idx_pair, and load_mnist over a
+// directory holding the pair, on files written from the input.
+//
+// Input layout (fuzz/corpus/fuzz_idx holds examples):
+//   u16 little-endian  length of the image file (clamped to what is there)
+//   u8                 flags: bit 0 also runs load_mnist on a directory with the
+//                      pair as train-* and t10k-*; bit 1 names those files NAME.gz
+//   u8                 validation size for load_mnist
+//   image file bytes, then label file bytes (plain IDX or gzip; gzread reads both)
+// A data_error is the reader's answer to a bad file and is fine; any other
+// exception, a crash, a sanitizer report or a leak is a bug.
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+
+#include "data/idx.hpp"
+#include "fuzz/fuzz_common.hpp"
+
+namespace {
+
+using downpour::data_error;
+using downpour::image_set;
+
+constexpr const char* target = "fuzz_idx";
+
+void check_set(const image_set& s, const char* what) {
+  if (s.count == 0 || s.rows == 0 || s.cols == 0)
+    fuzz::broken(target, std::string(what) + ": accepted an empty set or image");
+  if (s.pixels.size() != s.count * s.rows * s.cols || s.labels.size() != s.count)
+    fuzz::broken(target, std::string(what) + ": sizes do not match the header");
+}
+
+void check_split(const image_set& whole, const downpour::mnist_data& d, std::size_t validation) {
+  if (d.validation.count != validation || d.train.count != whole.count - validation ||
+      d.test.count != whole.count)
+    fuzz::broken(target, "load_mnist: split counts are wrong");
+  const std::size_t in = whole.input_size();
+  for (const image_set* s : {&d.validation, &d.train, &d.test}) {
+    if (s->rows != whole.rows || s->cols != whole.cols || s->pixels.size() != s->count * in ||
+        s->labels.size() != s->count)
+      fuzz::broken(target, "load_mnist: a split's sizes are inconsistent");
+  }
+  const bool same = std::equal(d.validation.pixels.begin(), d.validation.pixels.end(),
+                               whole.pixels.begin()) &&
+                    std::equal(d.train.pixels.begin(), d.train.pixels.end(),
+                               whole.pixels.begin() + validation * in) &&
+                    d.test.pixels == whole.pixels && d.test.labels == whole.labels;
+  if (!same) fuzz::broken(target, "load_mnist: the splits are not the file's images in order");
+  const std::size_t classes = 1 + *std::max_element(whole.labels.begin(), whole.labels.end());
+  if (d.num_classes != classes) fuzz::broken(target, "load_mnist: wrong num_classes");
+}
+
+void run_load_mnist(const image_set& whole, const std::string& images, const std::string& labels,
+                    bool gz, std::size_t validation) {
+  namespace fs = std::filesystem;
+  const std::string dir = fuzz::scratch_path("mnist");
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  fs::create_directory(dir);
+  const std::string suffix = gz ? ".gz" : "";
+  fuzz::write_file(dir + "/train-images-idx3-ubyte" + suffix, images);
+  fuzz::write_file(dir + "/train-labels-idx1-ubyte" + suffix, labels);
+  fuzz::write_file(dir + "/t10k-images-idx3-ubyte" + suffix, images);
+  fuzz::write_file(dir + "/t10k-labels-idx1-ubyte" + suffix, labels);
+  try {
+    auto data = downpour::load_mnist(dir, validation);
+    if (!data) fuzz::broken(target, "load_mnist returned null");
+    check_split(whole, *data, validation);
+  } catch (const data_error&) {
+    if (validation <= whole.count)
+      fuzz::broken(target, "load_mnist refused a pair that load_idx_pair accepted");
+  } catch (const std::exception& e) {
+    fuzz::broken(target, std::string("load_mnist threw a non-data_error: ") + e.what());
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size < 4) return -1;
+  const std::size_t image_bytes = std::min<std::size_t>(data[0] | (data[1] << 8), size - 4);
+  const bool with_mnist = data[2] & 1;
+  const bool gz = data[2] & 2;
+  const std::size_t validation = data[3];
+  const std::string images(reinterpret_cast<const char*>(data) + 4, image_bytes);
+  const std::string labels(reinterpret_cast<const char*>(data) + 4 + image_bytes,
+                           size - 4 - image_bytes);
+
+  static const std::string images_path = fuzz::scratch_path("images");
+  static const std::string labels_path = fuzz::scratch_path("labels");
+  fuzz::write_file(images_path, images);
+  fuzz::write_file(labels_path, labels);
+  image_set whole;
+  try {
+    whole = downpour::load_idx_pair(images_path, labels_path);
+  } catch (const data_error&) {
+    return 0;
+  } catch (const std::exception& e) {
+    fuzz::broken(target, std::string("load_idx_pair threw a non-data_error: ") + e.what());
+  }
+  check_set(whole, "load_idx_pair");
+  if (with_mnist) run_load_mnist(whole, images, labels, gz, validation);
+  return 0;
+}

@@ -1,0 +1,179 @@
+// The shard's fast update path (the finiteness check fused into SGD, the
+// push's buffer reused as the pull's reply, the EMA done after the reply)
+// against the plain reference arithmetic, bit for bit.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <random>
+
+#include "actors/parameter_shard.hpp"
+#include "caf/scheduler/test_coordinator.hpp"
+#include "model/schedule.hpp"
+#include "runtime/buffers.hpp"
+#include "runtime/placement.hpp"
+
+using namespace downpour;
+
+namespace {
+
+constexpr float inf = std::numeric_limits<float>::infinity();
+
+std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+struct shard_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  caf::scheduler::test_coordinator* sched = nullptr;
+
+  shard_fixture() {
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    cfg.set("logger.console", caf::atom("none"));
+    cfg.add_message_types<caf::id_block::downpour>();
+    sys = std::make_unique<caf::actor_system>(cfg);
+    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+  }
+
+  shard_actor async_shard(const std::vector<float>& params) {
+    shard_config c;
+    c.mode = train_mode::async;
+    c.last_step = 1000;
+    auto shard = spawn_parameter_shard(*sys, c);
+    shard_init init;
+    init.ranges = {0, params.size()};
+    init.params.values = params;
+    init.ema.values = params;
+    caf::anon_send(shard, init_atom_v, std::move(init));
+    sched->run();
+    return shard;
+  }
+
+  template <class T, class... Ts>
+  T ask(const shard_actor& shard, Ts... xs) {
+    auto slot = std::make_shared<std::optional<T>>();
+    sys->spawn([=](caf::event_based_actor* self) {
+      self->request(shard, caf::infinite, xs...).then([=](T& x) { *slot = std::move(x); });
+    });
+    sched->run();
+    REQUIRE(slot->has_value());
+    return std::move(**slot);
+  }
+
+  ~shard_fixture() { sys->registry().await_running_count_equal(0); }
+};
+
+}  // namespace
+
+TEST_CASE("the finiteness check finds NaN and inf anywhere, and nothing else") {
+  auto v = random_floats(1003, 1);
+  CHECK(all_finite(v.data(), v.size()));
+  v[17] = std::numeric_limits<float>::max();
+  v[18] = -0.0f;
+  v[19] = std::numeric_limits<float>::denorm_min();
+  CHECK(all_finite(v.data(), v.size()));
+  for (float bad : {inf, -inf, std::numeric_limits<float>::quiet_NaN(), std::nanf("7")}) {
+    for (std::size_t at : {std::size_t{0}, std::size_t{500}, v.size() - 1}) {
+      auto w = v;
+      w[at] = bad;
+      CHECK_FALSE(all_finite(w.data(), w.size()));
+      auto params = random_floats(w.size(), 2);
+      CHECK_FALSE(sgd_into_gradient(w.data(), params.data(), w.size(), 0.01f));
+    }
+  }
+}
+
+TEST_CASE("the out-of-place updates are apply_sgd and apply_mean_sgd bit for bit") {
+  const std::size_t n = 4099;  // odd: vector body and scalar tail
+  auto params = random_floats(n, 3), grad = random_floats(n, 4);
+  auto expected = params;
+  apply_sgd(expected.data(), grad.data(), n, 0.0137f);
+  auto io = grad;
+  CHECK(sgd_into_gradient(io.data(), params.data(), n, 0.0137f));
+  CHECK(same_bits(io, expected));
+  expected = params;
+  apply_mean_sgd(expected.data(), grad.data(), n, 0.0137f, 3);
+  io = grad;
+  mean_sgd_into_gradient(io.data(), params.data(), n, 0.0137f, 3);
+  CHECK(same_bits(io, expected));
+}
+
+TEST_CASE("a buffer pool hands back buffers of the size asked for") {
+  buffer_pool pool(1);
+  auto a = pool.take(5);
+  CHECK(a.size() == 5);
+  const float* storage = a.data();
+  pool.give(std::move(a));
+  auto b = pool.take(5);
+  CHECK(b.data() == storage);  // reused, not reallocated
+  pool.give(std::move(b));
+  CHECK(pool.take(7).size() == 7);  // a buffer of another size is not handed out
+}
+
+TEST_CASE("a layout covers the whole buffer only when its ranges tile it in order") {
+  CHECK(covers_whole(shard_layout{{{0, 4}, {4, 6}}}, 10));
+  CHECK_FALSE(covers_whole(shard_layout{{{0, 4}}}, 10));
+  CHECK_FALSE(covers_whole(shard_layout{{{4, 6}, {0, 4}}}, 10));
+  std::vector<float> full = {1, 2, 3, 4, 5, 6};
+  std::vector<float> part(3);
+  gather_into(shard_layout{{{4, 2}, {0, 1}}}, full.data(), part.data());
+  CHECK(part == std::vector<float>{5, 6, 1});
+}
+
+TEST_CASE_FIXTURE(shard_fixture,
+                  "pushes and pulls in any order give the reference parameters and EMA") {
+  const std::size_t n = 1027;
+  auto params = random_floats(n, 5);
+  auto shard = async_shard(params);
+  auto ref = params, ema = params;
+  lr_schedule schedule;
+  for (std::int64_t step = 0; step < 6; ++step) {
+    auto grad = random_floats(n, 100 + static_cast<unsigned>(step));
+    caf::anon_send(shard, push_atom_v, push_msg{step, 0, tensor{grad}});
+    apply_sgd(ref.data(), grad.data(), n, learning_rate_at(schedule, step));
+    update_ema(ema.data(), ref.data(), n, ema_decay_at(0.99f, step));
+    if (step % 3 == 2) continue;  // sometimes two pushes without a pull between
+    auto pulled = ask<pull_reply>(shard, pull_atom_v, std::int64_t{0});
+    CHECK(pulled.step == step + 1);
+    CHECK(same_bits(pulled.params.values, ref));
+  }
+  auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
+  CHECK(s.step == 6);
+  CHECK(same_bits(s.params.values, ref));
+  CHECK(same_bits(s.ema.values, ema));
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
+
+TEST_CASE_FIXTURE(shard_fixture, "an inf in the last float rejects the whole push, EMA included") {
+  const std::size_t n = 1000;
+  auto params = random_floats(n, 6);
+  auto shard = async_shard(params);
+  auto grad = random_floats(n, 7);
+  caf::anon_send(shard, push_atom_v, push_msg{0, 0, tensor{grad}});
+  sched->run();
+  auto before = ask<shard_snapshot>(shard, snapshot_atom_v);
+  grad.back() = -inf;
+  caf::anon_send(shard, push_atom_v, push_msg{1, 0, tensor{grad}});
+  auto after = ask<shard_snapshot>(shard, snapshot_atom_v);
+  CHECK(after.step == 1);
+  CHECK(after.rejected == 1);
+  CHECK(same_bits(after.params.values, before.params.values));
+  CHECK(same_bits(after.ema.values, before.ema.values));
+  auto pulled = ask<pull_reply>(shard, pull_atom_v, std::int64_t{0});
+  CHECK(same_bits(pulled.params.values, before.params.values));
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
