@@ -43,7 +43,6 @@ options read_operations(options o, const raw_values& raw) {
   o.tls_key = read_text(raw, "tls-key", o.tls_key);
   o.tls_passphrase = read_text(raw, "tls-passphrase", o.tls_passphrase);
   o.eval_every = read_integer(raw, "eval-every", o.eval_every, 0);
-  o.log_level = read_word(raw, "log-level", o.log_level, {"error", "warning", "info", "debug"});
   o.metrics_file = read_text(raw, "metrics", o.metrics_file);
   o.chief_address = read_text(raw, "chief", o.chief_address);
   if (const raw_value* v = find(raw, "chief")) parse_host_list(v->text, label(*v, "chief"));

@@ -88,7 +88,6 @@ std::vector<option_spec> cluster_specs(const options& d) {
       {"tls-passphrase", "TEXT", "", "passphrase of an encrypted --tls-key"},
       {"eval-every", "N", text_of(d.eval_every),
        "global steps between evaluations on the validation split (chief); 0 turns them off"},
-      {"log-level", "LEVEL", d.log_level, "error, warning, info or debug"},
       {"metrics", "FILE", "", "plot: the metrics.csv to draw (default: metrics.csv in --checkpoint-dir)"},
       {"chief", "HOST:PORT", "", "status: the chief to ask (default: the first --worker-hosts entry)"},
       {"wire-dtype", "T", d.wire_dtype,

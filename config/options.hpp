@@ -81,7 +81,6 @@ struct options {
   std::string bind_address;               // empty: the host of this node's own entry
   // Watching a job.
   std::int64_t eval_every = 0;  // global steps between validation evaluations; 0: never
-  std::string log_level = "info";
   std::string metrics_file;   // plot: the metrics.csv to draw
   std::string chief_address;  // status: host:port of the chief; empty: worker-hosts[0]
   // Transfer.

@@ -291,7 +291,6 @@ TEST_CASE("--help prints every option and returns nothing") {
                            "tls-key",
                            "tls-passphrase",
                            "eval-every",
-                           "log-level",
                            "metrics",
                            "chief",
                            "wire-dtype",
