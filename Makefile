@@ -29,6 +29,7 @@ bench: build
 	$(BUILD)/bench_step --json $(BUILD)/bench/step.json
 	$(BUILD)/bench_serialize --json $(BUILD)/bench/serialize.json
 	$(BUILD)/bench_cluster --binary=$(BUILD)/downpour --json $(BUILD)/bench/cluster.json
+	$(BUILD)/bench_sync --json $(BUILD)/bench/sync.json
 
 clean:
 	rm -rf $(BUILD)
