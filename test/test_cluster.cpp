@@ -6,27 +6,19 @@
 #include "runtime/node.hpp"
 #include "runtime/reference_trainer.hpp"
 #include "subprocess.hpp"
+#include "test_jobs.hpp"
 
 using namespace downpour;
+using downpour::testing::bit_identical;
+using downpour::testing::local_job;
 using downpour::testing::temp_dir;
 
 namespace {
 
+// Each run its own checkpoint dir: a fresh job, not a restore.
 options small_job(std::size_t ps, std::size_t workers, std::int64_t steps, const temp_dir& dir) {
-  options o;
-  o.last_step = steps;
-  o.ps_hosts.assign(ps, host_port{"127.0.0.1", 0});
-  o.worker_hosts.assign(workers, host_port{"127.0.0.1", 0});
-  o.log_every = 1000000;
-  o.quiet = true;
-  static int runs = 0;  // each run its own checkpoint dir: a fresh job, not a restore
-  o.checkpoint_dir = dir / ("run" + std::to_string(++runs));
-  o.connect_timeout_s = 20;
-  return o;
-}
-
-bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+  static int runs = 0;
+  return local_job(ps, workers, steps, dir / ("run" + std::to_string(++runs)));
 }
 
 const mnist_data& data() {

@@ -11,29 +11,16 @@
 #include "runtime/node.hpp"
 #include "runtime/reference_trainer.hpp"
 #include "subprocess.hpp"
+#include "test_jobs.hpp"
 
 using namespace downpour;
 using downpour::testing::process;
+using downpour::testing::bit_identical;
+using downpour::testing::local_job;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
 
 namespace {
-
-options local_job(std::size_t ps, std::size_t workers, std::int64_t steps, const std::string& dir) {
-  options o;
-  o.last_step = steps;
-  o.ps_hosts.assign(ps, host_port{"127.0.0.1", 0});
-  o.worker_hosts.assign(workers, host_port{"127.0.0.1", 0});
-  o.log_every = 1000000;
-  o.quiet = true;
-  o.checkpoint_dir = dir;
-  o.save_checkpoint_secs = 0;
-  return o;
-}
-
-bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
 
 std::vector<std::string> binary(std::vector<std::string> args) {
   args.insert(args.begin(), DOWNPOUR_BINARY);

@@ -9,6 +9,7 @@
 #include "runtime/connect.hpp"
 #include "runtime/node.hpp"
 #include "subprocess.hpp"
+#include "test_jobs.hpp"
 
 using namespace downpour;
 using downpour::testing::process;
@@ -17,16 +18,11 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// Each run its own checkpoint dir: a fresh job, not a restore.
 options sync_job(std::size_t ps, std::size_t workers, std::int64_t steps, const temp_dir& dir) {
-  options o;
+  static int runs = 0;
+  auto o = downpour::testing::local_job(ps, workers, steps, dir / ("run" + std::to_string(++runs)));
   o.mode = train_mode::sync;
-  o.last_step = steps;
-  o.ps_hosts.assign(ps, host_port{"127.0.0.1", 0});
-  o.worker_hosts.assign(workers, host_port{"127.0.0.1", 0});
-  o.log_every = 1000000;
-  o.quiet = true;
-  static int runs = 0;  // each run its own checkpoint dir: a fresh job, not a restore
-  o.checkpoint_dir = dir / ("run" + std::to_string(++runs));
   return o;
 }
 

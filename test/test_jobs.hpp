@@ -1,0 +1,33 @@
+// Small in-process jobs for tests: the options every oracle and resume test
+// starts from, and bit-for-bit comparison of parameter buffers.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "config/options.hpp"
+
+namespace downpour::testing {
+
+// ps shards and workers in one process, steps global steps, checkpoints in
+// dir, no timed checkpoints and no progress output.
+inline options local_job(std::size_t ps, std::size_t workers, std::int64_t steps,
+                         const std::string& dir) {
+  options o;
+  o.last_step = steps;
+  o.ps_hosts.assign(ps, host_port{"127.0.0.1", 0});
+  o.worker_hosts.assign(workers, host_port{"127.0.0.1", 0});
+  o.log_every = 1000000;
+  o.quiet = true;
+  o.checkpoint_dir = dir;
+  o.save_checkpoint_secs = 0;
+  o.connect_timeout_s = 20;
+  return o;
+}
+
+inline bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+}  // namespace downpour::testing
