@@ -55,9 +55,7 @@ void write_out(saver_pointer self, gathering& g) {
 }
 
 void add_snapshot(gathering& g, shard_snapshot& snap) {
-  shard_layout layout;
-  for (std::size_t i = 0; i + 1 < snap.ranges.size(); i += 2)
-    layout.ranges.push_back({snap.ranges[i], snap.ranges[i + 1]});
+  const auto layout = layout_from_pairs(snap.ranges);
   scatter(layout, snap.params.values.data(), g.ckpt.params.data());
   scatter(layout, snap.ema.values.data(), g.ckpt.ema.data());
 }

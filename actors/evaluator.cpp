@@ -45,9 +45,7 @@ void evaluate_at(evaluator_pointer self, std::int64_t step) {
         .then(
             [=](shard_snapshot& snap) {
               auto& s = self->state;
-              shard_layout layout;
-              for (std::size_t i = 0; i + 1 < snap.ranges.size(); i += 2)
-                layout.ranges.push_back({snap.ranges[i], snap.ranges[i + 1]});
+              const auto layout = layout_from_pairs(snap.ranges);
               scatter(layout, snap.params.values.data(), s.params.data());
               scatter(layout, snap.ema.values.data(), s.ema.data());
               if (s.missing > 0 && --s.missing == 0) report(self, step);

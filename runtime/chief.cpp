@@ -95,9 +95,7 @@ caf::expected<job_result> collect(caf::scoped_actor& self, const model_shape& sh
     self->request(shards[k], std::chrono::seconds(60), snapshot_atom_v)
         .receive(
             [&](shard_snapshot& snap) {
-              shard_layout layout;
-              for (std::size_t i = 0; i + 1 < snap.ranges.size(); i += 2)
-                layout.ranges.push_back({snap.ranges[i], snap.ranges[i + 1]});
+              const auto layout = layout_from_pairs(snap.ranges);
               scatter(layout, snap.params.values.data(), r.params.data());
               scatter(layout, snap.ema.values.data(), r.ema.data());
               r.summary.global_step = snap.step;

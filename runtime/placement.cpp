@@ -40,6 +40,13 @@ std::vector<shard_layout> partition(const model_shape& shape, std::size_t num_sh
   return balanced(shape.size(), num_shards);
 }
 
+shard_layout layout_from_pairs(const std::vector<std::uint64_t>& pairs) {
+  shard_layout layout;
+  for (std::size_t i = 0; i + 1 < pairs.size(); i += 2)
+    layout.ranges.push_back({static_cast<std::size_t>(pairs[i]), static_cast<std::size_t>(pairs[i + 1])});
+  return layout;
+}
+
 std::vector<float> gather(const shard_layout& layout, const float* full) {
   std::vector<float> part(layout.size());
   gather_into(layout, full, part.data());

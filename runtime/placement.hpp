@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <vector>
 
 #include "config/options.hpp"
@@ -26,6 +27,9 @@ struct shard_layout {
 // i % num_shards (TensorFlow's replica_device_setter); a shard may get nothing.
 std::vector<shard_layout> partition(const model_shape& shape, std::size_t num_shards,
                                     placement_kind placement);
+
+// The layout carried in messages as offset/size pairs (shard_init, snapshots).
+shard_layout layout_from_pairs(const std::vector<std::uint64_t>& pairs);
 
 // Copies a shard's part out of, and back into, a full flat buffer.
 std::vector<float> gather(const shard_layout& layout, const float* full);
