@@ -260,3 +260,32 @@ TEST_CASE_FIXTURE(sync_fixture, "an async shard rejects a NaN gradient but appli
   caf::anon_send(shard, stop_atom_v);
   sched->run();
 }
+
+TEST_CASE_FIXTURE(sync_fixture, "under ssp a dead slow worker no longer holds the fast one back") {
+  coordinator_config cc;
+  cc.mode = train_mode::ssp;
+  cc.workers = 2;
+  cc.staleness = 0;
+  auto coordinator = spawn_sync_coordinator(*sys, cc);
+  auto slow = sys->spawn([=](caf::event_based_actor* self) -> caf::behavior {
+    self->send(coordinator, join_atom_v, 1u);
+    return {[](int) {}};
+  });
+  sched->run();
+  auto granted = std::make_shared<std::vector<std::int64_t>>();
+  auto fast = sys->spawn([=](caf::event_based_actor* self) -> caf::behavior {
+    self->send(coordinator, join_atom_v, 0u);
+    for (std::int64_t c = 0; c < 2; ++c)
+      self->request(coordinator, caf::infinite, clock_atom_v, 0u, c)
+          .then([=](std::int64_t g) { granted->push_back(g); });
+    return {[](int) {}};
+  });
+  sched->run();
+  CHECK(*granted == std::vector<std::int64_t>{0});  // lock-step: step 1 waits for worker 1
+  caf::anon_send_exit(slow, caf::exit_reason::kill);
+  sched->run();
+  CHECK(*granted == std::vector<std::int64_t>{0, 1});
+  for (auto a : {caf::actor_cast<caf::actor>(coordinator), fast})
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  sched->run();
+}
