@@ -84,7 +84,6 @@ struct options {
   std::string metrics_file;   // plot: the metrics.csv to draw
   std::string chief_address;  // status: host:port of the chief; empty: worker-hosts[0]
   // Transfer.
-  std::string wire_dtype = "fp32";  // fp32 or bf16 on the wire
   bool pipeline = false;            // async: pull the next parameters while computing
   bool tls() const { return !tls_ca.empty(); }
 };

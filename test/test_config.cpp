@@ -293,7 +293,6 @@ TEST_CASE("--help prints every option and returns nothing") {
                            "eval-every",
                            "metrics",
                            "chief",
-                           "wire-dtype",
                            "pipeline",
                            "help",
                            "version",
@@ -339,8 +338,6 @@ TEST_CASE("TLS needs all three files and a node timeout must outlast two heartbe
   CHECK(error_of({"--heartbeat-interval=1", "--node-timeout=2"}).find(
             "config: --node-timeout=2") == 0);
   CHECK(parse({"--heartbeat-interval=0", "--node-timeout=1"}).heartbeat_interval_s == 0);
-  CHECK(error_of({"--wire-dtype=fp16"}) ==
-        "config: --wire-dtype=fp16 is not valid (expected fp32|bf16)");
 }
 
 TEST_CASE("ssp mode and its staleness bound are read and validated") {
