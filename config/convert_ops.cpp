@@ -46,7 +46,6 @@ options read_operations(options o, const raw_values& raw) {
   o.metrics_file = read_text(raw, "metrics", o.metrics_file);
   o.chief_address = read_text(raw, "chief", o.chief_address);
   if (const raw_value* v = find(raw, "chief")) parse_host_list(v->text, label(*v, "chief"));
-  o.pipeline = read_flag(raw, "pipeline", o.pipeline);
   check_tls(o);
   check_timeouts(o);
   return o;

@@ -90,8 +90,6 @@ std::vector<option_spec> cluster_specs(const options& d) {
        "global steps between evaluations on the validation split (chief); 0 turns them off"},
       {"metrics", "FILE", "", "plot: the metrics.csv to draw (default: metrics.csv in --checkpoint-dir)"},
       {"chief", "HOST:PORT", "", "status: the chief to ask (default: the first --worker-hosts entry)"},
-      {"pipeline", "", d.pipeline ? "true" : "false",
-       "async: pull the next parameters while computing (one step staler; switch)"},
       {"help", "", "", "print this help and exit"},
       {"version", "", "", "print the version and exit"},
   };

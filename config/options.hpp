@@ -83,8 +83,6 @@ struct options {
   std::int64_t eval_every = 0;  // global steps between validation evaluations; 0: never
   std::string metrics_file;   // plot: the metrics.csv to draw
   std::string chief_address;  // status: host:port of the chief; empty: worker-hosts[0]
-  // Transfer.
-  bool pipeline = false;            // async: pull the next parameters while computing
   bool tls() const { return !tls_ca.empty(); }
 };
 

@@ -135,7 +135,7 @@ void config_seeds(const fs::path& dir, const fs::path& source) {
   put(dir / "ini-numbers",
       "\nlearning-rate = 1e-3\nlr-decay-rate = 1\nema-decay = 0\nl2 = 0\nseed = "
       "18446744073709551615\nlr-staircase = yes\nquiet = off\nscheduler-threads = 256\n"
-      "heartbeat-interval = 0\nnode-timeout = 0.5\npipeline = true\n");
+      "heartbeat-interval = 0\nnode-timeout = 0.5\n");
   put(dir / "ini-bad-line", "\nbatch-size\n= 3\n[other]\nx=1\n");
   put(dir / "argv-config-override",
       argv_input({"--config", "@ini", "--role=worker", "--task", "1", "--batch-size=50"}));

@@ -293,7 +293,6 @@ TEST_CASE("--help prints every option and returns nothing") {
                            "eval-every",
                            "metrics",
                            "chief",
-                           "pipeline",
                            "help",
                            "version",
                            "job_name",
