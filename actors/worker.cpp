@@ -1,5 +1,6 @@
 #include "actors/worker.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "data/batcher.hpp"
@@ -10,6 +11,11 @@
 namespace downpour {
 namespace {
 
+// A step needs the pulled parameters to compute and, in async/ssp, a ticket
+// to push. The ticket is asked for right after the previous push (the
+// supervisor counts on that order when a worker dies) but is only waited
+// for before the push: its round trip overlaps the compute, and the
+// parameters computed on are the same as if it had been waited for first.
 struct worker_state {
   worker_config cfg;
   std::unique_ptr<mlp_workspace> workspace;
@@ -22,18 +28,22 @@ struct worker_state {
   std::vector<buffer_pool> outgoing;
   bool whole = false;  // one shard covers the whole model in order
   std::vector<std::int64_t> pulled_at;  // per shard: the step its slice was read at
-  std::size_t pending = 0;              // replies still missing for this step
+  std::size_t pulls_pending = 0;        // pull replies still missing
+  bool params_fresh = false;            // every pull is in and no gradient used them yet
+  bool ticket_pending = false;          // async/ssp: the ticket asked for is not in yet
+  bool grad_ready = false;              // a gradient waits for its ticket to be pushed
   std::int64_t ticket = -1;             // async/ssp: the global step this push makes; -1: stop
   std::int64_t min_step = 0;            // sync: the step the next pull must wait for
   std::size_t pushed_this_step = 0;     // sync: gradients pushed for pulled_at[0]
   std::int64_t local_step = 0;
-  float last_loss = 0.0f;
+  float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
+  float last_loss = 0.0f;  // the loss of the last pushed gradient
   static inline const char* name = "worker";
 };
 
 using worker_pointer = worker_actor::stateful_pointer<worker_state>;
 
-void begin_step(worker_pointer self);
+void advance(worker_pointer self);
 
 void fail(worker_pointer self, const char* what, const caf::error& err) {
   aout(self) << "worker " << self->state.cfg.index << ": " << what << ": "
@@ -48,6 +58,85 @@ void finish_job(worker_pointer self) {
   self->quit();
 }
 
+bool uses_tickets(const worker_state& st) { return st.cfg.mode != train_mode::sync; }
+
+bool prefetches(const worker_state& st) {
+  return st.cfg.pipeline && st.cfg.mode == train_mode::async;
+}
+
+// Sync: the global step a push is for. Shards may stand at different steps
+// (each completes its rounds as its own gradients arrive); the lowest is
+// the step every shard still needs.
+std::int64_t sync_step(const worker_state& st) {
+  return *std::min_element(st.pulled_at.begin(), st.pulled_at.end());
+}
+
+// Sync: over only when every shard is at the last step; a worker that quit
+// when the first one got there could leave another a gradient short forever.
+bool job_over(const worker_state& st) {
+  if (!uses_tickets(st)) return sync_step(st) >= st.cfg.last_step;
+  return !st.ticket_pending && st.ticket < 0;
+}
+
+// A pulled part lands in params; its buffer is kept for a later push.
+void take_pulled(worker_state& st, std::size_t k, std::vector<float>&& part) {
+  if (st.whole) return st.outgoing[k].give(std::exchange(st.params, std::move(part)));
+  scatter(st.cfg.layouts[k], part.data(), st.params.data());
+  st.outgoing[k].give(std::move(part));
+}
+
+void request_pulls(worker_pointer self, std::int64_t min_step) {
+  auto& st = self->state;
+  st.pulls_pending = st.cfg.shards.size();
+  for (std::size_t k = 0; k < st.cfg.shards.size(); ++k)
+    self->request(st.cfg.shards[k], caf::infinite, pull_atom_v, min_step)
+        .then([=](pull_reply& r) {
+                auto& s = self->state;
+                if (r.params.values.size() != s.cfg.layouts[k].size())
+                  return fail(self, "pull", caf::make_error(errc::shape_mismatch));
+                take_pulled(s, k, std::move(r.params.values));
+                s.pulled_at[k] = r.step;
+                if (--s.pulls_pending == 0) {
+                  s.params_fresh = true;
+                  advance(self);
+                }
+              },
+              [=](caf::error& err) { fail(self, "pull failed", err); });
+}
+
+void request_ticket(worker_pointer self) {
+  auto& st = self->state;
+  st.ticket_pending = true;
+  self->request(st.cfg.supervisor, caf::infinite, ticket_atom_v, st.cfg.index, st.last_loss)
+      .then([=](std::int64_t ticket) {
+              self->state.ticket = ticket;
+              self->state.ticket_pending = false;
+              advance(self);
+            },
+            [=](caf::error& err) { fail(self, "ticket request failed", err); });
+}
+
+// After a push. Pipelined, this step's pulls are already out.
+void begin_step(worker_pointer self) {
+  auto& st = self->state;
+  switch (st.cfg.mode) {
+    case train_mode::sync:
+      return request_pulls(self, st.min_step);
+    case train_mode::ssp:
+      self->request(st.cfg.coordinator, caf::infinite, clock_atom_v, st.cfg.index, st.local_step)
+          .then([=](std::int64_t) {
+                  request_ticket(self);
+                  request_pulls(self, 0);
+                },
+                [=](caf::error& err) { fail(self, "ssp clock failed", err); });
+      return;
+    case train_mode::async:
+      request_ticket(self);
+      if (!prefetches(st)) request_pulls(self, 0);
+      return;
+  }
+}
+
 // The push takes the gradient's storage (whole model) or a recycled buffer
 // with the shard's part of it.
 std::vector<float> outgoing_part(worker_state& st, std::size_t k) {
@@ -59,121 +148,64 @@ std::vector<float> outgoing_part(worker_state& st, std::size_t k) {
   return part;
 }
 
+// Sync: push again for the same step while this worker owes the round more
+// gradients; otherwise wait for the next step, but never for one past the
+// last: a shard that is done answers at the last step, so the worker keeps
+// feeding the shards that are not done yet instead of waiting forever.
+void advance_sync_barrier(worker_state& st) {
+  st.pushed_this_step = st.pulled_at[0] == st.min_step ? st.pushed_this_step + 1 : 1;
+  const std::int64_t next = st.pushed_this_step >= st.cfg.gradients_per_step ? 1 : 0;
+  st.min_step = std::min(st.pulled_at[0] + next, st.cfg.last_step);
+}
+
 void push_gradient(worker_pointer self) {
   auto& st = self->state;
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
     push_msg m{st.pulled_at[k], st.cfg.index, tensor{outgoing_part(st, k)}};
     self->send(st.cfg.shards[k], push_atom_v, std::move(m));
   }
-}
-
-// A pulled part lands in params; its buffer is kept for a later push.
-void take_pulled(worker_state& st, std::size_t k, std::vector<float>&& part) {
-  if (st.whole) return st.outgoing[k].give(std::exchange(st.params, std::move(part)));
-  scatter(st.cfg.layouts[k], part.data(), st.params.data());
-  st.outgoing[k].give(std::move(part));
-}
-
-bool job_over(const worker_state& st) {
-  if (st.cfg.mode == train_mode::sync) return st.pulled_at[0] >= st.cfg.last_step;
-  return st.ticket < 0;
-}
-
-// Sync: push again for the same step while this worker owes the round more
-// gradients; otherwise wait for the next step.
-void advance_sync_barrier(worker_state& st) {
-  st.pushed_this_step = st.pulled_at[0] == st.min_step ? st.pushed_this_step + 1 : 1;
-  if (st.pushed_this_step >= st.cfg.gradients_per_step) st.min_step = st.pulled_at[0] + 1;
-  else st.min_step = st.pulled_at[0];
-}
-
-void compute_and_push(worker_pointer self) {
-  auto& st = self->state;
-  st.last_loss =
-      st.workspace->loss_and_gradient(st.params.data(), st.batches->next_batch(), st.grad.data());
-  push_gradient(self);
+  st.grad_ready = false;
+  st.last_loss = st.grad_loss;
   ++st.local_step;
   const bool sync = st.cfg.mode == train_mode::sync;
   if (sync) {
-    self->send(st.cfg.supervisor, report_atom_v, st.cfg.index, st.pulled_at[0] + 1, st.last_loss);
+    self->send(st.cfg.supervisor, report_atom_v, st.cfg.index, sync_step(st) + 1, st.last_loss);
     advance_sync_barrier(st);
   }
   if (st.local_step % st.cfg.log_every == 0) {
-    auto global = sync ? st.pulled_at[0] + 1 : st.ticket + 1;
+    auto global = sync ? sync_step(st) + 1 : st.ticket + 1;
     aout(self) << step_log_line(global, st.local_step, st.last_loss) << std::endl;
   }
 }
 
-void request_pulls(worker_pointer self, std::int64_t min_step);
-void request_ticket(worker_pointer self);
-
-// All replies of the step are in: compute and push, or stop. Pipelined, the
-// next pulls go out first and are answered while this step computes; the
-// ticket is asked for after the push, so a worker holding a ticket has not
-// pushed for it yet (the supervisor's rule when a worker dies).
-void finish_step(worker_pointer self) {
+// Computes once the parameters are in, pushes once the ticket is in too,
+// then starts the next step; stops when the ticket (or, in sync mode, the
+// pulled steps) say the job is over. Pipelined, the next pulls go out
+// before the compute and are answered while it runs.
+void advance(worker_pointer self) {
   auto& st = self->state;
-  if (job_over(st)) return finish_job(self);
-  if (!st.cfg.pipeline || st.cfg.mode != train_mode::async) {
-    compute_and_push(self);
-    return begin_step(self);
+  for (;;) {
+    if (!st.grad_ready && st.params_fresh) {
+      if (job_over(st)) return finish_job(self);
+      st.params_fresh = false;
+      if (prefetches(st)) request_pulls(self, 0);
+      st.grad_loss = st.workspace->loss_and_gradient(st.params.data(), st.batches->next_batch(),
+                                                     st.grad.data());
+      st.grad_ready = true;
+    }
+    if (!st.grad_ready || st.ticket_pending) return;
+    if (job_over(st)) return finish_job(self);
+    push_gradient(self);
+    begin_step(self);
   }
-  st.pending = st.cfg.shards.size() + 1;
-  request_pulls(self, 0);
-  compute_and_push(self);
-  request_ticket(self);
 }
 
-void on_reply(worker_pointer self) {
-  if (--self->state.pending == 0) finish_step(self);
-}
-
-void request_pulls(worker_pointer self, std::int64_t min_step) {
+void start(worker_pointer self) {
   auto& st = self->state;
-  for (std::size_t k = 0; k < st.cfg.shards.size(); ++k)
-    self->request(st.cfg.shards[k], caf::infinite, pull_atom_v, min_step)
-        .then([=](pull_reply& r) {
-                auto& s = self->state;
-                if (r.params.values.size() != s.cfg.layouts[k].size())
-                  return fail(self, "pull", caf::make_error(errc::shape_mismatch));
-                take_pulled(s, k, std::move(r.params.values));
-                s.pulled_at[k] = r.step;
-                on_reply(self);
-              },
-              [=](caf::error& err) { fail(self, "pull failed", err); });
-}
-
-void request_ticket(worker_pointer self) {
-  auto& st = self->state;
-  self->request(st.cfg.supervisor, caf::infinite, ticket_atom_v, st.cfg.index, st.last_loss)
-      .then([=](std::int64_t ticket) {
-              self->state.ticket = ticket;
-              on_reply(self);
-            },
-            [=](caf::error& err) { fail(self, "ticket request failed", err); });
-}
-
-// Ticket and pulls go out together, so the ticket costs no extra latency.
-void request_ticket_and_pulls(worker_pointer self) {
-  self->state.pending = self->state.cfg.shards.size() + 1;
+  self->send(st.cfg.coordinator, join_atom_v, st.cfg.index);
+  if (st.cfg.mode != train_mode::async) return begin_step(self);
   request_ticket(self);
   request_pulls(self, 0);
-}
-
-void begin_step(worker_pointer self) {
-  auto& st = self->state;
-  switch (st.cfg.mode) {
-    case train_mode::sync:
-      st.pending = st.cfg.shards.size();
-      return request_pulls(self, st.min_step);
-    case train_mode::ssp:
-      self->request(st.cfg.coordinator, caf::infinite, clock_atom_v, st.cfg.index, st.local_step)
-          .then([=](std::int64_t) { request_ticket_and_pulls(self); },
-                [=](caf::error& err) { fail(self, "ssp clock failed", err); });
-      return;
-    case train_mode::async:
-      return request_ticket_and_pulls(self);
-  }
 }
 
 worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
@@ -193,10 +225,7 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   for (auto& s : st.cfg.shards) self->monitor(s);
   self->monitor(st.cfg.supervisor);
   return {
-    [=](start_atom) {
-      self->send(self->state.cfg.coordinator, join_atom_v, self->state.cfg.index);
-      begin_step(self);
-    },
+    [=](start_atom) { start(self); },
   };
 }
 
