@@ -3,34 +3,89 @@
 // serializer is slow, corrupts NaN and hangs on +inf (shared notes, caf-0.17).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "caf/all.hpp"
+#include "runtime/wire_dtype.hpp"
 
 namespace downpour {
 
-// A float buffer serialized as one length-prefixed apply_raw blob: bit-exact.
+// A float buffer serialized as a dtype byte, a length and raw blobs: fp32 is
+// bit-exact; bf16 halves the bytes (runtime/wire_dtype.hpp). The dtype only
+// matters on the wire: a message between local actors is never serialized.
 struct tensor {
   std::vector<float> values;
+  wire_dtype wire = wire_dtype::fp32;
 };
+
+namespace wire_detail {
+
+// bf16 goes through a small stack buffer, chunk by chunk: no allocation.
+constexpr std::size_t chunk = 4096;
+
+template <class Serializer>
+caf::error save_bf16(Serializer& f, const std::vector<float>& v) {
+  std::uint16_t buf[chunk];
+  for (std::size_t at = 0; at < v.size(); at += chunk) {
+    const std::size_t n = std::min(chunk, v.size() - at);
+    for (std::size_t i = 0; i < n; ++i) buf[i] = to_bf16(v[at + i]);
+    if (auto err = f.apply_raw(n * sizeof(std::uint16_t), buf)) return err;
+  }
+  return caf::none;
+}
+
+template <class Deserializer>
+caf::error load_bf16(Deserializer& f, std::vector<float>& v) {
+  std::uint16_t buf[chunk];
+  for (std::size_t at = 0; at < v.size(); at += chunk) {
+    const std::size_t n = std::min(chunk, v.size() - at);
+    if (auto err = f.apply_raw(n * sizeof(std::uint16_t), buf)) return err;
+    for (std::size_t i = 0; i < n; ++i) v[at + i] = from_bf16(buf[i]);
+  }
+  return caf::none;
+}
+
+}  // namespace wire_detail
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, tensor& x) {
   if constexpr (std::is_base_of<caf::serializer, Inspector>::value) {
+    auto dtype = static_cast<std::uint8_t>(x.wire);
     std::size_t n = x.values.size();
+    if (auto err = f(dtype)) return err;
     if (auto err = f.begin_sequence(n)) return err;
-    if (n > 0)
+    if (x.wire == wire_dtype::bf16) {
+      if (auto err = wire_detail::save_bf16(f, x.values)) return err;
+    } else if (n > 0) {
       if (auto err = f.apply_raw(n * sizeof(float), x.values.data())) return err;
+    }
     return f.end_sequence();
   } else if constexpr (std::is_base_of<caf::deserializer, Inspector>::value) {
+    std::uint8_t dtype = 0;
     std::size_t n = 0;
+    if (auto err = f(dtype)) return err;
+    if (dtype > static_cast<std::uint8_t>(wire_dtype::bf16))
+      return caf::make_error(caf::sec::invalid_argument, "tensor with unknown wire dtype " +
+                                                             std::to_string(dtype));
+    x.wire = static_cast<wire_dtype>(dtype);
     if (auto err = f.begin_sequence(n)) return err;
+    // A hostile length must fail here, not as a huge allocation.
+    if (auto* bytes = dynamic_cast<caf::binary_deserializer*>(&f)) {
+      const std::size_t width = x.wire == wire_dtype::bf16 ? 2 : 4;
+      if (n > bytes->remaining() / width)
+        return caf::make_error(caf::sec::invalid_argument, "tensor of " + std::to_string(n) +
+                                                               " values longer than its message");
+    }
     x.values.resize(n);
-    if (n > 0)
+    if (x.wire == wire_dtype::bf16) {
+      if (auto err = wire_detail::load_bf16(f, x.values)) return err;
+    } else if (n > 0) {
       if (auto err = f.apply_raw(n * sizeof(float), x.values.data())) return err;
+    }
     return f.end_sequence();
   } else {
     return f(caf::meta::type_name("tensor"), static_cast<std::uint64_t>(x.values.size()));
@@ -168,8 +223,9 @@ using shard_actor = caf::typed_actor<
   // mode's token barrier: no polling) and the shard is initialised.
   caf::replies_to<pull_atom, std::int64_t>::with<pull_reply>,
   // One gradient: async/ssp apply it at once; sync accumulates fresh ones and
-  // applies their mean once per round.
-  caf::reacts_to<push_atom, push_msg>,
+  // applies their mean once per round -> the shard's step, or the reason it
+  // was refused (wrong length, future stamp, NaN/inf, before init).
+  caf::replies_to<push_atom, push_msg>::with<std::int64_t>,
   // Sync mode: the number of fresh gradients that completes a round.
   caf::reacts_to<required_atom, std::uint64_t>,
   // Answers when the shard has applied this many updates.

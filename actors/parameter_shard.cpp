@@ -71,10 +71,10 @@ void release(Map& waiters, std::int64_t step, Make make) {
 // The parameters as they are now, for a pull: the last update's buffer if
 // no pull took it yet, else a copy into a recycled buffer.
 tensor params_copy(parameter_shard_state& st) {
-  if (!st.fresh.empty()) return tensor{std::exchange(st.fresh, {})};
+  if (!st.fresh.empty()) return tensor{std::exchange(st.fresh, {}), st.cfg.wire};
   auto buf = st.spare.take(st.params.size());
   std::copy(st.params.begin(), st.params.end(), buf.begin());
-  return tensor{std::move(buf)};
+  return tensor{std::move(buf), st.cfg.wire};
 }
 
 void settle_ema(parameter_shard_state& st) {
@@ -154,34 +154,39 @@ void accumulate(parameter_shard_state& st, std::vector<float>&& grad) {
   st.spare.give(std::move(grad));
 }
 
-void reject(shard_pointer self, const caf::error& err) {
+// The refusal goes back to the pushing worker as the push's error reply,
+// and is logged and counted here.
+caf::error reject(shard_pointer self, caf::error err) {
   auto& st = self->state;
   ++st.rejected;
   aout(self) << "parameter_shard " << st.cfg.index << ": rejected a push: "
              << self->system().render(err) << std::endl;
+  return err;
 }
 
 // Every refused push is counted, in every mode and after the last step too;
-// an accepted one is applied whole or (job over) not at all.
-void on_push(shard_pointer self, push_msg& m) {
+// an accepted one is applied whole or (job over) not at all. The reply is
+// the shard's step: in sync mode a stale gradient is dropped, not an error.
+caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m) {
   auto& st = self->state;
   auto& grad = m.grad.values;
   const bool over = st.step >= st.cfg.last_step;
   auto err = check_push(st, m);
   if (!err && (over || st.cfg.mode == train_mode::sync) && !all_finite(grad.data(), grad.size()))
     err = not_finite_error(m);
-  if (err) return reject(self, err);
-  if (over) return;  // the job is over; nothing more is applied
+  if (err) return reject(self, std::move(err));
+  if (over) return st.step;  // the job is over; nothing more is applied
   if (st.cfg.mode != train_mode::sync) {
-    if (!apply_pushed(st, std::move(grad))) reject(self, not_finite_error(m));
-    return;
+    if (!apply_pushed(st, std::move(grad))) return reject(self, not_finite_error(m));
+    return st.step;
   }
   if (judge_stamp(m.step, st.step) == stamp_verdict::stale) {
     ++st.dropped;
-    return;
+    return st.step;
   }
   accumulate(st, std::move(grad));
   maybe_complete_round(st);
+  return st.step;
 }
 
 caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
@@ -242,7 +247,7 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
     [=](hello_atom, const std::string& fp) { return on_hello(self, fp); },
     [=](init_atom, shard_init& init) { return on_init(self, init); },
     [=](pull_atom, std::int64_t min_step) { return on_pull(self, min_step); },
-    [=](push_atom, push_msg& m) { on_push(self, m); },  // mutable: its buffer is reused
+    [=](push_atom, push_msg& m) { return on_push(self, m); },  // mutable: its buffer is reused
     [=](required_atom, std::uint64_t n) {
       self->state.cfg.required = std::max<std::uint64_t>(1, n);
       maybe_complete_round(self->state);

@@ -19,6 +19,7 @@ struct shard_config {
   std::int64_t last_step = 0;
   train_mode mode = train_mode::async;
   std::size_t required = 1;  // sync: fresh gradients per round until told otherwise
+  wire_dtype wire = wire_dtype::fp32;  // pull replies between nodes
 };
 
 shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg);

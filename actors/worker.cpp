@@ -58,6 +58,13 @@ void finish_job(worker_pointer self) {
   self->quit();
 }
 
+// A refused push is not fatal (the shard applied nothing); the worker goes
+// on with fresh parameters and says why.
+void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err) {
+  aout(self) << "worker " << self->state.cfg.index << ": ps " << shard
+             << " refused a push: " << self->system().render(err) << std::endl;
+}
+
 bool uses_tickets(const worker_state& st) { return st.cfg.mode != train_mode::sync; }
 
 bool prefetches(const worker_state& st) {
@@ -161,8 +168,9 @@ void advance_sync_barrier(worker_state& st) {
 void push_gradient(worker_pointer self) {
   auto& st = self->state;
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
-    push_msg m{st.pulled_at[k], st.cfg.index, tensor{outgoing_part(st, k)}};
-    self->send(st.cfg.shards[k], push_atom_v, std::move(m));
+    push_msg m{st.pulled_at[k], st.cfg.index, tensor{outgoing_part(st, k), st.cfg.wire}};
+    self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(m))
+        .then([](std::int64_t) {}, [=](caf::error& err) { warn_refused(self, k, err); });
   }
   st.grad_ready = false;
   st.last_loss = st.grad_loss;

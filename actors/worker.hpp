@@ -39,6 +39,7 @@ struct worker_config {
   // pulled parameters then lack the worker's own last gradient (one step more
   // staleness), so a one-worker job no longer matches the reference.
   bool pipeline = false;
+  wire_dtype wire = wire_dtype::fp32;  // pushes between nodes
 };
 
 // The worker waits for start_atom.

@@ -46,9 +46,17 @@ sample reference_run(const mnist_data& data, long steps) {
   return {r.summary.wall_s, static_cast<double>(r.summary.global_step)};
 }
 
-sample inproc_run(std::size_t n, long steps) {
+// A variant of the default job: pipelined pulls off, or bf16 on the wire.
+struct variant {
+  bool pipeline = true;
+  wire_dtype wire = wire_dtype::fp32;
+};
+
+sample inproc_run(std::size_t n, long steps, variant v = {}) {
   temp_dir dir("bench-inproc");
-  auto r = run_local(job_options(n, n, steps, dir.str()));
+  auto o = job_options(n, n, steps, dir.str());
+  o.pipeline = v.pipeline;
+  auto r = run_local(o);
   if (!r) throw std::runtime_error("inproc run failed: " + describe(r.error()));
   return {r->summary.wall_s, static_cast<double>(r->summary.global_step)};
 }
@@ -67,7 +75,7 @@ std::string host_list(const std::vector<std::uint16_t>& ports, std::size_t from,
 }
 
 // n ps processes and n worker processes (the chief last), as a real cluster.
-sample process_run(const std::string& bin, std::size_t n, long steps) {
+sample process_run(const std::string& bin, std::size_t n, long steps, variant v = {}) {
   temp_dir dir("bench-proc");
   auto ports = pick_free_ports(2 * n);
   std::string ps = host_list(ports, 0, n), workers = host_list(ports, n, n);
@@ -79,7 +87,9 @@ sample process_run(const std::string& bin, std::size_t n, long steps) {
                                  "--ps-hosts=" + ps, "--worker-hosts=" + workers,
                                  "--checkpoint-dir=" + dir.str(), "--quiet",
                                  "--log-every=1000000", "--save-checkpoint-secs=0",
-                                 "--connect-timeout=60", "--last-step=" + std::to_string(steps)},
+                                 "--connect-timeout=60", "--last-step=" + std::to_string(steps),
+                                 std::string("--pipeline=") + (v.pipeline ? "on" : "off"),
+                                 "--wire-dtype=" + to_string(v.wire)},
         dir / (tag + ".log")));
   };
   for (std::size_t k = 0; k < n; ++k) start("ps", k);
@@ -115,12 +125,18 @@ std::string caf_settings() {
 
 struct series {
   std::vector<sample> ref, local1, proc1, local2, proc2;
+  std::vector<sample> local1_off, proc1_off, proc1_bf16;  // variants of the 1+1 job
 };
 
 void one_repeat(series& s, const mnist_data& data, const std::string& bin, long steps) {
   s.ref.push_back(reference_run(data, steps));
   s.local1.push_back(inproc_run(1, steps));
-  if (!bin.empty()) s.proc1.push_back(process_run(bin, 1, steps));
+  s.local1_off.push_back(inproc_run(1, steps, variant{false}));
+  if (!bin.empty()) {
+    s.proc1.push_back(process_run(bin, 1, steps));
+    s.proc1_off.push_back(process_run(bin, 1, steps, variant{false}));
+    s.proc1_bf16.push_back(process_run(bin, 1, steps, variant{true, wire_dtype::bf16}));
+  }
   s.local2.push_back(inproc_run(2, steps));
   if (!bin.empty()) s.proc2.push_back(process_run(bin, 2, steps));
 }
@@ -139,16 +155,25 @@ std::vector<double> rate(const std::vector<sample>& xs) {
 
 void fill_report(report& rep, const series& s) {
   const std::pair<const char*, const std::vector<sample>*> rows[] = {
-      {"reference trainer", &s.ref},        {"inproc 1 worker + 1 shard", &s.local1},
-      {"2 processes 1 worker + 1 ps", &s.proc1}, {"inproc 2 workers + 2 shards", &s.local2},
+      {"reference trainer", &s.ref},
+      {"inproc 1 worker + 1 shard", &s.local1},
+      {"inproc 1+1, pipeline off", &s.local1_off},
+      {"2 processes 1 worker + 1 ps", &s.proc1},
+      {"2 processes 1+1, pipeline off", &s.proc1_off},
+      {"2 processes 1+1, bf16 wire", &s.proc1_bf16},
+      {"inproc 2 workers + 2 shards", &s.local2},
       {"4 processes 2 workers + 2 ps", &s.proc2}};
   for (auto& [name, xs] : rows)
     if (!xs->empty()) rep.value(std::string(name) + " ms/step", ms(*xs), "ms/global step");
   for (auto& [name, xs] : rows)
     if (!xs->empty()) rep.value(std::string(name) + " steps/s", rate(*xs), "global steps/s");
   rep.ratio("inproc 1+1 / reference (ms/step)", ratios(ms(s.local1), ms(s.ref)), 1.10, true);
-  if (!s.proc1.empty())
+  rep.value("inproc 1+1 pipeline off / reference", ratios(ms(s.local1_off), ms(s.ref)), "x");
+  if (!s.proc1.empty()) {
     rep.ratio("processes 1+1 / reference (ms/step)", ratios(ms(s.proc1), ms(s.ref)), 1.35, true);
+    rep.value("processes 1+1 pipeline off / reference", ratios(ms(s.proc1_off), ms(s.ref)), "x");
+    rep.value("processes 1+1 bf16 / reference", ratios(ms(s.proc1_bf16), ms(s.ref)), "x");
+  }
   rep.ratio("inproc 2+2 / inproc 1+1 (steps/s)", ratios(rate(s.local2), rate(s.local1)), 1.7,
             false);
   if (!s.proc2.empty()) {
@@ -186,7 +211,8 @@ int main(int argc, char** argv) {
   rep.note("loadavg", load_note);
   rep.note("CAF", caf_settings());
   rep.note("job", std::to_string(steps) + " global steps x " + std::to_string(repeats) +
-                      " repeats, batch 100, 784-500-10, seed 1, async, fashion-mnist");
+                      " repeats, batch 100, 784-500-10, seed 1, async, fashion-mnist; " +
+                      "pipelined pulls and fp32 wire unless a row says otherwise");
   rep.note("binary", bin.empty() ? "none" : bin);
   fill_report(rep, s);
   rep.print(std::cout);

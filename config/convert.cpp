@@ -47,6 +47,8 @@ options read_cluster(options o, const raw_values& raw) {
                             {placement_kind::balanced, placement_kind::round_robin});
   o.transport =
       read_choice(raw, "transport", o.transport, {transport_kind::inproc, transport_kind::tcp});
+  o.pipeline = read_flag(raw, "pipeline", o.pipeline);
+  o.wire = read_choice(raw, "wire-dtype", o.wire, {wire_dtype::fp32, wire_dtype::bf16});
   o.connect_timeout_s = read_real(raw, "connect-timeout", o.connect_timeout_s, positive);
   o.scheduler_policy =
       read_word(raw, "scheduler-policy", o.scheduler_policy, {"sharing", "stealing"});
@@ -126,6 +128,8 @@ std::string to_string(command_kind c) {
 std::string to_string(placement_kind p) {
   return p == placement_kind::round_robin ? "round-robin" : "balanced";
 }
+
+std::string to_string(wire_dtype d) { return d == wire_dtype::bf16 ? "bf16" : "fp32"; }
 
 std::string to_string(transport_kind t) {
   return t == transport_kind::tcp ? "tcp" : "inproc";

@@ -69,6 +69,12 @@ std::vector<option_spec> cluster_specs(const options& d) {
       {"placement", "P", to_string(d.placement),
        "variables to ps tasks: balanced (by size) or round-robin"},
       {"transport", "T", to_string(d.transport), "inproc (one process) or tcp"},
+      {"pipeline", "on|off", d.pipeline ? "on" : "off",
+       "async: pull the next parameters while this step computes (they miss this step's own "
+       "push; hides the transfer); off: 1 worker reproduces the reference trainer bit for bit"},
+      {"wire-dtype", "T", to_string(d.wire),
+       "pushes and pulls between nodes as fp32 (exact) or bf16 (half the bytes, 8-bit "
+       "mantissa); in-process messages stay fp32"},
       {"connect-timeout", "SEC", text_of(d.connect_timeout_s), "seconds to wait for cluster peers"},
       {"scheduler-policy", "P", d.scheduler_policy, "CAF scheduler: sharing or stealing"},
       {"scheduler-threads", "N", text_of(d.scheduler_threads),

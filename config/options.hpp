@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/wire_dtype.hpp"
+
 namespace downpour {
 
 // Thrown for a bad option, value or config file; what() is one line naming the
@@ -66,6 +68,8 @@ struct options {
   std::int64_t staleness = 3;             // ssp: steps a worker may run ahead
   placement_kind placement = placement_kind::balanced;
   transport_kind transport = transport_kind::inproc;
+  bool pipeline = true;  // async: the next pull overlaps this step's compute
+  wire_dtype wire = wire_dtype::fp32;  // pushes and pulls between nodes
   double connect_timeout_s = 30.0;
   // CAF scheduler tuning (measured faster on small machines; see README).
   std::string scheduler_policy = "sharing";
@@ -98,6 +102,7 @@ std::string to_string(role_kind r);
 std::string to_string(train_mode m);
 std::string to_string(placement_kind p);
 std::string to_string(transport_kind t);
+std::string to_string(wire_dtype d);
 std::string to_string(command_kind c);
 std::string to_string(const host_port& h);
 std::string to_string(const std::vector<host_port>& hosts);

@@ -64,7 +64,7 @@ node_config::node_config(const options& opts) {
 static shard_config shard_config_for(const options& opts, std::size_t index) {
   return shard_config{static_cast<std::uint32_t>(index), cluster_fingerprint(opts),
                       schedule_for(opts), opts.ema_decay, opts.last_step, opts.mode,
-                      replicas_for(opts)};
+                      replicas_for(opts), opts.wire};
 }
 
 static worker_config worker_config_for(const options& opts, std::size_t index,
@@ -84,6 +84,8 @@ static worker_config worker_config_for(const options& opts, std::size_t index,
   w.supervisor = std::move(supervisor);
   w.coordinator = std::move(coordinator);
   w.mode = opts.mode;
+  w.pipeline = opts.pipeline;
+  w.wire = opts.wire;
   w.last_step = opts.last_step;
   w.gradients_per_step = gradients_per_worker(replicas_for(opts), opts.worker_hosts.size());
   return w;

@@ -2,7 +2,12 @@
 
 #include <cstring>
 
+#include "data/batcher.hpp"
 #include "data/idx.hpp"
+#include "model/init.hpp"
+#include "model/mlp.hpp"
+#include "model/schedule.hpp"
+#include "runtime/job.hpp"
 #include "runtime/node.hpp"
 #include "runtime/reference_trainer.hpp"
 #include "subprocess.hpp"
@@ -26,7 +31,48 @@ const mnist_data& data() {
   return *d;
 }
 
+// The reference trainer with pipelined pulls: the pull for step t+1 leaves
+// before step t's push, so step t's gradient is taken at the parameters
+// from before step t-1's update (step 0 and step 1 both at the initial ones).
+reference_result delayed_reference(const options& opts) {
+  const model_shape shape = shape_for(opts, data());
+  reference_result r;
+  r.params = initial_parameters(shape, opts.seed);
+  r.ema = r.params;
+  auto before = r.params;  // the parameters the next gradient is taken at
+  std::vector<float> grad(shape.size());
+  mlp_workspace ws(shape, opts.batch_size, opts.l2);
+  batcher batches(nullptr, data().train, opts.batch_size, worker_batch_seed(opts.seed, 0));
+  for (std::int64_t step = 0; step < opts.last_step; ++step) {
+    ws.loss_and_gradient(before.data(), batches.next_batch(), grad.data());
+    before = r.params;
+    apply_sgd(r.params.data(), grad.data(), grad.size(), learning_rate_at(schedule_for(opts), step));
+    update_ema(r.ema.data(), r.params.data(), r.ema.size(), ema_decay_at(opts.ema_decay, step));
+  }
+  return r;
+}
+
 }  // namespace
+
+TEST_CASE("a pipelined worker computes each step on the parameters from before its last push") {
+  temp_dir dir("pipelined");
+  for (auto transport : {transport_kind::inproc, transport_kind::tcp})
+    for (std::size_t shards : {1, 2}) {
+      CAPTURE(shards);
+      CAPTURE(to_string(transport));
+      auto opts = small_job(shards, 1, 30, dir);
+      opts.pipeline = true;
+      opts.transport = transport;
+      auto expected = delayed_reference(opts);
+      auto got = run_local(opts);
+      REQUIRE(got);
+      CHECK(got->summary.global_step == 30);
+      CHECK(bit_identical(got->params, expected.params));
+      CHECK(bit_identical(got->ema, expected.ema));
+      std::ostringstream log;
+      CHECK_FALSE(bit_identical(got->params, run_reference(opts, data(), log).params));
+    }
+}
 
 TEST_CASE("one worker with one to three shards reproduces the reference trainer bit for bit") {
   temp_dir dir("oracle");

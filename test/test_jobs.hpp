@@ -23,6 +23,7 @@ inline options local_job(std::size_t ps, std::size_t workers, std::int64_t steps
   o.checkpoint_dir = dir;
   o.save_checkpoint_secs = 0;
   o.connect_timeout_s = 20;
+  o.pipeline = false;  // the oracles compare step by step with the reference trainer
   return o;
 }
 

@@ -58,3 +58,64 @@ TEST_CASE("a full-size tensor serializes as one blob of its bytes") {
   REQUIRE(!source(in));
   CHECK(in.params.values == out.params.values);
 }
+
+TEST_CASE("bf16 keeps the upper half of a float rounded to nearest even, NaN and inf kept") {
+  CHECK(from_bf16(to_bf16(1.0f)) == 1.0f);
+  CHECK(from_bf16(to_bf16(-2.5f)) == -2.5f);
+  // 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to the even mantissa (1).
+  CHECK(from_bf16(to_bf16(1.0f + std::ldexp(1.0f, -8))) == 1.0f);
+  CHECK(from_bf16(to_bf16(1.0f + 3 * std::ldexp(1.0f, -8))) == 1.0f + std::ldexp(1.0f, -6));
+  CHECK(std::isnan(from_bf16(to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+  CHECK(std::isnan(from_bf16(to_bf16(-std::numeric_limits<float>::quiet_NaN()))));
+  // A NaN whose payload sits only in the dropped half stays NaN, not inf.
+  std::uint32_t low_nan = 0x7f800001u;
+  float x;
+  std::memcpy(&x, &low_nan, sizeof x);
+  CHECK(std::isnan(from_bf16(to_bf16(x))));
+  CHECK(from_bf16(to_bf16(std::numeric_limits<float>::infinity())) ==
+        std::numeric_limits<float>::infinity());
+  CHECK(from_bf16(to_bf16(-std::numeric_limits<float>::infinity())) ==
+        -std::numeric_limits<float>::infinity());
+  for (float v : {0.1f, -0.0371f, 123.456f, 1e-20f})
+    CHECK(std::fabs(from_bf16(to_bf16(v)) - v) <= std::fabs(v) * std::ldexp(1.0f, -8));
+}
+
+TEST_CASE("a bf16 tensor travels in half the bytes and arrives rounded") {
+  caf::actor_system_config cfg;
+  cfg.add_message_types<caf::id_block::downpour>();
+  caf::actor_system sys{cfg};
+  std::vector<float> values(10000);
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.001f * i);
+  push_msg out{5, 1, tensor{values, wire_dtype::bf16}};
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  REQUIRE(!sink(out));
+  CHECK(buf.size() <= values.size() * 2 + 32);
+  push_msg in;
+  caf::binary_deserializer source{sys, buf};
+  REQUIRE(!source(in));
+  CHECK(in.grad.wire == wire_dtype::bf16);
+  REQUIRE(in.grad.values.size() == values.size());
+  for (std::size_t i = 0; i < values.size(); ++i)
+    REQUIRE(in.grad.values[i] == from_bf16(to_bf16(values[i])));
+}
+
+TEST_CASE("a tensor with a hostile length or an unknown dtype fails to decode without allocating") {
+  caf::actor_system_config cfg;
+  cfg.add_message_types<caf::id_block::downpour>();
+  caf::actor_system sys{cfg};
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  std::uint8_t dtype = 0;
+  std::size_t claimed = std::size_t{1} << 30;  // 4 GiB of floats in a 5-byte message
+  REQUIRE(!sink(dtype));
+  REQUIRE(!sink.begin_sequence(claimed));
+  tensor in;
+  caf::binary_deserializer source{sys, buf};
+  CHECK(source(in));
+  CHECK(in.values.empty());
+  std::vector<char> unknown{7, 0};
+  tensor in2;
+  caf::binary_deserializer source2{sys, unknown};
+  CHECK(source2(in2));
+}

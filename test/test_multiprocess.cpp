@@ -70,7 +70,8 @@ TEST_CASE("one ps and one worker process end where the reference trainer ends") 
   auto ports = pick_free_ports(2);
   auto ps = hosts(ports, 0, 1), workers = hosts(ports, 1, 1);
   process ps0(node_args("ps", 0, ps, workers, dir.str(), {"--last-step=60"}), dir / "ps.log");
-  process w0(node_args("worker", 0, ps, workers, dir.str(), {"--last-step=60"}), dir / "w.log");
+  process w0(node_args("worker", 0, ps, workers, dir.str(), {"--last-step=60", "--pipeline=off"}),
+             dir / "w.log");
   REQUIRE(w0.wait(120s) == 0);
   REQUIRE(ps0.wait(60s) == 0);
   auto distributed = read_file(dir / "summary.json");

@@ -177,3 +177,32 @@ TEST_CASE_FIXTURE(shard_fixture, "an inf in the last float rejects the whole pus
   caf::anon_send(shard, stop_atom_v);
   sched->run();
 }
+
+TEST_CASE_FIXTURE(shard_fixture,
+                  "a push with a wrong length, a future stamp or NaN is answered with the reason") {
+  const std::size_t n = 100;
+  auto params = random_floats(n, 8);
+  auto shard = async_shard(params);
+  auto refusal = [&](push_msg m) {
+    auto slot = std::make_shared<std::string>();
+    sys->spawn([=](caf::event_based_actor* self) {
+      self->request(shard, caf::infinite, push_atom_v, m)
+          .then([=](std::int64_t step) { *slot = "accepted at " + std::to_string(step); },
+                [=](caf::error& err) { *slot = self->system().render(err); });
+    });
+    sched->run();
+    return *slot;
+  };
+  auto grad = random_floats(n, 9);
+  CHECK(refusal(push_msg{0, 4, tensor{random_floats(n + 1, 9)}}).find("push of 101 floats to a shard of 100 from worker 4") != std::string::npos);
+  CHECK(refusal(push_msg{7, 2, tensor{grad}}).find("future step 7 from worker 2") != std::string::npos);
+  auto nan_grad = grad;
+  nan_grad[50] = std::numeric_limits<float>::quiet_NaN();
+  CHECK(refusal(push_msg{0, 3, tensor{nan_grad}}).find("worker 3 has NaN or inf") != std::string::npos);
+  CHECK(refusal(push_msg{0, 1, tensor{grad}}) == "accepted at 1");
+  auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
+  CHECK(s.step == 1);
+  CHECK(s.rejected == 3);
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
