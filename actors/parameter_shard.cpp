@@ -157,8 +157,8 @@ void accumulate(parameter_shard_state& st, std::vector<float>&& grad) {
 void reject(shard_pointer self, const caf::error& err) {
   auto& st = self->state;
   ++st.rejected;
-  aout(self) << "parameter_shard " << st.cfg.index << ": rejected a push: "
-             << self->system().render(err) << std::endl;
+  st.cfg.log.warn("parameter_shard " + std::to_string(st.cfg.index) +
+                  ": rejected a push: " + self->system().render(err));
 }
 
 // Every refused push is counted, in every mode and after the last step too;

@@ -8,6 +8,7 @@
 #include "actors/messages.hpp"
 #include "config/options.hpp"
 #include "model/schedule.hpp"
+#include "runtime/log.hpp"
 
 namespace downpour {
 
@@ -19,6 +20,7 @@ struct shard_config {
   std::int64_t last_step = 0;
   train_mode mode = train_mode::async;
   std::size_t required = 1;  // sync: fresh gradients per round until told otherwise
+  logger log;                // this ps node
 };
 
 shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg);

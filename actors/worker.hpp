@@ -15,6 +15,7 @@
 #include "config/options.hpp"
 #include "data/idx.hpp"
 #include "model/shape.hpp"
+#include "runtime/log.hpp"
 #include "runtime/placement.hpp"
 
 namespace downpour {
@@ -39,6 +40,7 @@ struct worker_config {
   // pulled parameters then lack the worker's own last gradient (one step more
   // staleness), so a one-worker job no longer matches the reference.
   bool pipeline = false;
+  logger log;  // this worker's node
 };
 
 // The worker waits for start_atom.
