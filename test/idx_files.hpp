@@ -50,20 +50,23 @@ inline std::vector<std::uint8_t> be_words(std::initializer_list<std::uint32_t> w
   return bytes;
 }
 
-inline std::vector<std::uint8_t> concat(std::vector<std::uint8_t> a, const std::vector<std::uint8_t>& b) {
+inline std::vector<std::uint8_t> concat(std::vector<std::uint8_t> a,
+                                        const std::vector<std::uint8_t>& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;
 }
 
 // Deterministic made-up pixels: example i, pixel k holds (7*i + k) mod 256.
-inline std::vector<std::uint8_t> fake_pixels(std::uint32_t count, std::uint32_t rows, std::uint32_t cols) {
+inline std::vector<std::uint8_t> fake_pixels(std::uint32_t count, std::uint32_t rows,
+                                             std::uint32_t cols) {
   std::vector<std::uint8_t> pixels(std::size_t{count} * rows * cols);
   const std::size_t n = std::size_t{rows} * cols;
   for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = (7 * (i / n) + i % n) & 0xff;
   return pixels;
 }
 
-inline std::vector<std::uint8_t> image_file(std::uint32_t count, std::uint32_t rows, std::uint32_t cols) {
+inline std::vector<std::uint8_t> image_file(std::uint32_t count, std::uint32_t rows,
+                                            std::uint32_t cols) {
   return concat(be_words({2051, count, rows, cols}), fake_pixels(count, rows, cols));
 }
 

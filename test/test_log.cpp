@@ -20,8 +20,8 @@ using namespace std::chrono_literals;
 namespace {
 
 // time node LEVEL text, e.g. "2026-11-30T03:43:13.123Z worker:1 INFO text".
-const std::regex line_format(
-    R"((\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})Z ([a-z]+:\d+) (ERROR|WARN|INFO|DEBUG) (.*))");
+const std::regex line_format(R"((\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})Z )"
+                             R"(([a-z]+:\d+) (ERROR|WARN|INFO|DEBUG) (.*))");
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -108,7 +108,8 @@ TEST_CASE("a log line has the UTC time with milliseconds, the node, the level an
         "2026-11-30T03:43:13.123Z worker:1 INFO global_step:120,step:60,loss:0.53\n");
   CHECK(utc_timestamp(std::chrono::system_clock::time_point{std::chrono::milliseconds(7)}) ==
         "1970-01-01T00:00:00.007Z");
-  CHECK(format_log_line(t, "ps:0", log_level::warn, "x") == "2026-11-30T03:43:13.123Z ps:0 WARN x\n");
+  CHECK(format_log_line(t, "ps:0", log_level::warn, "x") ==
+        "2026-11-30T03:43:13.123Z ps:0 WARN x\n");
 }
 
 TEST_CASE("nodes are named role:task and a local job's chief is worker:0") {
@@ -227,4 +228,31 @@ TEST_CASE("a short job logs INFO lines on stdout, DEBUG lines only at debug, not
   REQUIRE(warn.code == 0);
   CHECK(warn.out.empty());
   CHECK(warn.err.empty());
+}
+
+TEST_CASE("a damaged newest checkpoint is a WARN line on stderr; the job uses the one before") {
+  temp_dir dir("logwarn");
+  const std::string ckpt = dir / "ckpt";
+  std::vector<std::string> job = {DOWNPOUR_BINARY, "--quiet", "--save-checkpoint-secs=0",
+                                  "--checkpoint-dir=" + ckpt, "--log-every=1000"};
+  auto first = job;
+  first.push_back("--last-step=20");
+  REQUIRE(run_split(first, dir, "first").code == 0);
+  std::filesystem::resize_file(ckpt + "/model.ckpt-20", 100);
+  auto second = job;
+  second.push_back("--last-step=40");
+  auto r = run_split(second, dir, "second");
+  CHECK(r.code == 0);
+  auto warnings = lines_of(r.err);
+  REQUIRE(warnings.size() == 1);
+  std::smatch m;
+  REQUIRE(std::regex_match(warnings[0], m, line_format));
+  CHECK(m[8] == "worker:0");
+  CHECK(m[9] == "WARN");
+  CHECK(m[10].str().rfind("checkpoint: " + ckpt + "/model.ckpt-20: truncated", 0) == 0);
+  CHECK(m[10].str().find("; using model.ckpt-0") != std::string::npos);
+  const std::string restored =
+      " worker:0 INFO checkpoint: restored " + ckpt + "/model.ckpt-0 at global step 0\n";
+  CHECK(r.out.find(restored) != std::string::npos);
+  CHECK(r.out.find(" worker:0 INFO final: global_step=40 ") != std::string::npos);
 }
