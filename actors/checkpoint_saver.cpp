@@ -46,10 +46,10 @@ void write_out(saver_pointer self, gathering& g) {
     char times[96];
     std::snprintf(times, sizeof times, " (shards answered in %.1f ms, written in %.1f ms)",
                   snapshot_ms, ms_since(wrote));
-    aout(self) << "checkpoint: saved " << path << std::string(times) << std::endl;
+    st.cfg.log.info("checkpoint: saved " + path + times);
     g.promise.deliver(path);
   } catch (const checkpoint_error& e) {
-    aout(self) << e.what() << std::endl;  // training goes on; the next save may succeed
+    st.cfg.log.error(e.what());  // training goes on; the next save may succeed
     g.promise.deliver(caf::make_error(errc::stopped, e.what()));
   }
 }
@@ -86,8 +86,9 @@ caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_
             [=](caf::error& err) {
               if (g->missing == 0) return;
               g->missing = 0;  // one failure ends this save
-              aout(self) << "checkpoint: no checkpoint at step " << step << ": "
-                         << self->system().render(err) << std::endl;
+              self->state.cfg.log.error("checkpoint: no checkpoint at step " +
+                                        std::to_string(step) + ": " +
+                                        self->system().render(err));
               g->promise.deliver(err);
             });
   return g->promise;

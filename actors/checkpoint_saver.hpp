@@ -12,6 +12,7 @@
 
 #include "actors/messages.hpp"
 #include "model/shape.hpp"
+#include "runtime/log.hpp"
 
 namespace downpour {
 
@@ -25,6 +26,7 @@ struct saver_config {
   std::int64_t every_steps = 0;  // 0: no step-count checkpoints
   std::int64_t start_step = 0;
   std::int64_t last_step = 0;
+  logger log;  // the chief
 };
 
 saver_actor spawn_checkpoint_saver(caf::actor_system& sys, saver_config cfg);

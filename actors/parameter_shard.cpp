@@ -159,8 +159,8 @@ void accumulate(parameter_shard_state& st, std::vector<float>&& grad) {
 caf::error reject(shard_pointer self, caf::error err) {
   auto& st = self->state;
   ++st.rejected;
-  aout(self) << "parameter_shard " << st.cfg.index << ": rejected a push: "
-             << self->system().render(err) << std::endl;
+  st.cfg.log.warn("parameter_shard " + std::to_string(st.cfg.index) +
+                  ": rejected a push: " + self->system().render(err));
   return err;
 }
 

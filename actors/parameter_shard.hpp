@@ -8,6 +8,7 @@
 #include "actors/messages.hpp"
 #include "config/options.hpp"
 #include "model/schedule.hpp"
+#include "runtime/log.hpp"
 
 namespace downpour {
 
@@ -20,6 +21,7 @@ struct shard_config {
   train_mode mode = train_mode::async;
   std::size_t required = 1;  // sync: fresh gradients per round until told otherwise
   wire_dtype wire = wire_dtype::fp32;  // pull replies between nodes
+  logger log;                // this ps node
 };
 
 shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg);

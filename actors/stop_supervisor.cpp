@@ -59,8 +59,8 @@ void maybe_drain(supervisor_pointer self) {
                 if (--*remaining == 0) finish(self, self->state.cfg.last_step);
               },
               [=](caf::error& err) {
-                aout(self) << "stop_supervisor: a shard failed while draining: "
-                           << self->system().render(err) << std::endl;
+                self->state.cfg.log.error("stop_supervisor: a shard failed while draining: " +
+                                          self->system().render(err));
                 finish(self, -1);
               });
 }
@@ -97,8 +97,8 @@ void on_worker_down(supervisor_pointer self, const caf::down_msg& dm) {
     st.ticket_holders.erase(it);
     if (st.holding.erase(worker)) {
       --st.granted;
-      aout(self) << "stop_supervisor: worker " << worker << " is gone; its ticket is returned"
-                 << std::endl;
+      st.cfg.log.warn("stop_supervisor: worker " + std::to_string(worker) +
+                      " is gone; its ticket is returned");
     }
     st.active.erase(worker);  // a worker that said done is no longer active anyway
     return maybe_drain(self);

@@ -12,6 +12,7 @@
 
 #include "actors/messages.hpp"
 #include "config/options.hpp"
+#include "runtime/log.hpp"
 #include "runtime/progress.hpp"
 
 namespace downpour {
@@ -26,6 +27,7 @@ struct supervisor_config {
   coordinator_actor coordinator;  // handed to joining nodes
   saver_actor saver;              // for status: the newest checkpoint
   std::size_t workers = 0;        // the worker host list's size
+  logger log;                     // the chief
 };
 
 supervisor_actor spawn_stop_supervisor(caf::actor_system& sys, supervisor_config cfg);

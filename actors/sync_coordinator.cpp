@@ -30,8 +30,8 @@ void update_required(coordinator_pointer self) {
   auto n = required_gradients(st.cfg.replicas_to_aggregate, st.cfg.workers, alive);
   if (n == st.required) return;
   if (st.required != 0)
-    aout(self) << "sync_coordinator: a round now needs " << n << " gradients (" << alive
-               << " live workers)" << std::endl;
+    st.cfg.log.info("sync_coordinator: a round now needs " + std::to_string(n) +
+                    " gradients (" + std::to_string(alive) + " live workers)");
   st.required = n;
   for (auto& s : st.cfg.shards) self->send(s, required_atom_v, static_cast<std::uint64_t>(n));
 }
@@ -67,6 +67,7 @@ void on_join(coordinator_pointer self, std::uint32_t worker) {
   st.live[worker] = caf::actor_cast<caf::actor_addr>(sender);
   st.gone.erase(worker);
   self->monitor(sender);
+  st.cfg.log.debug("sync_coordinator: worker " + std::to_string(worker) + " joined");
   if (st.cfg.mode == train_mode::ssp) {
     // A (re)joining worker counts from the slowest live clock, so it neither
     // blocks the others nor runs ahead.
@@ -97,7 +98,7 @@ coordinator_actor::behavior_type sync_coordinator(coordinator_pointer self, coor
     auto& st = self->state;
     for (auto& [worker, addr] : st.live)
       if (addr == dm.source) {
-        aout(self) << "sync_coordinator: worker " << worker << " is gone" << std::endl;
+        st.cfg.log.warn("sync_coordinator: worker " + std::to_string(worker) + " is gone");
         return forget_worker(self, worker, departure::died);
       }
   });

@@ -10,6 +10,7 @@
 
 #include "actors/messages.hpp"
 #include "config/options.hpp"
+#include "runtime/log.hpp"
 
 namespace downpour {
 
@@ -19,6 +20,7 @@ struct coordinator_config {
   std::size_t replicas_to_aggregate = 1;  // resolved: never 0
   std::int64_t staleness = 0;
   std::vector<shard_actor> shards;
+  logger log;  // the chief
 };
 
 coordinator_actor spawn_sync_coordinator(caf::actor_system& sys, coordinator_config cfg);

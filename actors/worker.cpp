@@ -46,8 +46,7 @@ using worker_pointer = worker_actor::stateful_pointer<worker_state>;
 void advance(worker_pointer self);
 
 void fail(worker_pointer self, const char* what, const caf::error& err) {
-  aout(self) << "worker " << self->state.cfg.index << ": " << what << ": "
-             << self->system().render(err) << std::endl;
+  self->state.cfg.log.error(std::string(what) + ": " + self->system().render(err));
   self->quit(err);
 }
 
@@ -61,8 +60,8 @@ void finish_job(worker_pointer self) {
 // A refused push is not fatal (the shard applied nothing); the worker goes
 // on with fresh parameters and says why.
 void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err) {
-  aout(self) << "worker " << self->state.cfg.index << ": ps " << shard
-             << " refused a push: " << self->system().render(err) << std::endl;
+  self->state.cfg.log.warn("ps " + std::to_string(shard) +
+                           " refused a push: " + self->system().render(err));
 }
 
 bool uses_tickets(const worker_state& st) { return st.cfg.mode != train_mode::sync; }
@@ -180,9 +179,9 @@ void push_gradient(worker_pointer self) {
     self->send(st.cfg.supervisor, report_atom_v, st.cfg.index, sync_step(st) + 1, st.last_loss);
     advance_sync_barrier(st);
   }
-  if (st.local_step % st.cfg.log_every == 0) {
+  if (st.local_step % st.cfg.log_every == 0 && st.cfg.log.enabled(log_level::info)) {
     auto global = sync ? sync_step(st) + 1 : st.ticket + 1;
-    aout(self) << step_log_line(global, st.local_step, st.last_loss) << std::endl;
+    st.cfg.log.info(step_log_line(global, st.local_step, st.last_loss));
   }
 }
 

@@ -15,6 +15,7 @@
 #include "config/options.hpp"
 #include "data/idx.hpp"
 #include "model/shape.hpp"
+#include "runtime/log.hpp"
 #include "runtime/placement.hpp"
 
 namespace downpour {
@@ -40,6 +41,7 @@ struct worker_config {
   // staleness), so a one-worker job no longer matches the reference.
   bool pipeline = false;
   wire_dtype wire = wire_dtype::fp32;  // pushes between nodes
+  logger log;  // this worker's node
 };
 
 // The worker waits for start_atom.

@@ -131,6 +131,19 @@ std::string to_string(placement_kind p) {
 
 std::string to_string(wire_dtype d) { return d == wire_dtype::bf16 ? "bf16" : "fp32"; }
 
+std::string to_string(log_level l) {
+  switch (l) {
+    case log_level::error:
+      return "error";
+    case log_level::warn:
+      return "warn";
+    case log_level::debug:
+      return "debug";
+    default:
+      return "info";
+  }
+}
+
 std::string to_string(transport_kind t) {
   return t == transport_kind::tcp ? "tcp" : "inproc";
 }

@@ -45,6 +45,9 @@ options read_operations(options o, const raw_values& raw) {
   o.eval_every = read_integer(raw, "eval-every", o.eval_every, 0);
   o.metrics_file = read_text(raw, "metrics", o.metrics_file);
   o.chief_address = read_text(raw, "chief", o.chief_address);
+  using L = log_level;
+  o.log_threshold =
+      read_choice(raw, "log-level", o.log_threshold, {L::error, L::warn, L::info, L::debug});
   if (const raw_value* v = find(raw, "chief")) parse_host_list(v->text, label(*v, "chief"));
   check_tls(o);
   check_timeouts(o);

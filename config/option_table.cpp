@@ -95,6 +95,9 @@ std::vector<option_spec> cluster_specs(const options& d) {
       {"eval-every", "N", text_of(d.eval_every),
        "global steps between evaluations on the validation split (chief); 0 turns them off"},
       {"metrics", "FILE", "", "plot: the metrics.csv to draw (default: metrics.csv in --checkpoint-dir)"},
+      {"log-level", "LEVEL", to_string(d.log_threshold),
+       "error, warn, info or debug: lines below it are not printed; errors and warnings go "
+       "to stderr, the rest to stdout"},
       {"chief", "HOST:PORT", "", "status: the chief to ask (default: the first --worker-hosts entry)"},
       {"help", "", "", "print this help and exit"},
       {"version", "", "", "print the version and exit"},

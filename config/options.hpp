@@ -23,6 +23,8 @@ enum class role_kind { local, ps, worker, reference };
 enum class train_mode { async, sync, ssp };
 enum class placement_kind { balanced, round_robin };
 enum class transport_kind { inproc, tcp };
+// Log thresholds, most severe first: a line is printed when its level <= --log-level.
+enum class log_level { error, warn, info, debug };
 // What the binary does: train (the default) or work with a saved checkpoint.
 enum class command_kind { train, eval, inspect, export_npz, status, plot };
 
@@ -87,6 +89,7 @@ struct options {
   std::int64_t eval_every = 0;  // global steps between validation evaluations; 0: never
   std::string metrics_file;   // plot: the metrics.csv to draw
   std::string chief_address;  // status: host:port of the chief; empty: worker-hosts[0]
+  log_level log_threshold = log_level::info;  // --log-level
   bool tls() const { return !tls_ca.empty(); }
 };
 
@@ -103,6 +106,7 @@ std::string to_string(train_mode m);
 std::string to_string(placement_kind p);
 std::string to_string(transport_kind t);
 std::string to_string(wire_dtype d);
+std::string to_string(log_level l);
 std::string to_string(command_kind c);
 std::string to_string(const host_port& h);
 std::string to_string(const std::vector<host_port>& hosts);

@@ -40,5 +40,5 @@ for i in "${!pids[@]}"; do
     failed=1
   fi
 done
-grep -h '^final:' "$logdir/worker0.log" || true
+grep -h ' INFO final: ' "$logdir/worker0.log" || true
 exit $failed

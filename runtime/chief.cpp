@@ -1,7 +1,6 @@
 #include "runtime/chief.hpp"
 
 #include <chrono>
-#include <iostream>
 
 #include "actors/checkpoint_saver.hpp"
 #include "actors/evaluator.hpp"
@@ -12,6 +11,7 @@
 #include "runtime/checkpoint.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
+#include "runtime/log.hpp"
 #include "runtime/placement.hpp"
 
 namespace downpour {
@@ -29,11 +29,12 @@ struct start_state {
   bool restored = false;
 };
 
-start_state restore_or_init(const options& opts, const model_shape& shape) {
-  if (auto found = find_newest_checkpoint(opts.checkpoint_dir, std::cerr)) {
+start_state restore_or_init(const options& opts, const model_shape& shape, const logger& log) {
+  log_stream warnings{log, log_level::warn};
+  if (auto found = find_newest_checkpoint(opts.checkpoint_dir, warnings)) {
     check_shape(found->data, shape, found->path);
-    std::cout << "checkpoint: restored " << found->path << " at global step "
-              << found->data.global_step << std::endl;
+    log.info("checkpoint: restored " + found->path + " at global step " +
+             std::to_string(found->data.global_step));
     return {found->data.global_step, std::move(found->data.params), std::move(found->data.ema),
             true};
   }
@@ -115,6 +116,7 @@ progress_config progress_for(const options& opts, std::int64_t start_step) {
   p.start_step = start_step;
   p.last_step = opts.last_step;
   p.quiet = opts.quiet;
+  p.log = node_logger(opts, role_kind::worker, 0);
   return p;
 }
 
@@ -128,7 +130,8 @@ saver_config saver_for(const options& opts, const model_shape& shape,
                       opts.save_checkpoint_secs,
                       opts.save_checkpoint_steps,
                       start_step,
-                      opts.last_step};
+                      opts.last_step,
+                      node_logger(opts, role_kind::worker, 0)};
 }
 
 caf::error save_now(caf::scoped_actor& self, const saver_actor& saver, std::int64_t step) {
@@ -177,17 +180,18 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   const model_shape shape = shape_for(opts, *data);
   if (auto err = check_peers(sys, opts, shards)) return err;
   caf::scoped_actor self{sys};
-  const start_state start = restore_or_init(opts, shape);
+  const logger log = node_logger(opts, role_kind::worker, 0);
+  const start_state start = restore_or_init(opts, shape, log);
   auto start_step = init_shards(self, opts, shape, start, shards);
   if (!start_step) return start_step.error();
   auto clock_start = std::chrono::steady_clock::now();
   auto coordinator = spawn_sync_coordinator(
       sys, coordinator_config{opts.mode, opts.worker_hosts.size(), replicas_for(opts),
-                              opts.staleness, shards});
+                              opts.staleness, shards, log});
   auto saver = spawn_checkpoint_saver(sys, saver_for(opts, shape, shards, *start_step));
   supervisor_config scfg{cluster_fingerprint(opts), *start_step, opts.last_step, shards,
                          progress_for(opts, *start_step), opts.mode, coordinator, saver,
-                         opts.worker_hosts.size()};
+                         opts.worker_hosts.size(), log};
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
   evaluator_actor evaluator;
   if (opts.eval_every > 0 && data->validation.count > 0)
@@ -203,8 +207,8 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   caf::error failure;
   const bool at_end = *start_step >= opts.last_step;
   if (at_end)
-    std::cout << "checkpoint: the job is already at its last step " << *start_step
-              << "; nothing to train" << std::endl;
+    log.info("checkpoint: the job is already at its last step " + std::to_string(*start_step) +
+             "; nothing to train");
   else if (!start.restored)
     failure = save_now(self, saver, *start_step);  // the start checkpoint
   if (!failure) failure = start_workers(supervisor, coordinator);

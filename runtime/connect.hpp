@@ -12,6 +12,7 @@
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
 #include "config/options.hpp"
+#include "runtime/log.hpp"
 
 namespace downpour {
 
@@ -35,11 +36,16 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
                                  const host_port& where, const std::string& what) {
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration<double>(opts.connect_timeout_s);
+  const logger log = node_logger(opts, opts.role, opts.task);
   caf::error last;
-  for (;;) {
+  for (int attempt = 1;; ++attempt) {
     auto h = opts.tls() ? caf::openssl::remote_actor<Handle>(sys, where.host, where.port)
                         : sys.middleman().remote_actor<Handle>(where.host, where.port);
-    if (h) return h;
+    if (h) {
+      log.debug("connected to " + what + " at " + to_string(where) + " (attempt " +
+                std::to_string(attempt) + ")");
+      return h;
+    }
     last = h.error();
     if (auto why = final_refusal(last))
       return make_node_error(errc::unreachable,
@@ -66,6 +72,8 @@ caf::expected<std::uint16_t> publish_on(caf::actor_system& sys, const options& o
                                                   ":" + std::to_string(at.port) + " (" +
                                                   describe(port.error()) +
                                                   "); is the port in use?");
+  node_logger(opts, opts.role, opts.task)
+      .info("listening as " + what + " on " + address + ":" + std::to_string(*port));
   return port;
 }
 

@@ -1,6 +1,5 @@
 #include "runtime/node.hpp"
 
-#include <iostream>
 #include <thread>
 
 #include "actors/messages.hpp"
@@ -64,7 +63,7 @@ node_config::node_config(const options& opts) {
 static shard_config shard_config_for(const options& opts, std::size_t index) {
   return shard_config{static_cast<std::uint32_t>(index), cluster_fingerprint(opts),
                       schedule_for(opts), opts.ema_decay, opts.last_step, opts.mode,
-                      replicas_for(opts), opts.wire};
+                      replicas_for(opts), opts.wire, node_logger(opts, role_kind::ps, index)};
 }
 
 static worker_config worker_config_for(const options& opts, std::size_t index,
@@ -88,11 +87,12 @@ static worker_config worker_config_for(const options& opts, std::size_t index,
   w.wire = opts.wire;
   w.last_step = opts.last_step;
   w.gradients_per_step = gradients_per_worker(replicas_for(opts), opts.worker_hosts.size());
+  w.log = node_logger(opts, role_kind::worker, index);
   return w;
 }
 
-void report_final(const options& opts, const run_summary& summary) {
-  std::cout << final_line(summary) << std::endl;
+void report_final(const options& opts, const run_summary& summary, const logger& log) {
+  log.info(final_line(summary));
   write_file_atomically(opts.checkpoint_dir + "/summary.json", summary_json(summary));
 }
 

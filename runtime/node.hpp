@@ -9,6 +9,7 @@
 #include "caf/all.hpp"
 #include "config/options.hpp"
 #include "runtime/job.hpp"
+#include "runtime/log.hpp"
 
 namespace downpour {
 
@@ -46,6 +47,6 @@ caf::expected<job_result> run_worker_node(const options& opts,
                                           const listening_callback& on_listening = {});
 
 // Prints the final line and writes summary.json into the checkpoint dir.
-void report_final(const options& opts, const run_summary& summary);
+void report_final(const options& opts, const run_summary& summary, const logger& log);
 
 }  // namespace downpour

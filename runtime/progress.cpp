@@ -40,9 +40,10 @@ void progress_reporter::on_eval(std::int64_t global_step, double accuracy, doubl
   char acc[64];
   std::snprintf(acc, sizeof acc, "%.4f,%.4f", accuracy, ema_accuracy);
   if (csv_) write_eval_row(global_step, now, acc);
-  std::fprintf(stdout, "eval: global_step=%lld val_accuracy=%.4f ema_val_accuracy=%.4f\n",
-               static_cast<long long>(global_step), accuracy, ema_accuracy);
-  std::fflush(stdout);
+  char line[128];
+  std::snprintf(line, sizeof line, "eval: global_step=%lld val_accuracy=%.4f ema_val_accuracy=%.4f",
+                static_cast<long long>(global_step), accuracy, ema_accuracy);
+  cfg_.log.info(line);
 }
 
 double progress_reporter::steps_per_s(std::int64_t global_step) const {
@@ -84,10 +85,13 @@ void progress_reporter::print_status(std::int64_t global_step, float loss, doubl
   std::snprintf(buf, sizeof buf, "progress: global_step %lld/%lld  %.1f steps/s  loss %.4f  ETA %.0fs",
                 static_cast<long long>(global_step), static_cast<long long>(cfg_.last_step), rate,
                 loss, eta);
+  if (!cfg_.log.enabled(log_level::info)) return;
+  // On a terminal, one line redrawn in place (not a log line); otherwise a
+  // log line like any other.
   if (tty_)
     std::fprintf(stderr, "\r%s\x1b[K%s", buf, last ? "\n" : "");
   else
-    std::fprintf(stderr, "%s\n", buf);
+    cfg_.log.info(buf);
 }
 
 }  // namespace downpour

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/schedule.hpp"
+#include "runtime/log.hpp"
 
 namespace downpour {
 
@@ -20,6 +21,7 @@ struct progress_config {
   std::int64_t metrics_every = 100;  // global steps between metrics rows
   double print_every_s = 1.0;        // seconds between status lines
   bool quiet = false;                // no status lines (tests)
+  logger log;                        // the chief: eval lines, status lines off a terminal
 };
 
 class progress_reporter {

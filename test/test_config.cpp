@@ -115,6 +115,19 @@ TEST_CASE("the command line wins over the config file") {
   CHECK_FALSE(parse({"--config", ini.str(), "--lr-staircase=false"}).lr_staircase);
 }
 
+TEST_CASE("--log-level takes error, warn, info or debug, from the command line or a file") {
+  CHECK(parse({}).log_threshold == log_level::info);
+  CHECK(parse({"--log-level=error"}).log_threshold == log_level::error);
+  CHECK(parse({"--log-level=warn"}).log_threshold == log_level::warn);
+  CHECK(parse({"--log-level", "debug"}).log_threshold == log_level::debug);
+  temp_ini ini("downpour-log-level", "log-level = warn\n");
+  CHECK(parse({"--config", ini.str()}).log_threshold == log_level::warn);
+  CHECK(error_of({"--log-level=verbose"}) ==
+        "config: --log-level=verbose is not valid (expected error|warn|info|debug)");
+  CHECK(error_of({"--log-level=INFO"}) ==
+        "config: --log-level=INFO is not valid (expected error|warn|info|debug)");
+}
+
 TEST_CASE("a TensorFlow flag on the command line wins over the canonical name in the file") {
   temp_ini ini("downpour-alias-wins", "role = ps\n");
   CHECK(parse({"--config=" + ini.str(), "--job_name=worker"}).role == role_kind::worker);

@@ -44,3 +44,28 @@ TEST_CASE("the README starts with the two set-up commands") {
   REQUIRE(test != std::string::npos);
   CHECK(run < test);
 }
+
+TEST_CASE("the README's excerpt of make run is in the log format and ends with the final line") {
+  std::ifstream file(std::string(DOWNPOUR_SOURCE_DIR) + "/README.md");
+  std::stringstream readme;
+  readme << file.rdbuf();
+  const auto text = readme.str();
+  const auto section = text.find("## What `make run` does");
+  REQUIRE(section != std::string::npos);
+  const auto begin = text.find("```\n", section);
+  REQUIRE(begin != std::string::npos);
+  const auto end = text.find("```", begin + 4);
+  REQUIRE(end != std::string::npos);
+  const std::regex line_format(
+      R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (ps|worker):\d+ (ERROR|WARN|INFO|DEBUG) .+)");
+  std::istringstream excerpt(text.substr(begin + 4, end - begin - 4));
+  std::string line, last;
+  int lines = 0;
+  while (std::getline(excerpt, line)) {
+    CHECK_MESSAGE(std::regex_match(line, line_format), line);
+    last = line;
+    ++lines;
+  }
+  CHECK(lines >= 3);
+  CHECK(last.find(" worker:0 INFO final: global_step=20000 ") != std::string::npos);
+}

@@ -1,0 +1,78 @@
+// Log lines of every node in one format:
+//   2026-11-30T03:43:13.123Z worker:1 INFO global_step:120,step:60,loss:0.53
+// (UTC time with milliseconds, the node as role:task, the level, the text).
+// Errors and warnings go to stderr, the rest to stdout; lines below the
+// --log-level threshold are dropped.
+//
+// A logger is a small value (node name, threshold, two streams) copied into
+// every config that logs, so there is no global logger to set up or to race
+// on. Each line is written with one fwrite and flushed; stdio locks a stream
+// for the whole call, so lines of concurrent actors never interleave.
+#pragma once
+
+#include <chrono>
+#include <cstdio>
+#include <memory>
+#include <ostream>
+#include <string>
+
+#include "config/options.hpp"
+
+namespace downpour {
+
+// "ERROR", "WARN", "INFO", "DEBUG".
+const char* level_name(log_level level);
+
+// "2026-11-30T03:43:13.123Z" (UTC, milliseconds).
+std::string utc_timestamp(std::chrono::system_clock::time_point t);
+
+// One whole line, newline included.
+std::string format_log_line(std::chrono::system_clock::time_point t, const std::string& node,
+                            log_level level, const std::string& message);
+
+// "worker:1", "ps:0"; the chief is worker:0.
+std::string node_name(role_kind role, std::size_t task);
+
+class logger {
+ public:
+  logger() = default;  // node "downpour", level info, stdout and stderr
+  logger(std::string node, log_level threshold);
+  // Tests write to files of their own.
+  logger(std::string node, log_level threshold, std::FILE* out, std::FILE* err);
+
+  bool enabled(log_level level) const { return level <= threshold_; }
+  void write(log_level level, const std::string& message) const;
+  void error(const std::string& message) const { write(log_level::error, message); }
+  void warn(const std::string& message) const { write(log_level::warn, message); }
+  void info(const std::string& message) const { write(log_level::info, message); }
+  void debug(const std::string& message) const { write(log_level::debug, message); }
+
+  const std::string& node() const { return node_; }
+  log_level threshold() const { return threshold_; }
+  // The same threshold and streams for another node of this process.
+  logger for_node(std::string node) const;
+
+ private:
+  std::string node_ = "downpour";
+  log_level threshold_ = log_level::info;
+  std::FILE* out_ = stdout;
+  std::FILE* err_ = stderr;
+};
+
+// This process's logger for a node of the job.
+logger node_logger(const options& opts, role_kind role, std::size_t task);
+
+// An ostream whose every line becomes one log line at the given level, for
+// code that reports through a stream (checkpoint warnings, the reference
+// trainer's progress).
+class log_stream : public std::ostream {
+ public:
+  log_stream(logger log, log_level level);
+  ~log_stream() override;
+
+ private:
+  class line_buffer;
+  std::unique_ptr<line_buffer> buffer_;
+};
+
+}  // namespace downpour
