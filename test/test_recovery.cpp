@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-const std::vector<std::string> job = {"--last-step=4000", "--log-every=100",
+const std::vector<std::string> job = {"--last-step=2500", "--log-every=100",
                                       "--save-checkpoint-steps=500", "--save-checkpoint-secs=0",
                                       "--connect-timeout=30"};
 
@@ -47,7 +47,7 @@ TEST_CASE("a ps killed with -9 and started again: every shard rolls back to the 
     CHECK(p->wait(300s) == 0);
   }
   const auto out = chief.output();
-  CHECK(out.find("final: global_step=4000 ") != std::string::npos);
+  CHECK(out.find("final: global_step=2500 ") != std::string::npos);
   // The restore used the newest checkpoint saved before the loss, and both
   // shards rolled back to it.
   const auto restore_log = out.substr(out.find("ps 1 went down"));
@@ -85,7 +85,7 @@ TEST_CASE("the chief killed with -9 and started again restores into the live sha
     CAPTURE(p->output());
     CHECK(p->wait(300s) == 0);
   }
-  CHECK(chief2.output().find("final: global_step=4000 ") != std::string::npos);
+  CHECK(chief2.output().find("final: global_step=2500 ") != std::string::npos);
   const auto step = restored_step(chief2.output());
   CHECK(step >= 1000);
   CHECK(step == saved);
