@@ -129,12 +129,36 @@ void stop_helpers(const chief_helpers& h) {
     if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
 }
 
-caf::error resume(caf::scoped_actor& self, const supervisor_actor& supervisor,
-                  recovery_plan plan) {
+// What changes when a lost ps comes back: its handle and the helpers.
+struct chief_epoch {
+  std::vector<shard_actor> shards;
+  chief_helpers helpers;
+};
+
+// A ps went down: nothing more is saved (the helpers stop at once) until
+// every shard is back and restored; then fresh helpers, and the supervisor
+// resumes. A ps that does not come back ends the live ones with the reason.
+caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& self,
+                                   const options& opts, const model_shape& shape,
+                                   const std::shared_ptr<const mnist_data>& data,
+                                   const supervisor_actor& supervisor, const chief_epoch& old) {
+  stop_helpers(old.helpers);
+  auto back = recover_cluster(sys, opts, shape, old.shards);
+  if (!back) {
+    for (auto& s : old.shards) self->send_exit(s, back.error());
+    return back.error();
+  }
+  auto helpers = spawn_helpers(sys, opts, shape, back->shards, back->step);
+  chief_epoch next{std::move(back->shards), helpers};
   caf::error failure;
-  self->request(supervisor, std::chrono::seconds(60), restore_atom_v, std::move(plan))
+  self->request(supervisor, std::chrono::seconds(60), restore_atom_v,
+                recovery_plan{back->step, next.shards, next.helpers.coordinator,
+                              next.helpers.saver})
       .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
-  return failure;
+  if (failure) return failure;
+  next.helpers.evaluator =
+      spawn_evaluator_for(sys, opts, shape, data, next.shards, supervisor, back->step);
+  return next;
 }
 
 }  // namespace
@@ -161,15 +185,16 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   auto start_step = restore_shards(sys, opts, shape, start, shards);
   if (!start_step) return start_step.error();
   auto clock_start = std::chrono::steady_clock::now();
-  auto helpers = spawn_helpers(sys, opts, shape, shards, *start_step);
+  chief_epoch epoch{shards, spawn_helpers(sys, opts, shape, shards, *start_step)};
   supervisor_config scfg{cluster_fingerprint(opts), *start_step, opts.last_step, shards,
-                         progress_for(opts, *start_step), opts.mode, helpers.coordinator,
-                         helpers.saver, opts.worker_hosts.size()};
+                         progress_for(opts, *start_step), opts.mode, epoch.helpers.coordinator,
+                         epoch.helpers.saver, opts.worker_hosts.size()};
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
-  helpers.evaluator = spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
+  epoch.helpers.evaluator =
+      spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
   auto shut_down = [&] {
-    for (auto& s : shards) self->send(s, stop_atom_v);
-    stop_helpers(helpers);
+    for (auto& s : epoch.shards) self->send(s, stop_atom_v);
+    stop_helpers(epoch.helpers);
     caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
   };
   caf::error failure;
@@ -178,8 +203,8 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
     std::cout << "checkpoint: the job is already at its last step " << *start_step
               << "; nothing to train" << std::endl;
   else if (!start.restored)
-    failure = save_now(self, helpers.saver, *start_step);  // the start checkpoint
-  if (!failure) failure = start_workers(supervisor, helpers.coordinator, shards);
+    failure = save_now(self, epoch.helpers.saver, *start_step);  // the start checkpoint
+  if (!failure) failure = start_workers(supervisor, epoch.helpers.coordinator, epoch.shards);
   float last_loss = 0.0f;
   while (!failure) {
     auto end = await_end(self, supervisor);
@@ -191,23 +216,16 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
       failure = end.error();
       break;
     }
-    // A ps went down: nothing more is saved until every shard is restored.
-    stop_helpers(helpers);
-    auto back = recover_cluster(sys, opts, shape, shards);
-    if (!back) {
-      failure = back.error();
-      for (auto& s : shards) self->send_exit(s, failure);  // the live ps exit non-zero too
+    auto next = recover(sys, self, opts, shape, data, supervisor, epoch);
+    if (!next) {
+      failure = next.error();
       break;
     }
-    shards = std::move(back->shards);
-    helpers = spawn_helpers(sys, opts, shape, shards, back->step);
-    failure = resume(self, supervisor, recovery_plan{back->step, shards, helpers.coordinator,
-                                                     helpers.saver});
-    helpers.evaluator = spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, back->step);
-    if (!failure) failure = start_workers(supervisor, helpers.coordinator, shards);
+    epoch = std::move(*next);
+    failure = start_workers(supervisor, epoch.helpers.coordinator, epoch.shards);
   }
-  if (!failure && !at_end) failure = save_now(self, helpers.saver, opts.last_step);  // the final one
-  auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, shards);
+  if (!failure && !at_end) failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one
+  auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, epoch.shards);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
   shut_down();
   if (!result) return result;
