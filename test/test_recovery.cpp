@@ -121,3 +121,31 @@ TEST_CASE("a ps that does not come back within --connect-timeout ends every node
   const auto after = out.substr(out.find("ps 1 went down"));
   CHECK(after.find("checkpoint: saved") == std::string::npos);
 }
+
+TEST_CASE("sync mode: a ps killed with -9 and started again rolls every shard back and the job "
+          "ends exactly") {
+  temp_dir dir("sync-ps-kill");
+  auto c = make_cluster(2, 2, dir,
+                        {"--mode=sync", "--last-step=900", "--log-every=50",
+                         "--save-checkpoint-steps=300", "--save-checkpoint-secs=0",
+                         "--connect-timeout=30"});
+  process ps0(c.node("ps", 0), dir / "ps0.log");
+  auto ps1 = std::make_unique<process>(c.node("ps", 1), dir / "ps1.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  process w1(c.node("worker", 1), dir / "w1.log");
+  REQUIRE(chief.wait_for_output("model.ckpt-300", 120s));
+  ps1->kill(SIGKILL);
+  REQUIRE(chief.wait_for_output("stop_supervisor: ps 1 went down", 30s));
+  CHECK(ps1->wait(30s) == 128 + SIGKILL);
+  const auto before_restart = chief.output();
+  process ps1b(c.node("ps", 1), dir / "ps1b.log");
+  for (auto* p : {&chief, &w1, &ps0, &ps1b}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(300s) == 0);
+  }
+  const auto out = chief.output();
+  CHECK(out.find("final: global_step=900 ") != std::string::npos);
+  const auto step = restored_step(out.substr(out.find("ps 1 went down")));
+  CHECK(step >= 300);
+  CHECK(step == newest_saved_step(before_restart));
+}
