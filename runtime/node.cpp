@@ -104,10 +104,10 @@ caf::expected<job_result> run_local_inproc(const options& opts) {
   for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k)
     shards.push_back(spawn_parameter_shard(sys, shard_config_for(opts, k)));
   auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator,
-                   const std::vector<shard_actor>& shards) -> caf::error {
+                   const std::vector<shard_actor>& current) -> caf::error {
     for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w) {
       auto worker =
-          spawn_worker(sys, worker_config_for(opts, w, data, shards, supervisor, coordinator));
+          spawn_worker(sys, worker_config_for(opts, w, data, current, supervisor, coordinator));
       caf::anon_send(worker, start_atom_v);
     }
     return caf::none;
