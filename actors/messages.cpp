@@ -14,6 +14,8 @@ std::string to_string(errc x) {
       return "stopped";
     case errc::unreachable:
       return "unreachable";
+    case errc::recovering:
+      return "recovering";
   }
   return "unknown";
 }

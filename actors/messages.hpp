@@ -180,6 +180,7 @@ enum class errc : std::uint8_t {
   not_finite,           // a gradient holds NaN or inf
   stopped,              // the job is over
   unreachable,          // a peer could not be reached or listened for
+  recovering,           // a ps went down: no tickets until every shard is restored
 };
 
 std::string to_string(errc x);
@@ -210,6 +211,7 @@ CAF_ADD_ATOM(downpour, downpour, tick_atom, "tick")
 CAF_ADD_ATOM(downpour, downpour, stats_atom, "stats")
 CAF_ADD_ATOM(downpour, downpour, status_atom, "status")
 CAF_ADD_ATOM(downpour, downpour, eval_atom, "eval")
+CAF_ADD_ATOM(downpour, downpour, restore_atom, "restore")
 
 namespace downpour {
 
@@ -219,6 +221,9 @@ using shard_actor = caf::typed_actor<
   caf::replies_to<hello_atom, std::string>::with<std::int64_t>,
   // Initial values or a restore -> the step the shard now stands at.
   caf::replies_to<init_atom, shard_init>::with<std::int64_t>,
+  // Recovery: overwrite whatever the shard holds (pending awaits and snapshots
+  // fail) -> the step the shard now stands at.
+  caf::replies_to<restore_atom, shard_init>::with<std::int64_t>,
   // Parameters and step, answered once the step is at least min_step (sync
   // mode's token barrier: no polling) and the shard is initialised.
   caf::replies_to<pull_atom, std::int64_t>::with<pull_reply>,
@@ -252,6 +257,30 @@ using coordinator_actor = caf::typed_actor<
   // The live and the dead workers.
   caf::replies_to<stats_atom>::with<worker_stats>>;
 
+// The checkpoint saver on the chief: pulls a consistent snapshot from the
+// shards and writes it, so no shared file system is needed.
+using saver_actor = caf::typed_actor<
+  // Save the model as it stands right after at least this global step -> the file written.
+  caf::replies_to<save_atom, std::int64_t>::with<std::string>,
+  // Timer: a timed checkpoint is due.
+  caf::reacts_to<tick_atom>,
+  // The newest checkpoint written (empty: none yet) and its unix time.
+  caf::replies_to<stats_atom>::with<std::string, double>>;
+
+// Chief -> its supervisor after a recovery: every shard restored to step,
+// with the (possibly new) shard handles and freshly spawned helpers.
+struct recovery_plan {
+  std::int64_t step = 0;
+  std::vector<shard_actor> shards;
+  coordinator_actor coordinator;
+  saver_actor saver;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, recovery_plan& x) {
+  return f(caf::meta::type_name("recovery_plan"), x.step, x.shards, x.coordinator, x.saver);
+}
+
 // The stop-at-step supervisor on the chief: hands out exactly last_step
 // step tickets, so the final global step is exact, and ends the job.
 using supervisor_actor = caf::typed_actor<
@@ -268,17 +297,9 @@ using supervisor_actor = caf::typed_actor<
   // From the evaluator: global step, validation accuracy raw and EMA (metrics.csv).
   caf::reacts_to<eval_atom, std::int64_t, double, double>,
   // `downpour status`: the job's state as "key: value" lines.
-  caf::replies_to<status_atom>::with<std::string>>;
-
-// The checkpoint saver on the chief: pulls a consistent snapshot from the
-// shards and writes it, so no shared file system is needed.
-using saver_actor = caf::typed_actor<
-  // Save the model as it stands right after at least this global step -> the file written.
-  caf::replies_to<save_atom, std::int64_t>::with<std::string>,
-  // Timer: a timed checkpoint is due.
-  caf::reacts_to<tick_atom>,
-  // The newest checkpoint written (empty: none yet) and its unix time.
-  caf::replies_to<stats_atom>::with<std::string, double>>;
+  caf::replies_to<status_atom>::with<std::string>,
+  // From the chief after a lost ps came back: resume at the restored step -> that step.
+  caf::replies_to<restore_atom, recovery_plan>::with<std::int64_t>>;
 
 // The evaluator on the chief: every eval_every global steps it evaluates a
 // snapshot on the validation split, off the training path.
@@ -303,4 +324,5 @@ CAF_BEGIN_TYPE_ID_BLOCK(downpour, caf::first_custom_type_id)
   CAF_ADD_TYPE_ID(downpour, (downpour::coordinator_actor))
   CAF_ADD_TYPE_ID(downpour, (downpour::shard_stats))
   CAF_ADD_TYPE_ID(downpour, (downpour::worker_stats))
+  CAF_ADD_TYPE_ID(downpour, (downpour::recovery_plan))
 CAF_END_TYPE_ID_BLOCK(downpour)

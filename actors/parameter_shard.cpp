@@ -202,6 +202,33 @@ caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
   return st.step;
 }
 
+// Recovery: the chief overwrites the shard with a checkpoint (every shard
+// rolls back to the same step). Awaits and snapshots pending from before
+// belong to helpers of the old epoch: they fail rather than fire at a step
+// reached again later; waiting pulls are answered at the restored step.
+caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
+  auto& st = self->state;
+  if (init.params.values.size() != init.ema.values.size())
+    return caf::make_error(errc::shape_mismatch, "restore with params and shadows of unequal size");
+  auto gone = caf::make_error(errc::stopped, "the shard was restored");
+  for (auto& w : st.step_waiters) w.second.deliver(gone);
+  for (auto& w : st.snapshot_waiters) w.second.deliver(gone);
+  st.step_waiters.clear();
+  st.snapshot_waiters.clear();
+  st.ranges = std::move(init.ranges);
+  st.params = std::move(init.params.values);
+  st.ema = std::move(init.ema.values);
+  st.fresh.clear();
+  st.ema_due.reset();
+  st.grad_sum.clear();
+  st.grad_count = 0;
+  st.step = init.step;
+  st.cfg.log.info("parameter_shard " + std::to_string(st.cfg.index) +
+                  ": restored to global step " + std::to_string(st.step));
+  release_waiters(st);
+  return st.step;
+}
+
 // Answered before the owed EMA is done: the worker computes meanwhile.
 caf::result<pull_reply> on_pull(shard_pointer self, std::int64_t min_step) {
   auto& st = self->state;
@@ -246,6 +273,7 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
   return {
     [=](hello_atom, const std::string& fp) { return on_hello(self, fp); },
     [=](init_atom, shard_init& init) { return on_init(self, init); },
+    [=](restore_atom, shard_init& init) { return on_restore(self, init); },
     [=](pull_atom, std::int64_t min_step) { return on_pull(self, min_step); },
     [=](push_atom, push_msg& m) { return on_push(self, m); },  // mutable: its buffer is reused
     [=](required_atom, std::uint64_t n) {

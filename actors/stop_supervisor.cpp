@@ -27,6 +27,11 @@ struct stop_supervisor_state {
   float last_loss = 0.0f;
   std::vector<caf::typed_response_promise<std::int64_t, float>> end_waiters;
   std::unique_ptr<progress_reporter> progress;
+  // A ps went down: no tickets, joining nodes wait, until the chief restores
+  // every shard. The epoch tells answers of the old shards from new ones.
+  bool recovering = false;
+  std::int64_t epoch = 0;
+  std::vector<caf::typed_response_promise<std::int64_t, coordinator_actor>> held_hellos;
   static inline const char* name = "stop_supervisor";
 };
 
@@ -49,16 +54,19 @@ bool all_pushes_out(const stop_supervisor_state& st) {
 // travel on different paths).
 void maybe_drain(supervisor_pointer self) {
   auto& st = self->state;
-  if (st.draining || st.end_waiters.empty() || !all_pushes_out(st)) return;
+  if (st.recovering || st.draining || st.end_waiters.empty() || !all_pushes_out(st)) return;
   st.draining = true;
   auto remaining = std::make_shared<std::size_t>(st.cfg.shards.size());
   if (*remaining == 0) return finish(self, st.cfg.last_step);
+  const auto epoch = st.epoch;
   for (auto& shard : st.cfg.shards)
     self->request(shard, caf::infinite, await_atom_v, st.cfg.last_step)
         .then([=](std::int64_t) {
+                if (self->state.epoch != epoch) return;
                 if (--*remaining == 0) finish(self, self->state.cfg.last_step);
               },
               [=](caf::error& err) {
+                if (self->state.epoch != epoch) return;  // a restore failed the old await
                 self->state.cfg.log.error("stop_supervisor: a shard failed while draining: " +
                                           self->system().render(err));
                 finish(self, -1);
@@ -73,8 +81,10 @@ void watch_ticket_holder(supervisor_pointer self, std::uint32_t worker) {
   self->monitor(sender);
 }
 
-std::int64_t on_ticket(supervisor_pointer self, std::uint32_t worker, float loss) {
+caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worker, float loss) {
   auto& st = self->state;
+  if (st.recovering)
+    return caf::make_error(errc::recovering, "a ps is down; the cluster is recovering");
   watch_ticket_holder(self, worker);
   st.holding.erase(worker);  // asking again means its last push went out first
   if (st.granted > st.cfg.start_step) st.last_loss = loss;  // a worker's first ask has none
@@ -103,6 +113,54 @@ void on_worker_down(supervisor_pointer self, const caf::down_msg& dm) {
     st.active.erase(worker);  // a worker that said done is no longer active anyway
     return maybe_drain(self);
   }
+}
+
+// A shard is gone: pause. The chief's end request fails with `recovering`,
+// which sends it reconnecting and restoring; the workers go down with the
+// shard and rejoin once the chief answers their hello again.
+void on_shard_down(supervisor_pointer self, std::size_t k) {
+  auto& st = self->state;
+  if (st.final_step >= 0) return;  // the job is over: the shards are stopping
+  st.cfg.log.warn("stop_supervisor: ps " + std::to_string(k) +
+                  " went down; training pauses until it is restored");
+  if (st.recovering) return;
+  st.recovering = true;
+  ++st.epoch;
+  for (auto& rp : st.end_waiters)
+    rp.deliver(caf::make_error(errc::recovering, "ps " + std::to_string(k) + " went down"));
+  st.end_waiters.clear();
+}
+
+void on_down(supervisor_pointer self, const caf::down_msg& dm) {
+  auto& shards = self->state.cfg.shards;
+  for (std::size_t k = 0; k < shards.size(); ++k)
+    if (caf::actor_cast<caf::actor_addr>(shards[k]) == dm.source) return on_shard_down(self, k);
+  on_worker_down(self, dm);
+}
+
+// Every shard stands at plan.step again: the tickets restart from there, so
+// the job still ends at exactly last_step; the held hellos are answered.
+std::int64_t on_restore(supervisor_pointer self, recovery_plan& plan) {
+  auto& st = self->state;
+  st.cfg.shards = std::move(plan.shards);
+  st.cfg.coordinator = std::move(plan.coordinator);
+  st.cfg.saver = std::move(plan.saver);
+  for (auto& s : st.cfg.shards) self->monitor(s);
+  st.granted = plan.step;
+  st.reported_step = plan.step;
+  st.active.clear();
+  st.holding.clear();
+  st.ticket_holders.clear();  // downs of old workers then match nothing
+  st.draining = false;
+  st.final_step = -1;
+  st.recovering = false;
+  ++st.epoch;
+  st.cfg.log.info("stop_supervisor: every shard restored; training resumes at global step " +
+                  std::to_string(plan.step));
+  for (auto& rp : st.held_hellos) rp.deliver(st.granted, st.cfg.coordinator);
+  st.held_hellos.clear();
+  maybe_drain(self);
+  return plan.step;
 }
 
 void on_report(supervisor_pointer self, std::int64_t step, float loss) {
@@ -164,6 +222,7 @@ caf::result<std::string> on_status(supervisor_pointer self) {
 caf::result<std::int64_t, float> on_end(supervisor_pointer self) {
   auto& st = self->state;
   if (st.final_step >= 0) return {st.final_step, st.last_loss};
+  if (st.recovering) return caf::make_error(errc::recovering, "a ps is down");
   st.end_waiters.push_back(self->make_response_promise<std::int64_t, float>());
   maybe_drain(self);
   return st.end_waiters.back();
@@ -175,13 +234,16 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
   st.granted = st.cfg.start_step;
   st.reported_step = st.cfg.start_step;
   st.progress = std::make_unique<progress_reporter>(st.cfg.progress);
-  self->set_down_handler([=](caf::down_msg& dm) { on_worker_down(self, dm); });
+  self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
+  for (auto& s : st.cfg.shards) self->monitor(s);
   return {
     [=](hello_atom, const std::string& fp) -> caf::result<std::int64_t, coordinator_actor> {
       auto& s = self->state;
       if (auto diff = fingerprint_difference(fp, s.cfg.fingerprint, "the chief"))
         return caf::make_error(errc::config_mismatch, *diff);
-      return {s.granted, s.cfg.coordinator};
+      if (!s.recovering) return {s.granted, s.cfg.coordinator};
+      s.held_hellos.push_back(self->make_response_promise<std::int64_t, coordinator_actor>());
+      return s.held_hellos.back();
     },
     [=](ticket_atom, std::uint32_t worker, float loss) { return on_ticket(self, worker, loss); },
     [=](done_atom, std::uint32_t worker) {
@@ -195,6 +257,7 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
       self->state.progress->on_eval(step, accuracy, ema_accuracy);
     },
     [=](status_atom) { return on_status(self); },
+    [=](restore_atom, recovery_plan& plan) { return on_restore(self, plan); },
   };
 }
 

@@ -75,7 +75,8 @@ std::vector<option_spec> cluster_specs(const options& d) {
       {"wire-dtype", "T", to_string(d.wire),
        "pushes and pulls between nodes as fp32 (exact) or bf16 (half the bytes, 8-bit "
        "mantissa); in-process messages stay fp32"},
-      {"connect-timeout", "SEC", text_of(d.connect_timeout_s), "seconds to wait for cluster peers"},
+      {"connect-timeout", "SEC", text_of(d.connect_timeout_s),
+       "seconds to wait for cluster peers, and for a lost ps or chief to be started again"},
       {"scheduler-policy", "P", d.scheduler_policy, "CAF scheduler: sharing or stealing"},
       {"scheduler-threads", "N", text_of(d.scheduler_threads),
        "CAF scheduler threads; 0 means min(hardware threads, 4), at least 2"},

@@ -1,88 +1,25 @@
 #include "runtime/chief.hpp"
 
 #include <chrono>
+#include <iostream>
 
 #include "actors/checkpoint_saver.hpp"
 #include "actors/evaluator.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
-#include "model/init.hpp"
 #include "model/mlp.hpp"
 #include "runtime/checkpoint.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/log.hpp"
 #include "runtime/placement.hpp"
+#include "runtime/restore.hpp"
 
 namespace downpour {
 namespace {
 
 caf::timespan seconds(double s) {
   return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(s));
-}
-
-// Where training starts: the newest valid checkpoint, or fresh parameters.
-struct start_state {
-  std::int64_t step = 0;
-  std::vector<float> params;
-  std::vector<float> ema;
-  bool restored = false;
-};
-
-start_state restore_or_init(const options& opts, const model_shape& shape, const logger& log) {
-  log_stream warnings{log, log_level::warn};
-  if (auto found = find_newest_checkpoint(opts.checkpoint_dir, warnings)) {
-    check_shape(found->data, shape, found->path);
-    log.info("checkpoint: restored " + found->path + " at global step " +
-             std::to_string(found->data.global_step));
-    return {found->data.global_step, std::move(found->data.params), std::move(found->data.ema),
-            true};
-  }
-  auto params = initial_parameters(shape, opts.seed);
-  auto ema = params;  // shadows start at the initial values
-  return {0, std::move(params), std::move(ema), false};
-}
-
-shard_init make_init(const model_shape& shape, const shard_layout& layout,
-                     const start_state& start) {
-  shard_init init;
-  init.input = shape.input;
-  init.hidden = shape.hidden;
-  init.classes = shape.classes;
-  for (const auto& r : layout.ranges) {
-    init.ranges.push_back(r.offset);
-    init.ranges.push_back(r.size);
-  }
-  init.step = start.step;
-  init.params.values = gather(layout, start.params.data());
-  init.ema.values = gather(layout, start.ema.data());
-  return init;
-}
-
-// Initialises every shard (a shard that already holds state keeps it) and
-// returns the global step they stand at, which must agree.
-caf::expected<std::int64_t> init_shards(caf::scoped_actor& self, const options& opts,
-                                        const model_shape& shape, const start_state& start,
-                                        const std::vector<shard_actor>& shards) {
-  auto layouts = partition(shape, shards.size(), opts.placement);
-  std::int64_t step = -1;
-  caf::error failure;
-  for (std::size_t k = 0; k < shards.size() && !failure; ++k) {
-    self->request(shards[k], seconds(opts.connect_timeout_s), init_atom_v,
-                  make_init(shape, layouts[k], start))
-        .receive(
-            [&](std::int64_t s) {
-              if (step >= 0 && s != step)
-                failure = make_node_error(errc::config_mismatch,
-                                          "shards stand at different steps (" +
-                                              std::to_string(step) + " and " +
-                                              std::to_string(s) + ")");
-              step = s;
-            },
-            [&](caf::error& err) { failure = std::move(err); });
-  }
-  if (failure) return failure;
-  return step;
 }
 
 // Pulls every shard's parameters and shadows into full flat buffers.
@@ -160,6 +97,73 @@ void finish_summary(job_result& r, const model_shape& shape, const mnist_data& d
   sum.ema_test_accuracy = evaluate(shape, r.ema.data(), data.test).overall;
 }
 
+// The chief's helpers hold shard handles: after a ps came back they are
+// replaced by fresh ones (the supervisor, published, stays and is told).
+struct chief_helpers {
+  coordinator_actor coordinator;
+  saver_actor saver;
+  evaluator_actor evaluator;
+};
+
+chief_helpers spawn_helpers(caf::actor_system& sys, const options& opts, const model_shape& shape,
+                            const std::vector<shard_actor>& shards, std::int64_t step) {
+  chief_helpers h;
+  h.coordinator = spawn_sync_coordinator(
+      sys, coordinator_config{opts.mode, opts.worker_hosts.size(), replicas_for(opts),
+                              opts.staleness, shards, node_logger(opts, role_kind::worker, 0)});
+  h.saver = spawn_checkpoint_saver(sys, saver_for(opts, shape, shards, step));
+  return h;
+}
+
+evaluator_actor spawn_evaluator_for(caf::actor_system& sys, const options& opts,
+                                    const model_shape& shape,
+                                    const std::shared_ptr<const mnist_data>& data,
+                                    const std::vector<shard_actor>& shards,
+                                    const supervisor_actor& supervisor, std::int64_t step) {
+  if (opts.eval_every <= 0 || data->validation.count == 0) return {};
+  return spawn_evaluator(
+      sys, evaluator_config{shards, shape, data, opts.eval_every, opts.last_step, supervisor},
+      step);
+}
+
+void stop_helpers(const chief_helpers& h) {
+  for (auto a : {caf::actor_cast<caf::actor>(h.coordinator), caf::actor_cast<caf::actor>(h.saver),
+                 caf::actor_cast<caf::actor>(h.evaluator)})
+    if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+}
+
+// What changes when a lost ps comes back: its handle and the helpers.
+struct chief_epoch {
+  std::vector<shard_actor> shards;
+  chief_helpers helpers;
+};
+
+// A ps went down: nothing more is saved (the helpers stop at once) until
+// every shard is back and restored; then fresh helpers, and the supervisor
+// resumes. A ps that does not come back ends the live ones with the reason.
+caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& self,
+                                   const options& opts, const model_shape& shape,
+                                   const std::shared_ptr<const mnist_data>& data,
+                                   const supervisor_actor& supervisor, const chief_epoch& old) {
+  stop_helpers(old.helpers);
+  auto back = recover_cluster(sys, opts, shape, old.shards);
+  if (!back) {
+    for (auto& s : old.shards) self->send_exit(s, back.error());
+    return back.error();
+  }
+  auto helpers = spawn_helpers(sys, opts, shape, back->shards, back->step);
+  chief_epoch next{std::move(back->shards), helpers};
+  caf::error failure;
+  self->request(supervisor, std::chrono::seconds(60), restore_atom_v,
+                recovery_plan{back->step, next.shards, next.helpers.coordinator,
+                              next.helpers.saver})
+      .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
+  if (failure) return failure;
+  next.helpers.evaluator =
+      spawn_evaluator_for(sys, opts, shape, data, next.shards, supervisor, back->step);
+  return next;
+}
+
 }  // namespace
 
 caf::error check_peers(caf::actor_system& sys, const options& opts,
@@ -182,27 +186,20 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   caf::scoped_actor self{sys};
   const logger log = node_logger(opts, role_kind::worker, 0);
   const start_state start = restore_or_init(opts, shape, log);
-  auto start_step = init_shards(self, opts, shape, start, shards);
+  auto start_step = restore_shards(sys, opts, shape, start, shards);
   if (!start_step) return start_step.error();
   auto clock_start = std::chrono::steady_clock::now();
-  auto coordinator = spawn_sync_coordinator(
-      sys, coordinator_config{opts.mode, opts.worker_hosts.size(), replicas_for(opts),
-                              opts.staleness, shards, log});
-  auto saver = spawn_checkpoint_saver(sys, saver_for(opts, shape, shards, *start_step));
+  chief_epoch epoch{shards, spawn_helpers(sys, opts, shape, shards, *start_step)};
   supervisor_config scfg{cluster_fingerprint(opts), *start_step, opts.last_step, shards,
-                         progress_for(opts, *start_step), opts.mode, coordinator, saver,
-                         opts.worker_hosts.size(), log};
+                         progress_for(opts, *start_step), opts.mode, epoch.helpers.coordinator,
+                         epoch.helpers.saver, opts.worker_hosts.size(), log};
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
-  evaluator_actor evaluator;
-  if (opts.eval_every > 0 && data->validation.count > 0)
-    evaluator = spawn_evaluator(
-        sys, evaluator_config{shards, shape, data, opts.eval_every, opts.last_step, supervisor},
-        *start_step);
+  epoch.helpers.evaluator =
+      spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
   auto shut_down = [&] {
-    for (auto& s : shards) self->send(s, stop_atom_v);
-    for (auto a : {caf::actor_cast<caf::actor>(supervisor), caf::actor_cast<caf::actor>(coordinator),
-                   caf::actor_cast<caf::actor>(saver), caf::actor_cast<caf::actor>(evaluator)})
-      if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    for (auto& s : epoch.shards) self->send(s, stop_atom_v);
+    stop_helpers(epoch.helpers);
+    caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
   };
   caf::error failure;
   const bool at_end = *start_step >= opts.last_step;
@@ -210,16 +207,29 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
     log.info("checkpoint: the job is already at its last step " + std::to_string(*start_step) +
              "; nothing to train");
   else if (!start.restored)
-    failure = save_now(self, saver, *start_step);  // the start checkpoint
-  if (!failure) failure = start_workers(supervisor, coordinator);
+    failure = save_now(self, epoch.helpers.saver, *start_step);  // the start checkpoint
+  if (!failure) failure = start_workers(supervisor, epoch.helpers.coordinator, epoch.shards);
   float last_loss = 0.0f;
-  if (!failure) {
+  while (!failure) {
     auto end = await_end(self, supervisor);
-    if (!end) failure = end.error();
-    else last_loss = end->second;
+    if (end) {
+      last_loss = end->second;
+      break;
+    }
+    if (end.error() != errc::recovering) {
+      failure = end.error();
+      break;
+    }
+    auto next = recover(sys, self, opts, shape, data, supervisor, epoch);
+    if (!next) {
+      failure = next.error();
+      break;
+    }
+    epoch = std::move(*next);
+    failure = start_workers(supervisor, epoch.helpers.coordinator, epoch.shards);
   }
-  if (!failure && !at_end) failure = save_now(self, saver, opts.last_step);  // the final one
-  auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, shards);
+  if (!failure && !at_end) failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one
+  auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, epoch.shards);
   double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
   shut_down();
   if (!result) return result;

@@ -13,7 +13,10 @@
 
 namespace downpour {
 
-using start_workers_fn = std::function<caf::error(supervisor_actor, coordinator_actor)>;
+// Starts the workers of the chief's process (again after a recovery, with
+// the new shard handles).
+using start_workers_fn =
+    std::function<caf::error(supervisor_actor, coordinator_actor, const std::vector<shard_actor>&)>;
 
 caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                                     std::shared_ptr<const mnist_data> data,

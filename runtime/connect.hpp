@@ -1,6 +1,7 @@
 // Reaching peers: connect with retries until a deadline, and errors as text.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <thread>
@@ -56,6 +57,43 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
   return make_node_error(errc::unreachable, "cannot reach " + what + " at " + to_string(where) +
                                                 " within " + seconds_text(opts.connect_timeout_s) +
                                                 " (" + describe(last) + ")");
+}
+
+// True when h is known dead: monitoring a proxy whose connection is lost
+// delivers the down message at once (CAF attaches to a terminated actor
+// synchronously), so no waiting is involved.
+template <class Handle>
+bool is_gone(caf::actor_system& sys, const Handle& h) {
+  if (!h) return true;
+  caf::scoped_actor self{sys};
+  self->monitor(h);
+  bool gone = false;
+  self->receive([&](caf::down_msg&) { gone = true; },
+                caf::after(std::chrono::milliseconds(0)) >> [] {});
+  if (!gone) self->demonitor(caf::actor_cast<caf::actor_addr>(h));
+  return gone;
+}
+
+// connect_to for a peer that may have just died: right after a failure the
+// middleman can hand back its cached dead proxy, so a dead handle is dropped
+// and the attempt repeated (every 20 ms) until --connect-timeout.
+template <class Handle>
+caf::expected<Handle> connect_live(caf::actor_system& sys, const options& opts,
+                                   const host_port& where, const std::string& what) {
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::duration<double>(opts.connect_timeout_s);
+  for (;;) {
+    options rest = opts;
+    rest.connect_timeout_s = std::max(
+        0.0, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count());
+    auto h = connect_to<Handle>(sys, rest, where, what);
+    if (!h || !is_gone(sys, *h)) return h;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return make_node_error(errc::unreachable, "cannot reach " + what + " at " +
+                                                    to_string(where) + " within " +
+                                                    seconds_text(opts.connect_timeout_s));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
 }
 
 // Publishes an actor on the node's own host:port (over mutual TLS when

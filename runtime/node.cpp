@@ -105,10 +105,11 @@ caf::expected<job_result> run_local_inproc(const options& opts) {
   std::vector<shard_actor> shards;
   for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k)
     shards.push_back(spawn_parameter_shard(sys, shard_config_for(opts, k)));
-  auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator) -> caf::error {
+  auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator,
+                   const std::vector<shard_actor>& current) -> caf::error {
     for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w) {
       auto worker =
-          spawn_worker(sys, worker_config_for(opts, w, data, shards, supervisor, coordinator));
+          spawn_worker(sys, worker_config_for(opts, w, data, current, supervisor, coordinator));
       caf::anon_send(worker, start_atom_v);
     }
     return caf::none;
@@ -175,33 +176,69 @@ caf::error wait_for(caf::actor_system& sys, const caf::actor& a) {
   return reason;
 }
 
-// The chief checks our config and tells us where its coordinator is.
-caf::expected<coordinator_actor> greet_chief(caf::actor_system& sys, const options& opts,
-                                             const supervisor_actor& supervisor) {
+// The chief checks our config and tells us the global step and where its
+// coordinator is; while it recovers a lost ps it answers once all is restored.
+struct greeting {
+  std::int64_t step = 0;
+  coordinator_actor coordinator;
+};
+
+caf::expected<greeting> greet_chief(caf::actor_system& sys, const options& opts,
+                                    const supervisor_actor& supervisor) {
   caf::scoped_actor self{sys};
-  caf::expected<coordinator_actor> result{caf::make_error(errc::stopped)};
+  caf::expected<greeting> result{caf::make_error(errc::stopped)};
   self->request(supervisor, std::chrono::duration_cast<caf::timespan>(
                                 std::chrono::duration<double>(opts.connect_timeout_s)),
                 hello_atom_v, cluster_fingerprint(opts))
-      .receive([&](std::int64_t, coordinator_actor& c) { result = std::move(c); },
+      .receive([&](std::int64_t step, coordinator_actor& c) { result = greeting{step, c}; },
                [&](caf::error& err) { result = std::move(err); });
   return result;
 }
 
+// A worker that lost a shard or the chief (killed, or hung past
+// --node-timeout) goes back to joining; anything else ends the node.
+bool lost_a_peer(const caf::error& reason) {
+  return reason == caf::exit_reason::remote_link_unreachable || reason == errc::recovering;
+}
+
+// Fresh handles for the shards that are gone (a ps started again).
+caf::expected<std::vector<shard_actor>> reconnect_shards(caf::actor_system& sys,
+                                                         const options& opts,
+                                                         std::vector<shard_actor> shards) {
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    if (!is_gone(sys, shards[k])) continue;
+    auto h = connect_live<shard_actor>(sys, opts, opts.ps_hosts[k], "ps " + std::to_string(k));
+    if (!h) return h.error();
+    shards[k] = std::move(*h);
+  }
+  return shards;
+}
+
+// Joins, trains, and after a lost peer joins again with a fresh worker
+// (workers keep no state the shards do not hold, apart from their batch order).
 caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& opts,
                                         std::shared_ptr<const mnist_data> data,
                                         std::vector<shard_actor> shards) {
-  auto supervisor =
-      connect_to<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
-  if (!supervisor) return supervisor.error();
-  if (auto err = check_peers(sys, opts, shards)) return err;
-  auto coordinator = greet_chief(sys, opts, *supervisor);
-  if (!coordinator) return coordinator.error();
-  auto worker = spawn_worker(
-      sys, worker_config_for(opts, opts.task, data, shards, *supervisor, *coordinator));
-  caf::anon_send(worker, start_atom_v);
-  if (auto err = wait_for(sys, caf::actor_cast<caf::actor>(worker))) return err;
-  return job_result{};
+  for (;;) {
+    auto supervisor =
+        connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
+    if (!supervisor) return supervisor.error();
+    if (auto err = check_peers(sys, opts, shards)) return err;
+    auto hello = greet_chief(sys, opts, *supervisor);
+    if (!hello) return hello.error();
+    if (hello->step >= opts.last_step) return job_result{};  // rejoined as the job ended
+    auto worker = spawn_worker(
+        sys, worker_config_for(opts, opts.task, data, shards, *supervisor, hello->coordinator));
+    caf::anon_send(worker, start_atom_v);
+    auto reason = wait_for(sys, caf::actor_cast<caf::actor>(worker));
+    if (!reason) return job_result{};
+    if (!lost_a_peer(reason)) return reason;
+    node_logger(opts, role_kind::worker, opts.task)
+        .warn("lost a peer (" + describe(reason) + "); joining again");
+    auto fresh = reconnect_shards(sys, opts, std::move(shards));
+    if (!fresh) return fresh.error();
+    shards = std::move(*fresh);
+  }
 }
 
 }  // namespace
@@ -233,12 +270,17 @@ caf::expected<job_result> run_worker_node(const options& opts,
   auto shards = connect_shards(sys, opts);
   if (!shards) return shards.error();
   if (opts.task != 0) return run_non_chief(sys, opts, data, *shards);
-  auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator) -> caf::error {
-    auto port = publish_on(sys, opts, supervisor, opts.worker_hosts[0], "the chief (worker 0)");
-    if (!port) return port.error();
-    if (on_listening) on_listening(*port);
+  bool published = false;  // the supervisor outlives recoveries: published once
+  auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator,
+                   const std::vector<shard_actor>& current) -> caf::error {
+    if (!published) {
+      auto port = publish_on(sys, opts, supervisor, opts.worker_hosts[0], "the chief (worker 0)");
+      if (!port) return port.error();
+      if (on_listening) on_listening(*port);
+      published = true;
+    }
     auto worker =
-        spawn_worker(sys, worker_config_for(opts, 0, data, *shards, supervisor, coordinator));
+        spawn_worker(sys, worker_config_for(opts, 0, data, current, supervisor, coordinator));
     caf::anon_send(worker, start_atom_v);
     return caf::none;
   };

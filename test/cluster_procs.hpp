@@ -1,0 +1,60 @@
+// A cluster of downpour processes on 127.0.0.1 with ephemeral ports: the
+// command line of each node, and helpers to read numbers from their logs.
+#pragma once
+
+#include <cstdint>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "runtime/connect.hpp"
+#include "subprocess.hpp"
+
+namespace downpour::testing {
+
+struct cluster_args {
+  std::string ps, workers, dir;
+  std::vector<std::string> common;
+  std::vector<std::string> node(const std::string& role, int task) const {
+    std::vector<std::string> a = {DOWNPOUR_BINARY, "--role=" + role, "--task=" + std::to_string(task),
+                                  "--ps-hosts=" + ps, "--worker-hosts=" + workers,
+                                  "--checkpoint-dir=" + dir, "--quiet"};
+    a.insert(a.end(), common.begin(), common.end());
+    return a;
+  }
+};
+
+inline cluster_args make_cluster(std::size_t ps, std::size_t workers, const temp_dir& dir,
+                                 std::vector<std::string> common) {
+  auto ports = pick_free_ports(ps + workers);
+  cluster_args c;
+  for (std::size_t i = 0; i < ps + workers; ++i) {
+    auto& list = i < ps ? c.ps : c.workers;
+    list += (list.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(ports[i]);
+  }
+  c.dir = dir.str();
+  c.common = std::move(common);
+  return c;
+}
+
+// The step of the newest "checkpoint: saved DIR/model.ckpt-N" line in text, -1 if none.
+inline std::int64_t newest_saved_step(const std::string& text) {
+  static const std::regex saved("checkpoint: saved \\S*model\\.ckpt-(\\d+)");
+  std::int64_t newest = -1;
+  for (std::sregex_iterator it(text.begin(), text.end(), saved), end; it != end; ++it)
+    newest = std::max<std::int64_t>(newest, std::stoll((*it)[1]));
+  return newest;
+}
+
+// S of the first "checkpoint: restored PATH at global step S" line, -1 if none.
+inline std::int64_t restored_step(const std::string& text) {
+  static const std::regex restored("checkpoint: restored \\S+ at global step (\\d+)");
+  std::smatch m;
+  return std::regex_search(text, m, restored) ? std::stoll(m[1]) : -1;
+}
+
+inline double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace downpour::testing

@@ -1,0 +1,151 @@
+// Recovery of a cluster of processes: a parameter server or the chief killed
+// with -9 and started again; the job rolls back to the newest checkpoint and
+// still ends at exactly --last-step with every process exiting 0.
+#include <doctest/doctest.h>
+
+#include <memory>
+
+#include "cluster_procs.hpp"
+
+using namespace downpour;
+using namespace downpour::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::vector<std::string> job = {"--last-step=2500", "--log-every=100",
+                                      "--save-checkpoint-steps=500", "--save-checkpoint-secs=0",
+                                      "--connect-timeout=30"};
+
+}  // namespace
+
+TEST_CASE("a ps killed with -9 and started again: every shard rolls back to the newest checkpoint "
+          "and the job ends exactly") {
+  temp_dir dir("ps-kill");
+  auto c = make_cluster(2, 2, dir, job);
+  process ps0(c.node("ps", 0), dir / "ps0.log");
+  auto ps1 = std::make_unique<process>(c.node("ps", 1), dir / "ps1.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  process w1(c.node("worker", 1), dir / "w1.log");
+  REQUIRE(chief.wait_for_output("model.ckpt-1000", 120s));
+  auto killed = std::chrono::steady_clock::now();
+  ps1->kill(SIGKILL);
+  REQUIRE(w1.wait_for_output("joining again", 30s));
+  const double worker_saw = seconds_since(killed);
+  REQUIRE(chief.wait_for_output("stop_supervisor: ps 1 went down", 30s));
+  const double detected = seconds_since(killed);
+  CHECK(ps1->wait(30s) == 128 + SIGKILL);
+  const auto before_restart = chief.output();
+  auto restarted = std::chrono::steady_clock::now();
+  process ps1b(c.node("ps", 1), dir / "ps1b.log");
+  REQUIRE(chief.wait_for_output("training resumes at global step", 60s));
+  const double recovered = seconds_since(restarted);
+  MESSAGE("ps loss seen by worker 1 within " << worker_saw << " s, by the chief within "
+                                               << detected << " s; training resumed " << recovered
+                                               << " s after the ps was started again");
+  CHECK(worker_saw < 1.0);
+  CHECK(detected < 1.0);
+  for (auto* p : {&chief, &w1, &ps0, &ps1b}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(300s) == 0);
+  }
+  const auto out = chief.output();
+  CHECK(out.find("final: global_step=2500 ") != std::string::npos);
+  // The restore used the newest checkpoint saved before the loss, and both
+  // shards rolled back to it.
+  const auto restore_log = out.substr(out.find("ps 1 went down"));
+  const auto step = restored_step(restore_log);
+  CHECK(step >= 1000);
+  CHECK(step == newest_saved_step(before_restart));
+  const auto rolled = "restored to global step " + std::to_string(step);
+  CHECK(ps0.output().find(rolled) != std::string::npos);
+  CHECK(ps1b.output().find(rolled) != std::string::npos);
+}
+
+TEST_CASE("the chief killed with -9 and started again restores into the live shards; the other "
+          "worker waits and rejoins") {
+  temp_dir dir("chief-kill");
+  auto c = make_cluster(2, 2, dir, job);
+  process ps0(c.node("ps", 0), dir / "ps0.log");
+  process ps1(c.node("ps", 1), dir / "ps1.log");
+  auto chief = std::make_unique<process>(c.node("worker", 0), dir / "w0.log");
+  process w1(c.node("worker", 1), dir / "w1.log");
+  REQUIRE(chief->wait_for_output("model.ckpt-1000", 120s));
+  auto killed = std::chrono::steady_clock::now();
+  chief->kill(SIGKILL);
+  REQUIRE(w1.wait_for_output("joining again", 30s));
+  const double detected = seconds_since(killed);
+  CHECK(chief->wait(30s) == 128 + SIGKILL);
+  const auto saved = newest_saved_step(chief->output());
+  auto restarted = std::chrono::steady_clock::now();
+  process chief2(c.node("worker", 0), dir / "w0b.log");
+  REQUIRE(chief2.wait_for_output("checkpoint: restored", 60s));
+  const double restored = seconds_since(restarted);
+  MESSAGE("chief loss seen by worker 1 after " << detected << " s; the new chief restored "
+                                               << restored << " s after it was started");
+  CHECK(detected < 1.0);
+  for (auto* p : {&chief2, &w1, &ps0, &ps1}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(300s) == 0);
+  }
+  CHECK(chief2.output().find("final: global_step=2500 ") != std::string::npos);
+  const auto step = restored_step(chief2.output());
+  CHECK(step >= 1000);
+  CHECK(step == saved);
+  const auto rolled = "restored to global step " + std::to_string(step);
+  CHECK(ps0.output().find(rolled) != std::string::npos);
+  CHECK(ps1.output().find(rolled) != std::string::npos);
+}
+
+TEST_CASE("a ps that does not come back within --connect-timeout ends every node non-zero, "
+          "naming it, and nothing more is saved") {
+  temp_dir dir("ps-gone");
+  auto args = job;
+  args.back() = "--connect-timeout=2";
+  auto c = make_cluster(2, 2, dir, args);
+  process ps0(c.node("ps", 0), dir / "ps0.log");
+  process ps1(c.node("ps", 1), dir / "ps1.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  process w1(c.node("worker", 1), dir / "w1.log");
+  REQUIRE(chief.wait_for_output("model.ckpt-500", 120s));
+  ps1.kill(SIGKILL);
+  const std::string named = "ps 1 at 127.0.0.1:" + c.ps.substr(c.ps.rfind(':') + 1);
+  CHECK(chief.wait(60s) == 1);
+  CHECK(w1.wait(60s) == 1);
+  CHECK(ps0.wait(60s) == 1);
+  const auto out = chief.output();
+  CAPTURE(out);
+  CHECK(out.find(named + " did not come back within 2 s") != std::string::npos);
+  CHECK(w1.output().find("cannot reach " + named + " within 2 s") != std::string::npos);
+  CHECK(ps0.output().find(named + " did not come back") != std::string::npos);
+  const auto after = out.substr(out.find("ps 1 went down"));
+  CHECK(after.find("checkpoint: saved") == std::string::npos);
+}
+
+TEST_CASE("sync mode: a ps killed with -9 and started again rolls every shard back and the job "
+          "ends exactly") {
+  temp_dir dir("sync-ps-kill");
+  auto c = make_cluster(2, 2, dir,
+                        {"--mode=sync", "--last-step=900", "--log-every=50",
+                         "--save-checkpoint-steps=300", "--save-checkpoint-secs=0",
+                         "--connect-timeout=30"});
+  process ps0(c.node("ps", 0), dir / "ps0.log");
+  auto ps1 = std::make_unique<process>(c.node("ps", 1), dir / "ps1.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  process w1(c.node("worker", 1), dir / "w1.log");
+  REQUIRE(chief.wait_for_output("model.ckpt-300", 120s));
+  ps1->kill(SIGKILL);
+  REQUIRE(chief.wait_for_output("stop_supervisor: ps 1 went down", 30s));
+  CHECK(ps1->wait(30s) == 128 + SIGKILL);
+  const auto before_restart = chief.output();
+  process ps1b(c.node("ps", 1), dir / "ps1b.log");
+  for (auto* p : {&chief, &w1, &ps0, &ps1b}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(300s) == 0);
+  }
+  const auto out = chief.output();
+  CHECK(out.find("final: global_step=900 ") != std::string::npos);
+  const auto step = restored_step(out.substr(out.find("ps 1 went down")));
+  CHECK(step >= 300);
+  CHECK(step == newest_saved_step(before_restart));
+}

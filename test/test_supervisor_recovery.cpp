@@ -1,0 +1,75 @@
+// The stop supervisor across a lost ps, with local actors: it pauses (no
+// tickets, joining nodes wait, the chief's end request fails with
+// `recovering`), and after the restore its tickets start at the restored
+// step, so the job still ends at exactly the last step.
+#include <doctest/doctest.h>
+
+#include "actors/parameter_shard.hpp"
+#include "actors/stop_supervisor.hpp"
+#include "actors/sync_coordinator.hpp"
+#include "runtime/node.hpp"
+#include "test_jobs.hpp"
+
+using namespace downpour;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct fixture {
+  options opts = downpour::testing::local_job(2, 1, 100, "");
+  node_config cfg{opts};
+  caf::actor_system sys{cfg};
+  caf::scoped_actor self{sys};
+
+  shard_actor shard(std::uint32_t index) {
+    shard_config c;
+    c.index = index;
+    c.last_step = 100;
+    return spawn_parameter_shard(sys, c);
+  }
+
+  std::int64_t ticket(const supervisor_actor& s) {
+    std::int64_t got = -2;
+    self->request(s, 5s, ticket_atom_v, std::uint32_t{0}, 0.5f)
+        .receive([&](std::int64_t t) { got = t; }, [&](caf::error&) { got = -3; });
+    return got;
+  }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resumes its tickets "
+                           "at the restored step") {
+  std::vector<shard_actor> shards{shard(0), shard(1)};
+  auto coordinator = spawn_sync_coordinator(
+      sys, coordinator_config{train_mode::async, 1, 1, 0, shards});
+  progress_config progress;
+  progress.last_step = 100;
+  progress.quiet = true;
+  auto sup = spawn_stop_supervisor(
+      sys, supervisor_config{"fp", 0, 100, shards, progress, train_mode::async, coordinator,
+                             saver_actor{}, 1});
+  CHECK(ticket(sup) == 0);
+  CHECK(ticket(sup) == 1);
+  CHECK(ticket(sup) == 2);
+  auto end = self->request(sup, caf::infinite, end_atom_v);
+  caf::anon_send_exit(shards[1], caf::exit_reason::kill);
+  caf::error ended;
+  end.receive([](std::int64_t, float) {}, [&](caf::error& err) { ended = err; });
+  CHECK(ended == errc::recovering);
+  CHECK(ticket(sup) == -3);  // refused while recovering
+  auto hello = self->request(sup, 5s, hello_atom_v, std::string{"fp"});
+  std::vector<shard_actor> back{shards[0], shard(1)};
+  std::int64_t resumed = -1;
+  self->request(sup, 5s, restore_atom_v, recovery_plan{1, back, coordinator, saver_actor{}})
+      .receive([&](std::int64_t s) { resumed = s; }, [](caf::error&) {});
+  CHECK(resumed == 1);
+  std::int64_t greeted = -1;
+  hello.receive([&](std::int64_t s, coordinator_actor&) { greeted = s; }, [](caf::error&) {});
+  CHECK(greeted == 1);  // the held hello is answered with the restored step
+  for (std::int64_t expected = 1; expected < 100; ++expected) REQUIRE(ticket(sup) == expected);
+  CHECK(ticket(sup) == -1);  // exactly last_step tickets in all
+  for (auto a : {caf::actor_cast<caf::actor>(sup), caf::actor_cast<caf::actor>(coordinator),
+                 caf::actor_cast<caf::actor>(back[0]), caf::actor_cast<caf::actor>(back[1])})
+    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+}
