@@ -15,11 +15,13 @@ namespace downpour::testing {
 struct cluster_args {
   std::string ps, workers, dir;
   std::vector<std::string> common;
-  std::vector<std::string> node(const std::string& role, int task) const {
+  std::vector<std::string> node(const std::string& role, int task,
+                                std::vector<std::string> extra = {}) const {
     std::vector<std::string> a = {DOWNPOUR_BINARY, "--role=" + role, "--task=" + std::to_string(task),
                                   "--ps-hosts=" + ps, "--worker-hosts=" + workers,
                                   "--checkpoint-dir=" + dir, "--quiet"};
     a.insert(a.end(), common.begin(), common.end());
+    a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
 };

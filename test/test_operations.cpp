@@ -4,42 +4,15 @@
 
 #include <fstream>
 
-#include "runtime/connect.hpp"
-#include "subprocess.hpp"
+#include "cluster_procs.hpp"
 
 using namespace downpour;
+using downpour::testing::make_cluster;
 using downpour::testing::process;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct cluster_args {
-  std::string ps, workers, dir;
-  std::vector<std::string> common;
-  std::vector<std::string> node(const std::string& role, int task,
-                                std::vector<std::string> extra = {}) const {
-    std::vector<std::string> a = {DOWNPOUR_BINARY, "--role=" + role, "--task=" + std::to_string(task),
-                                  "--ps-hosts=" + ps, "--worker-hosts=" + workers,
-                                  "--checkpoint-dir=" + dir, "--quiet", "--connect-timeout=20"};
-    a.insert(a.end(), common.begin(), common.end());
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  }
-};
-
-cluster_args make_cluster(std::size_t ps, std::size_t workers, const temp_dir& dir,
-                          std::vector<std::string> common) {
-  auto ports = pick_free_ports(ps + workers);
-  cluster_args c;
-  for (std::size_t i = 0; i < ps + workers; ++i) {
-    auto& list = i < ps ? c.ps : c.workers;
-    list += (list.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(ports[i]);
-  }
-  c.dir = dir.str();
-  c.common = std::move(common);
-  return c;
-}
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -50,7 +23,7 @@ std::string read_file(const std::string& path) {
 
 TEST_CASE("status reports the running job and fails clearly when no chief answers") {
   temp_dir dir("status");
-  auto c = make_cluster(2, 1, dir, {"--last-step=200000", "--log-every=200"});
+  auto c = make_cluster(2, 1, dir, {"--connect-timeout=20", "--last-step=200000", "--log-every=200"});
   process ps0(c.node("ps", 0), dir / "ps0.log");
   process ps1(c.node("ps", 1), dir / "ps1.log");
   process chief(c.node("worker", 0), dir / "w0.log");
@@ -92,7 +65,7 @@ TEST_CASE("eval-every adds validation accuracies to the log and to metrics.csv")
 
 TEST_CASE("a node of another cluster is refused with a message naming the reason") {
   temp_dir dir("cluster-name");
-  auto c = make_cluster(1, 1, dir, {"--last-step=100"});
+  auto c = make_cluster(1, 1, dir, {"--connect-timeout=20", "--last-step=100"});
   process ps0(c.node("ps", 0, {"--cluster-name=blue"}), dir / "ps.log");
   process w0(c.node("worker", 0, {"--cluster-name=green"}), dir / "w.log");
   CHECK(w0.wait(60s) == 1);
@@ -103,7 +76,7 @@ TEST_CASE("a node of another cluster is refused with a message naming the reason
 
 TEST_CASE("an async worker killed with -9 leaves the others going, rejoins, and the job ends exactly") {
   temp_dir dir("async-kill");
-  auto c = make_cluster(1, 2, dir, {"--last-step=6000", "--log-every=100"});
+  auto c = make_cluster(1, 2, dir, {"--connect-timeout=20", "--last-step=6000", "--log-every=100"});
   process ps0(c.node("ps", 0), dir / "ps.log");
   process chief(c.node("worker", 0), dir / "w0.log");
   auto w1 = std::make_unique<process>(c.node("worker", 1), dir / "w1.log");
@@ -122,7 +95,7 @@ TEST_CASE("an async worker killed with -9 leaves the others going, rejoins, and 
 TEST_CASE("a hung sync worker (SIGSTOP) is detected by heartbeats and the job goes on") {
   temp_dir dir("hung");
   auto c = make_cluster(1, 3, dir,
-                        {"--mode=sync", "--last-step=1500", "--log-every=50",
+                        {"--connect-timeout=20", "--mode=sync", "--last-step=1500", "--log-every=50",
                          "--heartbeat-interval=0.2", "--node-timeout=1.5"});
   process ps0(c.node("ps", 0), dir / "ps.log");
   process chief(c.node("worker", 0), dir / "w0.log");
