@@ -12,6 +12,7 @@
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
 #include "config/options.hpp"
+#include "runtime/tls_guard.hpp"
 
 namespace downpour {
 
@@ -36,6 +37,7 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::duration<double>(opts.connect_timeout_s);
   caf::error last;
+  if (opts.tls()) tls_guard_linked();
   for (;;) {
     auto h = opts.tls() ? caf::openssl::remote_actor<Handle>(sys, where.host, where.port)
                         : sys.middleman().remote_actor<Handle>(where.host, where.port);
@@ -59,6 +61,7 @@ caf::expected<std::uint16_t> publish_on(caf::actor_system& sys, const options& o
                                         const Handle& h, const host_port& at,
                                         const std::string& what) {
   const std::string& address = opts.bind_address.empty() ? at.host : opts.bind_address;
+  if (opts.tls()) tls_guard_linked();
   auto port = opts.tls() ? caf::openssl::publish(h, at.port, address.c_str(), true)
                          : sys.middleman().publish(h, at.port, address.c_str(), true);
   if (!port)
