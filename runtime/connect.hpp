@@ -28,6 +28,10 @@ std::string seconds_text(double s);
 // belongs elsewhere (another interface, cluster, version or CA).
 std::optional<std::string> final_refusal(const caf::error& err);
 
+// For a peer that closed every handshake: what to check (TLS on one side only,
+// or certificates from two CAs); empty for other errors.
+std::string handshake_hint(const caf::error& err);
+
 // Connects to the actor published at where (over mutual TLS when configured),
 // retrying every 50 ms (the peer may not be up yet) until --connect-timeout;
 // then fails naming the node and its address.
@@ -51,7 +55,8 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
   }
   return make_node_error(errc::unreachable, "cannot reach " + what + " at " + to_string(where) +
                                                 " within " + seconds_text(opts.connect_timeout_s) +
-                                                " (" + describe(last) + ")");
+                                                " (" + describe(last) + ")" +
+                                                handshake_hint(last));
 }
 
 // Publishes an actor on the node's own host:port (over mutual TLS when
