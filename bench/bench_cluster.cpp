@@ -3,6 +3,8 @@
 // processes on loopback, with 1 worker + 1 shard and 2 workers + 2 shards.
 // ms/step = wall_s / global steps from each run's summary (init and final
 // evaluation excluded); medians over repeats, with min and max.
+// With --tls-certs=DIR (made by scripts/make-certs DIR 127.0.0.1) the 2 + 2
+// process cluster also runs over mutual TLS, and its cost is shown.
 #include <unistd.h>
 
 #include <sstream>
@@ -50,6 +52,7 @@ sample reference_run(const mnist_data& data, long steps) {
 struct variant {
   bool pipeline = true;
   wire_dtype wire = wire_dtype::fp32;
+  std::string tls_certs;  // mutual TLS with the certificates in this directory
 };
 
 sample inproc_run(std::size_t n, long steps, variant v = {}) {
@@ -74,7 +77,8 @@ std::string host_list(const std::vector<std::uint16_t>& ports, std::size_t from,
   return out;
 }
 
-// n ps processes and n worker processes (the chief last), as a real cluster.
+// n ps processes and n worker processes (the chief last), as a real cluster,
+// over mutual TLS with the certificates in v.tls_certs when it is not empty.
 sample process_run(const std::string& bin, std::size_t n, long steps, variant v = {}) {
   temp_dir dir("bench-proc");
   auto ports = pick_free_ports(2 * n);
@@ -82,15 +86,18 @@ sample process_run(const std::string& bin, std::size_t n, long steps, variant v 
   std::vector<std::unique_ptr<process>> nodes;
   auto start = [&](const std::string& role, std::size_t task) {
     std::string tag = role + std::to_string(task);
-    nodes.push_back(std::make_unique<process>(
-        std::vector<std::string>{bin, "--role=" + role, "--task=" + std::to_string(task),
-                                 "--ps-hosts=" + ps, "--worker-hosts=" + workers,
-                                 "--checkpoint-dir=" + dir.str(), "--quiet",
-                                 "--log-every=1000000", "--save-checkpoint-secs=0",
-                                 "--connect-timeout=60", "--last-step=" + std::to_string(steps),
-                                 std::string("--pipeline=") + (v.pipeline ? "on" : "off"),
-                                 "--wire-dtype=" + to_string(v.wire)},
-        dir / (tag + ".log")));
+    std::vector<std::string> args{bin, "--role=" + role, "--task=" + std::to_string(task),
+                                  "--ps-hosts=" + ps, "--worker-hosts=" + workers,
+                                  "--checkpoint-dir=" + dir.str(), "--quiet",
+                                  "--log-every=1000000", "--save-checkpoint-secs=0",
+                                  "--connect-timeout=60", "--last-step=" + std::to_string(steps),
+                                  std::string("--pipeline=") + (v.pipeline ? "on" : "off"),
+                                  "--wire-dtype=" + to_string(v.wire)};
+    if (!v.tls_certs.empty())
+      args.insert(args.end(), {"--tls-ca=" + v.tls_certs + "/ca.pem",
+                               "--tls-cert=" + v.tls_certs + "/127.0.0.1.pem",
+                               "--tls-key=" + v.tls_certs + "/127.0.0.1.key"});
+    nodes.push_back(std::make_unique<process>(args, dir / (tag + ".log")));
   };
   for (std::size_t k = 0; k < n; ++k) start("ps", k);
   for (std::size_t w = n; w-- > 0;) start("worker", w);
@@ -100,6 +107,12 @@ sample process_run(const std::string& bin, std::size_t n, long steps, variant v 
   std::ifstream in(dir / "summary.json");
   std::string text((std::istreambuf_iterator<char>(in)), {});
   return {json_number(text, "wall_s"), json_number(text, "global_step")};
+}
+
+std::string tls_certs_dir(const std::vector<std::string>& rest) {
+  for (auto& a : rest)
+    if (a.rfind("--tls-certs=", 0) == 0) return std::filesystem::absolute(a.substr(12)).string();
+  return "";
 }
 
 std::string find_binary(const std::vector<std::string>& rest) {
@@ -124,11 +137,12 @@ std::string caf_settings() {
 }
 
 struct series {
-  std::vector<sample> ref, local1, proc1, local2, proc2;
+  std::vector<sample> ref, local1, proc1, local2, proc2, proc2_tls;
   std::vector<sample> local1_off, proc1_off, proc1_bf16;  // variants of the 1+1 job
 };
 
-void one_repeat(series& s, const mnist_data& data, const std::string& bin, long steps) {
+void one_repeat(series& s, const mnist_data& data, const std::string& bin, long steps,
+                const std::string& tls_certs) {
   s.ref.push_back(reference_run(data, steps));
   s.local1.push_back(inproc_run(1, steps));
   s.local1_off.push_back(inproc_run(1, steps, variant{false}));
@@ -139,6 +153,8 @@ void one_repeat(series& s, const mnist_data& data, const std::string& bin, long 
   }
   s.local2.push_back(inproc_run(2, steps));
   if (!bin.empty()) s.proc2.push_back(process_run(bin, 2, steps));
+  if (!bin.empty() && !tls_certs.empty())
+    s.proc2_tls.push_back(process_run(bin, 2, steps, variant{true, wire_dtype::fp32, tls_certs}));
 }
 
 std::vector<double> ms(const std::vector<sample>& xs) {
@@ -162,7 +178,8 @@ void fill_report(report& rep, const series& s) {
       {"2 processes 1+1, pipeline off", &s.proc1_off},
       {"2 processes 1+1, bf16 wire", &s.proc1_bf16},
       {"inproc 2 workers + 2 shards", &s.local2},
-      {"4 processes 2 workers + 2 ps", &s.proc2}};
+      {"4 processes 2 workers + 2 ps", &s.proc2},
+      {"4 processes 2 workers + 2 ps, mutual TLS", &s.proc2_tls}};
   for (auto& [name, xs] : rows)
     if (!xs->empty()) rep.value(std::string(name) + " ms/step", ms(*xs), "ms/global step");
   for (auto& [name, xs] : rows)
@@ -181,6 +198,9 @@ void fill_report(report& rep, const series& s) {
               1.4, false);
     rep.value("processes 2+2 / inproc 1+1 (steps/s)", ratios(rate(s.proc2), rate(s.local1)), "x");
   }
+  if (!s.proc2_tls.empty())
+    rep.value("processes 2+2 TLS / plaintext (steps/s)", ratios(rate(s.proc2_tls), rate(s.proc2)),
+              "x");
 }
 
 }  // namespace
@@ -190,15 +210,16 @@ int main(int argc, char** argv) {
   const int repeats = args.repeats > 0 ? args.repeats : 3;
   const long steps = args.steps > 0 ? args.steps : 2000;
   const std::string bin = find_binary(args.rest);
+  const std::string tls_certs = tls_certs_dir(args.rest);
   if (bin.empty()) std::cerr << "no downpour binary (--binary=, DOWNPOUR_BINARY): no process rows\n";
   auto data = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
   std::string load_note = "start " + loadavg();
   series s;
   try {
-    one_repeat(s, *data, bin, 100);  // warm-up: page in binary, data and allocator
+    one_repeat(s, *data, bin, 100, tls_certs);  // warm-up: page in binary, data and allocator
     s = series{};
     for (int r = 0; r < repeats; ++r) {
-      one_repeat(s, *data, bin, steps);
+      one_repeat(s, *data, bin, steps, tls_certs);
       std::cerr << "repeat " << r + 1 << "/" << repeats << " done\n";
     }
   } catch (const std::exception& e) {
@@ -214,6 +235,7 @@ int main(int argc, char** argv) {
                       " repeats, batch 100, 784-500-10, seed 1, async, fashion-mnist; " +
                       "pipelined pulls and fp32 wire unless a row says otherwise");
   rep.note("binary", bin.empty() ? "none" : bin);
+  rep.note("TLS", tls_certs.empty() ? "not run (--tls-certs=DIR)" : "certificates in " + tls_certs);
   fill_report(rep, s);
   rep.print(std::cout);
   rep.write_json(args.json);

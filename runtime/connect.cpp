@@ -32,6 +32,12 @@ std::optional<std::string> final_refusal(const caf::error& err) {
   return std::nullopt;
 }
 
+std::string handshake_hint(const caf::error& err) {
+  if (err != caf::sec::disconnect_during_handshake) return "";
+  return "; it closed the connection during every handshake: do both sides use TLS "
+         "(--tls-ca, --tls-cert, --tls-key) with certificates from the same CA?";
+}
+
 std::string seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g s", s);

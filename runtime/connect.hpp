@@ -14,6 +14,7 @@
 #include "caf/openssl/all.hpp"
 #include "config/options.hpp"
 #include "runtime/log.hpp"
+#include "runtime/tls_guard.hpp"
 
 namespace downpour {
 
@@ -29,6 +30,10 @@ std::string seconds_text(double s);
 // belongs elsewhere (another interface, cluster, version or CA).
 std::optional<std::string> final_refusal(const caf::error& err);
 
+// For a peer that closed every handshake: what to check (TLS on one side only,
+// or certificates from two CAs); empty for other errors.
+std::string handshake_hint(const caf::error& err);
+
 // Connects to the actor published at where (over mutual TLS when configured),
 // retrying every 50 ms (the peer may not be up yet) until --connect-timeout;
 // then fails naming the node and its address.
@@ -39,6 +44,7 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
                   std::chrono::duration<double>(opts.connect_timeout_s);
   const logger log = node_logger(opts, opts.role, opts.task);
   caf::error last;
+  if (opts.tls()) tls_guard_linked();
   for (int attempt = 1;; ++attempt) {
     auto h = opts.tls() ? caf::openssl::remote_actor<Handle>(sys, where.host, where.port)
                         : sys.middleman().remote_actor<Handle>(where.host, where.port);
@@ -56,7 +62,8 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
   }
   return make_node_error(errc::unreachable, "cannot reach " + what + " at " + to_string(where) +
                                                 " within " + seconds_text(opts.connect_timeout_s) +
-                                                " (" + describe(last) + ")");
+                                                " (" + describe(last) + ")" +
+                                                handshake_hint(last));
 }
 
 // True when h is known dead: monitoring a proxy whose connection is lost
@@ -103,6 +110,7 @@ caf::expected<std::uint16_t> publish_on(caf::actor_system& sys, const options& o
                                         const Handle& h, const host_port& at,
                                         const std::string& what) {
   const std::string& address = opts.bind_address.empty() ? at.host : opts.bind_address;
+  if (opts.tls()) tls_guard_linked();
   auto port = opts.tls() ? caf::openssl::publish(h, at.port, address.c_str(), true)
                          : sys.middleman().publish(h, at.port, address.c_str(), true);
   if (!port)

@@ -12,6 +12,7 @@
 #include "runtime/connect.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/sync_rule.hpp"
+#include "runtime/tls_guard.hpp"
 
 namespace downpour {
 
@@ -37,6 +38,7 @@ void apply_network_settings(caf::actor_system_config& cfg, const options& opts) 
   cfg.openssl_certificate = opts.tls_cert;
   cfg.openssl_key = opts.tls_key;
   cfg.openssl_passphrase = opts.tls_passphrase;
+  cfg.set("middleman.max-consecutive-reads", tls_consecutive_reads);
 }
 
 }  // namespace

@@ -1,7 +1,19 @@
-// Mutual TLS: a cluster of certified nodes trains; strangers are kept out.
+// Mutual TLS: a cluster of certified nodes trains to its last step while
+// strangers (another CA, no TLS, a plaintext client) are refused and logged.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <memory>
 
 #include "runtime/connect.hpp"
+#include "runtime/node.hpp"
+#include "runtime/tls_guard.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;
@@ -17,54 +29,163 @@ void make_certs(const std::string& dir) {
   REQUIRE(p.wait(120s) == 0);
 }
 
+// A plaintext client: connects, says something that is not TLS, and returns
+// whether the server closed the connection within the timeout.
+bool plaintext_client_is_closed(std::uint16_t port, std::chrono::milliseconds timeout) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(fd >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(port);
+  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  const char hello[] = "GET / HTTP/1.0\r\n\r\n";
+  REQUIRE(::send(fd, hello, sizeof hello - 1, MSG_NOSIGNAL) > 0);
+  pollfd p{fd, POLLIN, 0};
+  bool closed = false;
+  char buf[512];
+  while (!closed && ::poll(&p, 1, static_cast<int>(timeout.count())) > 0)
+    closed = ::recv(fd, buf, sizeof buf, 0) <= 0;  // an alert may come first
+  ::close(fd);
+  return closed;
+}
+
+std::uint16_t port_of(const std::string& host_port) {
+  return static_cast<std::uint16_t>(std::stoi(host_port.substr(host_port.rfind(':') + 1)));
+}
+
 }  // namespace
 
-// One ps and one worker: with more workers, or with strangers knocking while
-// it trains, CAF 0.17.6's OpenSSL transport stalls a connection (measured; see
-// the README), so these tests cover what CAF's TLS carries.
 struct tls_cluster {
   temp_dir dir{"tls"};
   std::string ps, workers;
   tls_cluster() {
     make_certs(dir / "good");
     make_certs(dir / "foreign");
-    auto ports = pick_free_ports(3);
-    ps = "127.0.0.1:" + std::to_string(ports[0]);
-    workers = "127.0.0.1:" + std::to_string(ports[1]) + ",127.0.0.1:" + std::to_string(ports[2]);
+    auto ports = pick_free_ports(4);
+    ps = "127.0.0.1:" + std::to_string(ports[0]) + ",127.0.0.1:" + std::to_string(ports[1]);
+    workers = "127.0.0.1:" + std::to_string(ports[2]) + ",127.0.0.1:" + std::to_string(ports[3]);
   }
-  std::vector<std::string> node(const std::string& role, int task, const std::string& certs,
-                                std::vector<std::string> extra = {}) {
+  // TLS options trusting the CA in ca_dir, with the certificate of cert_dir.
+  std::vector<std::string> tls(const std::string& ca_dir, const std::string& cert_dir) {
+    return {"--tls-ca=" + dir / (ca_dir + "/ca.pem"),
+            "--tls-cert=" + dir / (cert_dir + "/127.0.0.1.pem"),
+            "--tls-key=" + dir / (cert_dir + "/127.0.0.1.key")};
+  }
+  std::vector<std::string> node(const std::string& role, int task, std::vector<std::string> extra) {
     std::vector<std::string> a = {DOWNPOUR_BINARY, "--role=" + role, "--task=" + std::to_string(task),
                                   "--ps-hosts=" + ps, "--worker-hosts=" + workers,
-                                  "--last-step=500", "--quiet", "--log-every=100",
-                                  "--checkpoint-dir=" + dir.str()};
-    if (!certs.empty()) {
-      a.push_back("--tls-ca=" + dir / (certs + "/ca.pem"));
-      a.push_back("--tls-cert=" + dir / (certs + "/127.0.0.1.pem"));
-      a.push_back("--tls-key=" + dir / (certs + "/127.0.0.1.key"));
-    }
+                                  "--last-step=1000", "--quiet", "--log-every=100",
+                                  "--save-checkpoint-secs=0", "--checkpoint-dir=" + dir.str()};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
   }
+  // A worker that is not part of the cluster (it never gets far enough to
+  // write anything): it gives up after a second.
+  std::vector<std::string> stranger(std::vector<std::string> tls_options) {
+    tls_options.push_back("--connect-timeout=1");
+    return node("worker", 1, tls_options);
+  }
 };
 
-TEST_CASE_FIXTURE(tls_cluster, "a cluster with certificates from its CA trains over mutual TLS") {
-  process ps0(node("ps", 0, "good"), dir / "ps.log");
-  process chief(node("worker", 0, "good"), dir / "w0.log");
-  for (auto* p : {&chief, &ps0}) {
+using ssl_ctx_ptr = std::unique_ptr<SSL_CTX, decltype(&SSL_CTX_free)>;
+using ssl_ptr = std::unique_ptr<SSL, decltype(&SSL_free)>;
+
+TEST_CASE_FIXTURE(tls_cluster,
+                  "a stale OpenSSL error does not make a connected TLS session that waits for "
+                  "data look failed") {
+  REQUIRE(tls_guard_linked());
+  ssl_ctx_ptr server_ctx{SSL_CTX_new(TLS_server_method()), SSL_CTX_free};
+  ssl_ctx_ptr client_ctx{SSL_CTX_new(TLS_client_method()), SSL_CTX_free};
+  REQUIRE(SSL_CTX_use_certificate_chain_file(server_ctx.get(),
+                                             (dir / "good/127.0.0.1.pem").c_str()) == 1);
+  REQUIRE(SSL_CTX_use_PrivateKey_file(server_ctx.get(), (dir / "good/127.0.0.1.key").c_str(),
+                                      SSL_FILETYPE_PEM) == 1);
+  ssl_ptr server{SSL_new(server_ctx.get()), SSL_free};
+  ssl_ptr client{SSL_new(client_ctx.get()), SSL_free};
+  BIO* client_end = nullptr;
+  BIO* server_end = nullptr;
+  REQUIRE(BIO_new_bio_pair(&client_end, 0, &server_end, 0) == 1);
+  SSL_set_bio(client.get(), client_end, client_end);  // each SSL owns its end
+  SSL_set_bio(server.get(), server_end, server_end);
+  SSL_set_connect_state(client.get());
+  SSL_set_accept_state(server.get());
+  for (int i = 0; i < 10 && !(SSL_is_init_finished(client.get()) &&
+                              SSL_is_init_finished(server.get())); ++i) {
+    SSL_do_handshake(client.get());
+    SSL_do_handshake(server.get());
+  }
+  REQUIRE(SSL_is_init_finished(client.get()));
+  char buf[16];
+  REQUIRE(SSL_read(client.get(), buf, sizeof buf) <= 0);  // takes the session tickets
+  // What another connection's end leaves in the thread's error queue; CAF
+  // 0.17.6 never empties it, and without the guard SSL_get_error then calls
+  // this session's harmless want-read a failure (SSL_ERROR_SSL).
+  ERR_raise(ERR_LIB_SSL, SSL_R_UNEXPECTED_EOF_WHILE_READING);
+  int ret = SSL_read(client.get(), buf, sizeof buf);
+  CHECK(ret <= 0);
+  CHECK(SSL_get_error(client.get(), ret) == SSL_ERROR_WANT_READ);
+}
+
+TEST_CASE_FIXTURE(tls_cluster,
+                  "a TLS node reads a connection until OpenSSL wants the socket; a plain one "
+                  "keeps CAF's bound") {
+  options o;
+  o.tls_ca = dir / "good/ca.pem";
+  o.tls_cert = dir / "good/127.0.0.1.pem";
+  o.tls_key = dir / "good/127.0.0.1.key";
+  node_config with_tls{o};
+  CHECK(caf::get_or(with_tls, "middleman.max-consecutive-reads", std::size_t{0}) ==
+        tls_consecutive_reads);
+  node_config plain{options{}};
+  CHECK(caf::get_or(plain, "middleman.max-consecutive-reads", std::size_t{50}) == 50);
+}
+
+// Before the fixes in runtime/tls_guard.*, this cluster lost connections when
+// worker 1 finished or a stranger knocked, and its job never ended.
+TEST_CASE_FIXTURE(tls_cluster,
+                  "a TLS cluster of 2 ps and 2 workers trains to its last step while strangers "
+                  "are refused and logged") {
+  process ps0(node("ps", 0, tls("good", "good")), dir / "ps0.log");
+  process ps1(node("ps", 1, tls("good", "good")), dir / "ps1.log");
+  process w1(node("worker", 1, tls("good", "good")), dir / "w1.log");
+  process chief(node("worker", 0, tls("good", "good")), dir / "w0.log");
+  REQUIRE(chief.wait_for_output("global_step:", 120s));  // training has begun
+
+  process foreign(stranger(tls("foreign", "foreign")), dir / "foreign.log");
+  process impostor(stranger(tls("good", "foreign")), dir / "impostor.log");
+  process plain(stranger({}), dir / "plain.log");
+  for (auto* p : {&foreign, &impostor, &plain}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(60s) == 1);
+    CHECK(p->output().find("cannot reach ps 0 at 127.0.0.1:") != std::string::npos);
+  }
+  CHECK(plaintext_client_is_closed(port_of(ps.substr(0, ps.find(','))), 10000ms));
+  CHECK(plaintext_client_is_closed(port_of(workers.substr(0, workers.find(','))), 10000ms));
+  WARN_MESSAGE(!chief.wait_for_output("final:", 0s), "the job ended before all strangers knocked");
+
+  for (auto* p : {&chief, &w1, &ps0, &ps1}) {
     CAPTURE(p->output());
     CHECK(p->wait(300s) == 0);
   }
-  CHECK(chief.output().find("final: global_step=500 ") != std::string::npos);
+  CHECK(chief.output().find("final: global_step=1000 ") != std::string::npos);
+  auto ps_log = ps0.output();
+  CAPTURE(ps_log);
+  const std::string refused = "downpour: refused a TLS connection from 127.0.0.1:";
+  CHECK(ps_log.find(refused) != std::string::npos);
+  CHECK(ps_log.find("it does not accept our certificate, so it trusts another CA") !=
+        std::string::npos);
+  CHECK(ps_log.find("its certificate is not from this cluster's CA") != std::string::npos);
+  CHECK(ps_log.find("it does not speak TLS (wrong version number)") != std::string::npos);
+  CHECK(ps_log.find("it does not speak TLS (http request)") != std::string::npos);
+  CHECK(chief.output().find(refused) != std::string::npos);
+  // Its last attempt usually ends in disconnect_during_handshake, which gets
+  // the hint; once in about 15 runs under heavy load it ended otherwise.
+  WARN_MESSAGE(plain.output().find("do both sides use TLS") != std::string::npos, plain.output());
 }
 
-TEST_CASE_FIXTURE(tls_cluster, "a TLS ps refuses a foreign certificate and a plaintext node") {
-  process ps0(node("ps", 0, "good"), dir / "ps.log");
-  process foreign(node("worker", 0, "foreign", {"--connect-timeout=2"}), dir / "foreign.log");
-  CHECK(foreign.wait(60s) == 1);
-  CHECK(foreign.output().find("cannot reach ps 0 at " + ps) != std::string::npos);
-  process plain(node("worker", 0, "", {"--connect-timeout=2"}), dir / "plain.log");
-  CHECK(plain.wait(60s) == 1);
-  CHECK(plain.output().find("cannot reach ps 0 at " + ps) != std::string::npos);
-  ps0.kill(SIGKILL);
+TEST_CASE("a peer that closed every handshake gets a hint about TLS and CAs") {
+  CHECK(handshake_hint(caf::sec::disconnect_during_handshake).find("do both sides use TLS") !=
+        std::string::npos);
+  CHECK(handshake_hint(caf::sec::cannot_connect_to_node).empty());
 }
