@@ -5,9 +5,11 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <filesystem>
@@ -41,9 +43,12 @@ class process {
     }
     ::close(fds[1]);
     reader_ = std::thread([this, fd = fds[0]] { read_output(fd); });
-    exit_ = std::async(std::launch::async, [pid = pid_] {
+    // wait4 also reports the child's peak resident set (the benchmarks' memory row).
+    exit_ = std::async(std::launch::async, [this] {
       int status = 0;
-      ::waitpid(pid, &status, 0);
+      struct rusage usage {};
+      ::wait4(pid_, &status, 0, &usage);
+      peak_rss_kb_ = usage.ru_maxrss;
       return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     });
   }
@@ -78,6 +83,9 @@ class process {
     }) && output_.find(text) != std::string::npos;
   }
 
+  // The child's peak resident set size in KiB (ru_maxrss); 0 until it has exited.
+  long peak_rss_kb() const { return peak_rss_kb_; }
+
   void kill(int sig) { ::kill(pid_, sig); }
   pid_t pid() const { return pid_; }
   std::string output() {
@@ -105,6 +113,7 @@ class process {
 
   pid_t pid_ = -1;
   int code_ = -1;
+  std::atomic<long> peak_rss_kb_{0};
   std::ofstream log_;
   std::mutex mutex_;
   std::condition_variable changed_;
