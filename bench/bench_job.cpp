@@ -26,10 +26,12 @@ using downpour::testing::temp_dir;
 
 namespace {
 
+// Wall times follow the machine's load; CPU times (user + system, whole
+// processes: start-up, data loading and evaluation included) much less so.
 struct series {
-  std::vector<double> ref_train, bound;                    // s (full only)
-  std::vector<double> local_train, local_exit, local_rss;  // s, s, MB
-  std::vector<double> proc_train, proc_exit;               // s
+  std::vector<double> ref_train, bound, ref_cpu;                      // s (full only)
+  std::vector<double> local_train, local_exit, local_cpu, local_rss;  // s, s, s, MB
+  std::vector<double> proc_train, proc_exit, proc_cpu;                // s
   std::vector<double> ps_rss, worker_rss, chief_rss, worker1_rss;  // MB
 };
 
@@ -45,6 +47,7 @@ void local_repeat(series& s, const std::string& bin, long steps) {
   auto run = run_child(bin, args, dir, "local");
   s.local_train.push_back(read_summary(dir).wall_s);
   s.local_exit.push_back(run.wall_s);
+  s.local_cpu.push_back(run.cpu_s);
   s.local_rss.push_back(run.peak_rss_mb);
 }
 
@@ -53,6 +56,7 @@ void cluster_repeat(series& s, const std::string& bin, long steps) {
   auto run = run_cluster(bin, 2, 2, steps_args(steps), dir);
   s.proc_train.push_back(read_summary(dir).wall_s);
   s.proc_exit.push_back(run.wall_s);
+  s.proc_cpu.push_back(run.cpu_s);
   s.ps_rss.push_back(*std::max_element(run.ps_rss_mb.begin(), run.ps_rss_mb.end()));
   s.worker_rss.push_back(*std::max_element(run.worker_rss_mb.begin(), run.worker_rss_mb.end()));
   s.chief_rss.push_back(run.worker_rss_mb[0]);
@@ -65,9 +69,10 @@ void reference_repeat(series& s, const std::string& bin, long steps) {
   temp_dir dir("bench-job-ref");
   auto args = steps_args(steps);
   args.insert(args.begin(), "--role=reference");
-  run_child(bin, args, dir, "reference");
+  auto run = run_child(bin, args, dir, "reference");
   double train = read_summary(dir).wall_s;
   s.ref_train.push_back(train);
+  s.ref_cpu.push_back(run.cpu_s);
   s.bound.push_back(train / 2);
 }
 
@@ -88,6 +93,11 @@ void time_rows(report& rep, const series& s) {
   rep.value("4 processes: first start to last exit", s.proc_exit, "s");
   rep.value("local training wall / 2-core bound", ratios(s.local_train, s.bound), "x");
   rep.value("4 processes training wall / 2-core bound", ratios(s.proc_train, s.bound), "x");
+  rep.value("reference trainer: CPU time", s.ref_cpu, "s");
+  rep.value("local job: CPU time", s.local_cpu, "s");
+  rep.value("4 processes: CPU time (sum)", s.proc_cpu, "s");
+  rep.value("local CPU / reference CPU", ratios(s.local_cpu, s.ref_cpu), "x");
+  rep.value("4 processes CPU / reference CPU", ratios(s.proc_cpu, s.ref_cpu), "x");
 }
 
 double own_peak_rss_mb() {

@@ -71,6 +71,7 @@ inline std::string host_list(const std::vector<std::uint16_t>& ports, std::size_
 // it, so a bench that forks must stay smaller than what it measures).
 struct child_run {
   double wall_s = 0;  // start to exit, as seen by the parent
+  double cpu_s = 0;   // user + system, the whole process
   double peak_rss_mb = 0;
 };
 
@@ -87,13 +88,14 @@ inline child_run run_child(const std::string& bin, std::vector<std::string> args
   double t0 = now_s();
   testing::process p(args, dir / (tag + ".log"));
   wait_ok(p, tag);
-  return {now_s() - t0, static_cast<double>(p.peak_rss_kb()) / 1024.0};
+  return {now_s() - t0, p.cpu_s(), static_cast<double>(p.peak_rss_kb()) / 1024.0};
 }
 
 // A cluster of real processes on loopback: every ps, then the workers with the
 // chief last; the chief's summary.json lands in dir.
 struct cluster_run {
   double wall_s = 0;  // first start to last exit
+  double cpu_s = 0;   // user + system, summed over the processes
   std::vector<double> ps_rss_mb, worker_rss_mb;  // by task index
 };
 
@@ -116,6 +118,7 @@ inline cluster_run run_cluster(const std::string& bin, std::size_t n_ps, std::si
   for (auto& p : nodes) wait_ok(*p, "a node");
   cluster_run out;
   out.wall_s = now_s() - t0;
+  for (auto& p : nodes) out.cpu_s += p->cpu_s();
   for (std::size_t k = 0; k < n_ps; ++k)
     out.ps_rss_mb.push_back(static_cast<double>(nodes[k]->peak_rss_kb()) / 1024.0);
   out.worker_rss_mb.resize(n_workers);
