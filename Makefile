@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 RUN_ARGS ?=
 
-.PHONY: all deps configure build run test bench clean
+.PHONY: all deps configure build run test bench bench-quick bench-table clean
 all: build
 
 deps:
@@ -23,13 +23,28 @@ run: build
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
 
-# Speed of the step, the wire format and the runtime, side by side (JSON in $(BUILD)/bench/).
-bench: build
-	@mkdir -p $(BUILD)/bench
-	$(BUILD)/bench_step --json $(BUILD)/bench/step.json
-	$(BUILD)/bench_serialize --json $(BUILD)/bench/serialize.json
-	$(BUILD)/bench_cluster --binary=$(BUILD)/downpour --json $(BUILD)/bench/cluster.json
-	$(BUILD)/bench_sync --json $(BUILD)/bench/sync.json
+# Speed of the step, the wire format and the runtime, side by side (JSON and
+# markdown tables in $(BUILD)/bench/). `make bench` also runs the whole original
+# job BENCH_FULL_REPEATS times (about 2 min each); `make bench-quick` leaves that
+# out and measures peak memory on a 3000-step job instead.
+BENCH_FULL_REPEATS ?= 3
+BENCH_OUT = $(BUILD)/bench
+
+bench-quick: build
+	@mkdir -p $(BENCH_OUT)
+	$(BUILD)/bench_step --json $(BENCH_OUT)/step.json
+	$(BUILD)/bench_serialize --json $(BENCH_OUT)/serialize.json
+	$(BUILD)/bench_cluster --binary=$(BUILD)/downpour --json $(BENCH_OUT)/cluster.json
+	$(BUILD)/bench_sync --json $(BENCH_OUT)/sync.json
+	$(BUILD)/bench_job --binary=$(BUILD)/downpour --json $(BENCH_OUT)/job.json
+
+bench: bench-quick
+	$(BUILD)/bench_job --full --repeats $(BENCH_FULL_REPEATS) --binary=$(BUILD)/downpour \
+	  --json $(BENCH_OUT)/job-full.json
+
+# `make bench` (or bench-quick), then every table as markdown for the README.
+bench-table:
+	@scripts/bench-table $(BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -10,15 +10,12 @@
 #include <sstream>
 
 #include "bench/bench_common.hpp"
+#include "bench/bench_process.hpp"
 #include "data/idx.hpp"
-#include "runtime/connect.hpp"
-#include "runtime/node.hpp"
 #include "runtime/reference_trainer.hpp"
-#include "test/subprocess.hpp"
 
 using namespace downpour;
 using namespace downpour::bench;
-using downpour::testing::process;
 using downpour::testing::temp_dir;
 
 namespace {
@@ -64,76 +61,27 @@ sample inproc_run(std::size_t n, long steps, variant v = {}) {
   return {r->summary.wall_s, static_cast<double>(r->summary.global_step)};
 }
 
-double json_number(const std::string& text, const std::string& key) {
-  auto at = text.find("\"" + key + "\":");
-  if (at == std::string::npos) throw std::runtime_error("summary.json lacks " + key);
-  return std::strtod(text.c_str() + at + key.size() + 3, nullptr);
-}
-
-std::string host_list(const std::vector<std::uint16_t>& ports, std::size_t from, std::size_t n) {
-  std::string out;
-  for (std::size_t i = 0; i < n; ++i)
-    out += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[from + i]);
-  return out;
-}
-
 // n ps processes and n worker processes (the chief last), as a real cluster,
 // over mutual TLS with the certificates in v.tls_certs when it is not empty.
 sample process_run(const std::string& bin, std::size_t n, long steps, variant v = {}) {
   temp_dir dir("bench-proc");
-  auto ports = pick_free_ports(2 * n);
-  std::string ps = host_list(ports, 0, n), workers = host_list(ports, n, n);
-  std::vector<std::unique_ptr<process>> nodes;
-  auto start = [&](const std::string& role, std::size_t task) {
-    std::string tag = role + std::to_string(task);
-    std::vector<std::string> args{bin, "--role=" + role, "--task=" + std::to_string(task),
-                                  "--ps-hosts=" + ps, "--worker-hosts=" + workers,
-                                  "--checkpoint-dir=" + dir.str(), "--quiet",
-                                  "--log-every=1000000", "--save-checkpoint-secs=0",
-                                  "--connect-timeout=60", "--last-step=" + std::to_string(steps),
-                                  std::string("--pipeline=") + (v.pipeline ? "on" : "off"),
-                                  "--wire-dtype=" + to_string(v.wire)};
-    if (!v.tls_certs.empty())
-      args.insert(args.end(), {"--tls-ca=" + v.tls_certs + "/ca.pem",
-                               "--tls-cert=" + v.tls_certs + "/127.0.0.1.pem",
-                               "--tls-key=" + v.tls_certs + "/127.0.0.1.key"});
-    nodes.push_back(std::make_unique<process>(args, dir / (tag + ".log")));
-  };
-  for (std::size_t k = 0; k < n; ++k) start("ps", k);
-  for (std::size_t w = n; w-- > 0;) start("worker", w);
-  for (auto& p : nodes)
-    if (int rc = p->wait(std::chrono::seconds(600)); rc != 0)
-      throw std::runtime_error("a node exited with " + std::to_string(rc) + ": " + p->output());
-  std::ifstream in(dir / "summary.json");
-  std::string text((std::istreambuf_iterator<char>(in)), {});
-  return {json_number(text, "wall_s"), json_number(text, "global_step")};
+  std::vector<std::string> args{"--quiet", "--log-every=1000000", "--save-checkpoint-secs=0",
+                                "--last-step=" + std::to_string(steps),
+                                std::string("--pipeline=") + (v.pipeline ? "on" : "off"),
+                                "--wire-dtype=" + to_string(v.wire)};
+  if (!v.tls_certs.empty())
+    args.insert(args.end(), {"--tls-ca=" + v.tls_certs + "/ca.pem",
+                             "--tls-cert=" + v.tls_certs + "/127.0.0.1.pem",
+                             "--tls-key=" + v.tls_certs + "/127.0.0.1.key"});
+  run_cluster(bin, n, n, args, dir);
+  auto s = read_summary(dir);
+  return {s.wall_s, s.steps};
 }
 
 std::string tls_certs_dir(const std::vector<std::string>& rest) {
   for (auto& a : rest)
     if (a.rfind("--tls-certs=", 0) == 0) return std::filesystem::absolute(a.substr(12)).string();
   return "";
-}
-
-std::string find_binary(const std::vector<std::string>& rest) {
-  for (auto& a : rest)
-    if (a.rfind("--binary=", 0) == 0) return a.substr(9);
-  if (const char* env = std::getenv("DOWNPOUR_BINARY")) return env;
-  std::error_code ec;
-  auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  auto next_to = self.parent_path() / "downpour";
-  if (!ec && std::filesystem::exists(next_to)) return next_to.string();
-  return "";
-}
-
-std::string caf_settings() {
-  node_config cfg{options{}};
-  auto show = [&](const char* key) {
-    auto v = caf::get_if(&cfg.content, key);
-    return std::string(key) + "=" + (v ? caf::to_string(*v) : std::string("?"));
-  };
-  return show("scheduler.policy") + ", " + show("scheduler.max-threads") + ", " +
-         show("middleman.workers");
 }
 
 struct series {

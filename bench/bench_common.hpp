@@ -1,5 +1,5 @@
 // Shared by the bench programs: timing, medians with min/max, a printed
-// table and a JSON file. Header only (every bench/*.cpp is its own program).
+// table, a JSON file and the same table in markdown next to it. Header only (every bench/*.cpp is its own program).
 #pragma once
 
 #include <algorithm>
@@ -62,10 +62,16 @@ class report {
     values_.push_back({name, summarize(xs), unit, "", 0, false});
   }
 
-  // target_max: the ratio should be <= target; otherwise it should be >= target.
+  // target_is_max: the median should be <= target; otherwise it should be >= target.
   void ratio(const std::string& name, const std::vector<double>& xs, double target,
              bool target_is_max) {
-    values_.push_back({name, summarize(xs), "ratio", target_is_max ? "<=" : ">=", target, true});
+    limit(name, xs, "ratio", target, target_is_max);
+  }
+
+  // A measurement with a target in its own unit (e.g. peak RSS in MB <= 200).
+  void limit(const std::string& name, const std::vector<double>& xs, const std::string& unit,
+             double target, bool target_is_max) {
+    values_.push_back({name, summarize(xs), unit, target_is_max ? "<=" : ">=", target, true});
   }
 
   void print(std::ostream& out) const {
@@ -76,11 +82,8 @@ class report {
                   "min", "max", "unit / target");
     out << line;
     for (auto& r : values_) {
-      std::string tail = r.unit;
-      if (r.is_ratio)
-        tail = "(target " + r.op + " " + fmt(r.target) + ") " + (met(r) ? "OK" : "MISSED");
       std::snprintf(line, sizeof line, "  %-44s %11.4g %11.4g %11.4g  %s\n", r.name.c_str(),
-                    r.s.median, r.s.min, r.s.max, tail.c_str());
+                    r.s.median, r.s.min, r.s.max, tail(r).c_str());
       out << line;
     }
     out.flush();
@@ -99,13 +102,29 @@ class report {
       out << "    {\"name\": \"" << r.name << "\", \"unit\": \"" << r.unit
           << "\", \"median\": " << r.s.median << ", \"min\": " << r.s.min
           << ", \"max\": " << r.s.max;
-      if (r.is_ratio)
+      if (r.has_target)
         out << ", \"target\": \"" << r.op << " " << r.target
             << "\", \"met\": " << (met(r) ? "true" : "false");
       out << "}" << (i + 1 < values_.size() ? "," : "") << "\n";
     }
     out << "  ]\n}\n";
     std::cout << "  json: " << path << std::endl;
+    write_markdown(std::filesystem::path(path).replace_extension(".md").string());
+  }
+
+  // The same table in markdown (next to the JSON; scripts/bench-table gathers them).
+  void write_markdown(const std::string& path) const {
+    std::ofstream out(path);
+    out << "**" << program_ << "**";
+    for (auto& n : notes_) out << (&n == &notes_.front() ? ": " : "; ") << n.first << " " << n.second;
+    out << "\n\n| measurement | median | min | max | unit / target |\n|---|---:|---:|---:|---|\n";
+    char line[512];
+    for (auto& r : values_) {
+      std::snprintf(line, sizeof line, "| %s | %.4g | %.4g | %.4g | %s |\n", r.name.c_str(),
+                    r.s.median, r.s.min, r.s.max, tail(r).c_str());
+      out << line;
+    }
+    out << "\n";
   }
 
  private:
@@ -114,8 +133,14 @@ class report {
     stats s;
     std::string unit, op;
     double target;
-    bool is_ratio;
+    bool has_target;
   };
+  // "unit", or for a row with a target "[unit ](target <= x) OK|MISSED".
+  static std::string tail(const row& r) {
+    if (!r.has_target) return r.unit;
+    return (r.unit == "ratio" ? std::string() : r.unit + " ") + "(target " + r.op + " " +
+           fmt(r.target) + ") " + (met(r) ? "OK" : "MISSED");
+  }
   static bool met(const row& r) {
     return r.op == "<=" ? r.s.median <= r.target : r.s.median >= r.target;
   }

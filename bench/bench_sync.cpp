@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "bench/bench_common.hpp"
+#include "bench/bench_process.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/job.hpp"
 #include "runtime/node.hpp"
@@ -55,9 +56,12 @@ int main(int argc, char** argv) {
   const int repeats = args.repeats > 0 ? args.repeats : 3;
   const long steps = args.steps > 0 ? args.steps : 1500;
   report rep("bench_sync");
-  rep.note("cores", std::to_string(std::thread::hardware_concurrency()));
-  rep.note("cluster", "in-process, 2 shards; CAF scheduler policy sharing");
-  rep.note("load average at start", loadavg());
+  rep.note("cores", cores_note());
+  std::string load_start = loadavg();
+  rep.note("CAF", caf_settings());
+  rep.note("cluster", "in-process, 2 shards, " + std::to_string(steps) + " async / " +
+                          std::to_string(steps / 2) + " sync global steps x " +
+                          std::to_string(repeats) + " repeats");
   std::vector<double> async_rate, sync_rate, backup_rate, backup_dropped;
   for (int i = 0; i < repeats; ++i) {
     async_rate.push_back(run(train_mode::async, 2, steps).worker_steps_per_s);
@@ -66,6 +70,7 @@ int main(int argc, char** argv) {
     backup_rate.push_back(b.worker_steps_per_s);
     backup_dropped.push_back(b.dropped / static_cast<double>(steps / 2));
   }
+  rep.note("loadavg", "start " + load_start + ", end " + loadavg());
   rep.value("async, 2 workers: worker steps/s", async_rate, "steps/s");
   rep.value("sync, 2 workers: worker steps/s", sync_rate, "steps/s");
   rep.value("sync, 3 workers (2 aggregated): steps/s", backup_rate, "steps/s");

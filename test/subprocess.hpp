@@ -5,10 +5,13 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
@@ -23,7 +26,7 @@ namespace downpour::testing {
 class process {
  public:
   process(const std::vector<std::string>& args, const std::string& output_path)
-      : log_(output_path, std::ios::trunc) {
+      : log_(output_path, std::ios::trunc), command_(join(args)) {
     // Everything the child needs is built before fork: it may not allocate.
     std::vector<char*> argv;
     for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
@@ -41,9 +44,14 @@ class process {
     }
     ::close(fds[1]);
     reader_ = std::thread([this, fd = fds[0]] { read_output(fd); });
-    exit_ = std::async(std::launch::async, [pid = pid_] {
+    // wait4 also reports the child's peak resident set and CPU time (for the benchmarks).
+    exit_ = std::async(std::launch::async, [this] {
       int status = 0;
-      ::waitpid(pid, &status, 0);
+      struct rusage usage {};
+      ::wait4(pid_, &status, 0, &usage);
+      peak_rss_kb_ = usage.ru_maxrss;
+      cpu_us_ = (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1000000L +
+                usage.ru_utime.tv_usec + usage.ru_stime.tv_usec;
       return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     });
   }
@@ -78,6 +86,11 @@ class process {
     }) && output_.find(text) != std::string::npos;
   }
 
+  // The child's peak resident set size in KiB (ru_maxrss); 0 until it has exited.
+  long peak_rss_kb() const { return peak_rss_kb_; }
+  // The child's user + system CPU time in seconds; 0 until it has exited.
+  double cpu_s() const { return static_cast<double>(cpu_us_) / 1e6; }
+
   void kill(int sig) { ::kill(pid_, sig); }
   pid_t pid() const { return pid_; }
   std::string output() {
@@ -100,12 +113,37 @@ class process {
     ::close(fd);
     std::lock_guard<std::mutex> lock(mutex_);
     closed_ = true;
+    keep_sanitizer_report();
     changed_.notify_all();
+  }
+
+  // scripts/sanitize-tests sets DOWNPOUR_SANITIZER_LOG: a child's sanitizer
+  // report is appended there, so that it fails the run even when the test
+  // does not look at that child's exit code (or expects it to fail).
+  void keep_sanitizer_report() const {
+    const char* path = std::getenv("DOWNPOUR_SANITIZER_LOG");
+    if (!path || !*path) return;
+    for (const char* marker : {"ERROR: AddressSanitizer", "ERROR: LeakSanitizer",
+                               ": runtime error: ", "SUMMARY: UndefinedBehaviorSanitizer"})
+      if (output_.find(marker) != std::string::npos) {
+        std::ofstream(path, std::ios::app)
+            << "---- " << command_ << " (pid " << pid_ << ")\n" << output_ << "\n";
+        return;
+      }
+  }
+
+  static std::string join(const std::vector<std::string>& args) {
+    std::string out;
+    for (const auto& a : args) out += (out.empty() ? "" : " ") + a;
+    return out;
   }
 
   pid_t pid_ = -1;
   int code_ = -1;
+  std::atomic<long> peak_rss_kb_{0};
+  std::atomic<long> cpu_us_{0};
   std::ofstream log_;
+  std::string command_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::string output_;
