@@ -42,13 +42,13 @@ TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resu
                            "at the restored step") {
   std::vector<shard_actor> shards{shard(0), shard(1)};
   auto coordinator = spawn_sync_coordinator(
-      sys, coordinator_config{train_mode::async, 1, 1, 0, shards});
+      sys, coordinator_config{train_mode::async, 1, 1, 0, shards, logger{}});
   progress_config progress;
   progress.last_step = 100;
   progress.quiet = true;
   auto sup = spawn_stop_supervisor(
       sys, supervisor_config{"fp", 0, 100, shards, progress, train_mode::async, coordinator,
-                             saver_actor{}, 1});
+                             saver_actor{}, 1, logger{}});
   CHECK(ticket(sup) == 0);
   CHECK(ticket(sup) == 1);
   CHECK(ticket(sup) == 2);
