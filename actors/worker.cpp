@@ -28,6 +28,7 @@ struct worker_state {
   std::vector<buffer_pool> outgoing;
   bool whole = false;  // one shard covers the whole model in order
   std::vector<std::int64_t> pulled_at;  // per shard: the step its slice was read at
+  std::vector<std::int64_t> computed_at;  // pulled_at of the gradient's parameters (stamps)
   std::size_t pulls_pending = 0;        // pull replies still missing
   bool params_fresh = false;            // every pull is in and no gradient used them yet
   bool ticket_pending = false;          // async/ssp: the ticket asked for is not in yet
@@ -167,7 +168,7 @@ void advance_sync_barrier(worker_state& st) {
 void push_gradient(worker_pointer self) {
   auto& st = self->state;
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
-    push_msg m{st.pulled_at[k], st.cfg.index, tensor{outgoing_part(st, k), st.cfg.wire}};
+    push_msg m{st.computed_at[k], st.cfg.index, tensor{outgoing_part(st, k), st.cfg.wire}};
     self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(m))
         .then([](std::int64_t) {}, [=](caf::error& err) { warn_refused(self, k, err); });
   }
@@ -195,6 +196,8 @@ void advance(worker_pointer self) {
     if (!st.grad_ready && st.params_fresh) {
       if (job_over(st)) return finish_job(self);
       st.params_fresh = false;
+      // A prefetch overwrites pulled_at before this gradient is pushed.
+      st.computed_at = st.pulled_at;
       if (prefetches(st)) request_pulls(self, 0);
       st.grad_loss = st.workspace->loss_and_gradient(st.params.data(), st.batches->next_batch(),
                                                      st.grad.data());
@@ -224,6 +227,7 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   st.params.resize(st.cfg.shape.size());
   st.grad.resize(st.cfg.shape.size());
   st.pulled_at.assign(st.cfg.shards.size(), 0);
+  st.computed_at = st.pulled_at;
   st.outgoing.assign(st.cfg.shards.size(), buffer_pool{});
   st.whole = st.cfg.layouts.size() == 1 && covers_whole(st.cfg.layouts[0], st.params.size());
   self->set_down_handler([=](caf::down_msg& dm) {
