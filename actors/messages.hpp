@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "caf/all.hpp"
+#include "runtime/floats.hpp"
 #include "runtime/wire_dtype.hpp"
 
 namespace downpour {
@@ -18,8 +19,13 @@ namespace downpour {
 // bit-exact; bf16 halves the bytes (runtime/wire_dtype.hpp). The dtype only
 // matters on the wire: a message between local actors is never serialized.
 struct tensor {
-  std::vector<float> values;
+  floats values;
   wire_dtype wire = wire_dtype::fp32;
+
+  tensor() = default;
+  tensor(floats v, wire_dtype w = wire_dtype::fp32) : values(std::move(v)), wire(w) {}
+  tensor(const std::vector<float>& v, wire_dtype w = wire_dtype::fp32)
+      : values(v.begin(), v.end()), wire(w) {}
 };
 
 namespace wire_detail {
@@ -28,7 +34,7 @@ namespace wire_detail {
 constexpr std::size_t chunk = 4096;
 
 template <class Serializer>
-caf::error save_bf16(Serializer& f, const std::vector<float>& v) {
+caf::error save_bf16(Serializer& f, const floats& v) {
   std::uint16_t buf[chunk];
   for (std::size_t at = 0; at < v.size(); at += chunk) {
     const std::size_t n = std::min(chunk, v.size() - at);
@@ -39,7 +45,7 @@ caf::error save_bf16(Serializer& f, const std::vector<float>& v) {
 }
 
 template <class Deserializer>
-caf::error load_bf16(Deserializer& f, std::vector<float>& v) {
+caf::error load_bf16(Deserializer& f, floats& v) {
   std::uint16_t buf[chunk];
   for (std::size_t at = 0; at < v.size(); at += chunk) {
     const std::size_t n = std::min(chunk, v.size() - at);
@@ -80,7 +86,7 @@ typename Inspector::result_type inspect(Inspector& f, tensor& x) {
         return caf::make_error(caf::sec::invalid_argument, "tensor of " + std::to_string(n) +
                                                                " values longer than its message");
     }
-    x.values.resize(n);
+    x.values.resize(n);  // uninitialised: every value is read below
     if (x.wire == wire_dtype::bf16) {
       if (auto err = wire_detail::load_bf16(f, x.values)) return err;
     } else if (n > 0) {

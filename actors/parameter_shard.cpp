@@ -15,20 +15,20 @@ namespace {
 struct parameter_shard_state {
   shard_config cfg;
   std::vector<std::uint64_t> ranges;
-  std::vector<float> params;
-  std::vector<float> ema;
+  floats params;
+  floats ema;
   std::int64_t step = -1;  // global steps applied; -1 until initialised
   // Equal to params when not empty: the buffer the last update wrote the new
   // parameters into (the pushed gradient's own), so the next pull's reply
   // needs no copy.
-  std::vector<float> fresh;
+  floats fresh;
   buffer_pool spare;            // buffers to copy params into for the other pulls
   // The decay of an EMA update still owed for the current params. A step's
   // EMA waits until the pull that follows its push is answered, so it
   // overlaps the worker's compute instead of delaying its parameters; it is
   // exact because params do not change before it is done.
   std::optional<float> ema_due;
-  std::vector<float> grad_sum;  // sync: this round's fresh gradients, summed
+  floats grad_sum;  // sync: this round's fresh gradients, summed
   std::size_t grad_count = 0;
   std::int64_t dropped = 0;   // sync: stale gradients, never applied
   std::int64_t rejected = 0;  // malformed or non-finite pushes
@@ -110,7 +110,7 @@ void release_waiters(parameter_shard_state& st) {
 // next holds the updated parameters: they become params (the EMA toward
 // them is owed), next is kept as the next pull's reply, and the global step
 // advances.
-void commit(parameter_shard_state& st, std::vector<float>&& next) {
+void commit(parameter_shard_state& st, floats&& next) {
   settle_ema(st);
   std::copy(next.begin(), next.end(), st.params.begin());
   st.ema_due = ema_decay_at(st.cfg.ema_decay, st.step);
@@ -122,7 +122,7 @@ void commit(parameter_shard_state& st, std::vector<float>&& next) {
 // Async: one SGD and one EMA update with the schedule at the current step,
 // exactly as the reference trainer does them, written into the gradient's
 // buffer first: a gradient with NaN or inf changes nothing (false).
-bool apply_pushed(parameter_shard_state& st, std::vector<float>&& grad) {
+bool apply_pushed(parameter_shard_state& st, floats&& grad) {
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
   if (!sgd_into_gradient(grad.data(), st.params.data(), grad.size(), lr)) {
     st.spare.give(std::move(grad));
@@ -145,7 +145,7 @@ void maybe_complete_round(parameter_shard_state& st) {
   commit(st, std::exchange(st.grad_sum, {}));
 }
 
-void accumulate(parameter_shard_state& st, std::vector<float>&& grad) {
+void accumulate(parameter_shard_state& st, floats&& grad) {
   if (st.grad_count++ == 0) {
     st.grad_sum = std::move(grad);  // no zeroing pass, no copy
     return;

@@ -20,8 +20,8 @@ struct worker_state {
   worker_config cfg;
   std::unique_ptr<mlp_workspace> workspace;
   std::unique_ptr<batcher> batches;
-  std::vector<float> params;
-  std::vector<float> grad;
+  floats params;
+  floats grad;
   // Per shard: buffers for its pushes, recycled from its pull replies, so a
   // step allocates nothing. With one shard holding the whole model, replies
   // are swapped into params and the old params buffer becomes the next grad.
@@ -86,7 +86,7 @@ bool job_over(const worker_state& st) {
 }
 
 // A pulled part lands in params; its buffer is kept for a later push.
-void take_pulled(worker_state& st, std::size_t k, std::vector<float>&& part) {
+void take_pulled(worker_state& st, std::size_t k, floats&& part) {
   if (st.whole) return st.outgoing[k].give(std::exchange(st.params, std::move(part)));
   scatter(st.cfg.layouts[k], part.data(), st.params.data());
   st.outgoing[k].give(std::move(part));
@@ -146,7 +146,7 @@ void begin_step(worker_pointer self) {
 
 // The push takes the gradient's storage (whole model) or a recycled buffer
 // with the shard's part of it.
-std::vector<float> outgoing_part(worker_state& st, std::size_t k) {
+floats outgoing_part(worker_state& st, std::size_t k) {
   auto& pool = st.outgoing[k];
   if (st.whole) return std::exchange(st.grad, pool.take(st.grad.size()));
   const auto& layout = st.cfg.layouts[k];

@@ -66,7 +66,7 @@ bool round_trips(serialize_bench& b, T x, const std::vector<float>& expect) {
   b.encode(x);
   T y;
   b.decode(y);
-  const auto& v = [&]() -> const std::vector<float>& {
+  const auto& v = [&]() -> const auto& {
     if constexpr (std::is_same<T, push_msg>::value) return y.grad.values;
     else return y.values;
   }();

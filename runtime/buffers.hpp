@@ -1,12 +1,13 @@
-// Float buffers of one size, kept for reuse: a fresh std::vector<float> of
-// the model's size costs a zero-filling pass (and often page faults) before
-// it is overwritten anyway, so the hot paths recycle the buffers that
-// messages bring in instead of allocating new ones.
+// Float buffers of one size, kept for reuse: a fresh buffer of the model's
+// size costs page faults before it is overwritten anyway, so the hot paths
+// recycle the buffers that messages bring in instead of allocating new ones.
 #pragma once
 
 #include <cstddef>
 #include <utility>
 #include <vector>
+
+#include "runtime/floats.hpp"
 
 namespace downpour {
 
@@ -17,23 +18,23 @@ class buffer_pool {
 
   // A buffer of n floats whose contents are unspecified (the caller
   // overwrites all of them). Allocates only when no idle buffer fits.
-  std::vector<float> take(std::size_t n) {
+  floats take(std::size_t n) {
     while (!idle_.empty()) {
       auto buf = std::move(idle_.back());
       idle_.pop_back();
       if (buf.size() == n) return buf;
     }
-    return std::vector<float>(n);
+    return floats(n);
   }
 
   // Returns a buffer for reuse; empty ones are dropped.
-  void give(std::vector<float>&& buf) {
+  void give(floats&& buf) {
     if (!buf.empty() && idle_.size() < keep_) idle_.push_back(std::move(buf));
   }
 
  private:
   std::size_t keep_;
-  std::vector<std::vector<float>> idle_;
+  std::vector<floats> idle_;
 };
 
 }  // namespace downpour

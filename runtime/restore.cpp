@@ -39,8 +39,10 @@ shard_init make_init(const model_shape& shape, const shard_layout& layout,
     init.ranges.push_back(r.size);
   }
   init.step = start.step;
-  init.params.values = gather(layout, start.params.data());
-  init.ema.values = gather(layout, start.ema.data());
+  init.params.values.resize(layout.size());
+  init.ema.values.resize(layout.size());
+  gather_into(layout, start.params.data(), init.params.values.data());
+  gather_into(layout, start.ema.data(), init.ema.values.data());
   return init;
 }
 

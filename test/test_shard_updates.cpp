@@ -30,7 +30,8 @@ std::vector<float> random_floats(std::size_t n, unsigned seed) {
   return v;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+template <class A, class B>
+bool same_bits(const A& a, const B& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
@@ -54,8 +55,8 @@ struct shard_fixture {
     auto shard = spawn_parameter_shard(*sys, c);
     shard_init init;
     init.ranges = {0, params.size()};
-    init.params.values = params;
-    init.ema.values = params;
+    init.params.values = to_floats(params);
+    init.ema.values = to_floats(params);
     caf::anon_send(shard, init_atom_v, std::move(init));
     sched->run();
     return shard;

@@ -64,8 +64,8 @@ struct sync_fixture {
     auto shard = spawn_parameter_shard(*sys, c);
     shard_init init;
     init.ranges = {0, params.size()};
-    init.params.values = params;
-    init.ema.values = params;
+    init.params.values = to_floats(params);
+    init.ema.values = to_floats(params);
     caf::anon_send(shard, init_atom_v, std::move(init));
     sched->run();
     return shard;
@@ -112,7 +112,7 @@ TEST_CASE_FIXTURE(sync_fixture, "exactly one global step per aggregation, applyi
   // The mean (1.0, 1.0) at lr 0.01, not the sum (2.0, 2.0).
   std::vector<float> expected = {1.0f, 2.0f}, sum = {2.0f, 2.0f};
   apply_mean_sgd(expected.data(), sum.data(), 2, 0.01f, 2);
-  CHECK(s.params.values == expected);
+  CHECK(to_vector(s.params.values) == expected);
   CHECK(s.params.values[0] == doctest::Approx(0.99));
   caf::anon_send(shard, stop_atom_v);
   sched->run();
@@ -232,7 +232,7 @@ TEST_CASE_FIXTURE(sync_fixture, "hostile pushes are rejected and counted, never 
   auto s = snapshot(shard);
   CHECK(s.step == 0);
   CHECK(s.rejected == 4);
-  CHECK(s.params.values == std::vector<float>{1.0f, 2.0f});
+  CHECK(to_vector(s.params.values) == std::vector<float>{1.0f, 2.0f});
   push(shard, 0, 1, {1.0f, 1.0f});  // an honest push still works
   CHECK(snapshot(shard).step == 1);
   caf::anon_send(shard, stop_atom_v);
