@@ -5,9 +5,11 @@
 // evaluation excluded); medians over repeats, with min and max.
 // With --tls-certs=DIR (made by scripts/make-certs DIR 127.0.0.1) the 2 + 2
 // process cluster also runs over mutual TLS, and its cost is shown.
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <sstream>
+#include <thread>
 
 #include "bench/bench_common.hpp"
 #include "bench/bench_process.hpp"
@@ -22,7 +24,9 @@ namespace {
 
 struct sample {
   double wall_s = 0, steps = 0;
+  double cpu_s = 0;  // user + system of every process (or thread) of the run, start to exit
   double ms_per_step() const { return steps > 0 ? 1e3 * wall_s / steps : 0; }
+  double cpu_ms_per_step() const { return steps > 0 ? 1e3 * cpu_s / steps : 0; }
   double steps_per_s() const { return wall_s > 0 ? steps / wall_s : 0; }
 };
 
@@ -30,6 +34,7 @@ options job_options(std::size_t ps, std::size_t workers, long steps, const std::
   options o;
   o.last_step = steps;
   o.quiet = true;
+  o.log_threshold = log_level::warn;  // no per-run INFO lines between the rows
   o.log_every = 1000000;
   o.save_checkpoint_secs = 0;
   o.checkpoint_dir = dir;
@@ -38,11 +43,19 @@ options job_options(std::size_t ps, std::size_t workers, long steps, const std::
   return o;
 }
 
+double own_cpu_s() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  auto s = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * t.tv_usec; };
+  return s(u.ru_utime) + s(u.ru_stime);
+}
+
 sample reference_run(const mnist_data& data, long steps) {
   temp_dir dir("bench-ref");
   std::ostringstream log;
+  const double cpu0 = own_cpu_s();
   auto r = run_reference(job_options(1, 1, steps, dir.str()), data, log);
-  return {r.summary.wall_s, static_cast<double>(r.summary.global_step)};
+  return {r.summary.wall_s, static_cast<double>(r.summary.global_step), own_cpu_s() - cpu0};
 }
 
 // A variant of the default job: pipelined pulls off, or bf16 on the wire.
@@ -73,9 +86,9 @@ sample process_run(const std::string& bin, std::size_t n, long steps, variant v 
     args.insert(args.end(), {"--tls-ca=" + v.tls_certs + "/ca.pem",
                              "--tls-cert=" + v.tls_certs + "/127.0.0.1.pem",
                              "--tls-key=" + v.tls_certs + "/127.0.0.1.key"});
-  run_cluster(bin, n, n, args, dir);
+  auto run = run_cluster(bin, n, n, args, dir);
   auto s = read_summary(dir);
-  return {s.wall_s, s.steps};
+  return {s.wall_s, s.steps, run.cpu_s};
 }
 
 std::string tls_certs_dir(const std::vector<std::string>& rest) {
@@ -93,11 +106,11 @@ void one_repeat(series& s, const mnist_data& data, const std::string& bin, long 
                 const std::string& tls_certs) {
   s.ref.push_back(reference_run(data, steps));
   s.local1.push_back(inproc_run(1, steps));
-  s.local1_off.push_back(inproc_run(1, steps, variant{false}));
+  s.local1_off.push_back(inproc_run(1, steps, variant{false, wire_dtype::fp32, {}}));
   if (!bin.empty()) {
     s.proc1.push_back(process_run(bin, 1, steps));
-    s.proc1_off.push_back(process_run(bin, 1, steps, variant{false}));
-    s.proc1_bf16.push_back(process_run(bin, 1, steps, variant{true, wire_dtype::bf16}));
+    s.proc1_off.push_back(process_run(bin, 1, steps, variant{false, wire_dtype::fp32, {}}));
+    s.proc1_bf16.push_back(process_run(bin, 1, steps, variant{true, wire_dtype::bf16, {}}));
   }
   s.local2.push_back(inproc_run(2, steps));
   if (!bin.empty()) s.proc2.push_back(process_run(bin, 2, steps));
@@ -115,6 +128,30 @@ std::vector<double> rate(const std::vector<sample>& xs) {
   std::vector<double> out;
   for (auto& x : xs) out.push_back(x.steps_per_s());
   return out;
+}
+
+// What the CPU the process clusters burn allows on this machine's cores at
+// best. The reference is one thread, so its CPU beyond its training wall time
+// is start-up and final evaluation; that much is taken off per worker process
+// (each loads the data), leaving an estimate of the CPU per training step.
+void cpu_bound_rows(report& rep, const series& s) {
+  const double cores = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<double> ref_cpu, cpu1, cpu2, floor1, ceiling2;
+  for (std::size_t i = 0; i < s.ref.size(); ++i) {
+    const auto &r = s.ref[i], &p1 = s.proc1[i], &p2 = s.proc2[i];
+    const double overhead_s = std::max(0.0, r.cpu_s - r.wall_s);
+    ref_cpu.push_back(r.cpu_ms_per_step());
+    cpu1.push_back(1e3 * (p1.cpu_s - overhead_s) / p1.steps);
+    cpu2.push_back(1e3 * (p2.cpu_s - 2 * overhead_s) / p2.steps);
+    floor1.push_back(cpu1.back() / cores / r.ms_per_step());
+    // 2+2 steps/s at best, over 1+1 steps/s if 1+1 met its 1.35x target.
+    ceiling2.push_back(cores / cpu2.back() * 1.35 * r.ms_per_step());
+  }
+  rep.value("reference CPU ms/step (whole run)", ref_cpu, "CPU ms/global step");
+  rep.value("processes 1+1 CPU ms/training step", cpu1, "CPU ms/global step, all processes");
+  rep.value("processes 2+2 CPU ms/training step", cpu2, "CPU ms/global step, all processes");
+  rep.value("processes 1+1 / reference at best (CPU / cores)", floor1, "x");
+  rep.value("processes 2+2 / 1+1 at best, 1+1 at 1.35x", ceiling2, "x");
 }
 
 void fill_report(report& rep, const series& s) {
@@ -146,6 +183,7 @@ void fill_report(report& rep, const series& s) {
               1.4, false);
     rep.value("processes 2+2 / inproc 1+1 (steps/s)", ratios(rate(s.proc2), rate(s.local1)), "x");
   }
+  if (!s.proc1.empty() && !s.proc2.empty()) cpu_bound_rows(rep, s);
   if (!s.proc2_tls.empty())
     rep.value("processes 2+2 TLS / plaintext (steps/s)", ratios(rate(s.proc2_tls), rate(s.proc2)),
               "x");

@@ -23,6 +23,7 @@ options job(train_mode mode, std::size_t workers, long steps, const std::string&
   o.mode = mode;
   o.last_step = steps;
   o.quiet = true;
+  o.log_threshold = log_level::warn;  // no per-run INFO lines between the rows
   o.log_every = 1000000;
   o.save_checkpoint_secs = 0;
   o.checkpoint_dir = dir;
