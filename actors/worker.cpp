@@ -243,7 +243,7 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
 }  // namespace
 
 worker_actor spawn_worker(caf::actor_system& sys, worker_config cfg) {
-  return sys.spawn<caf::detached>(worker, std::move(cfg));
+  return sys.spawn(worker, std::move(cfg));
 }
 
 }  // namespace downpour

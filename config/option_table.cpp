@@ -79,7 +79,8 @@ std::vector<option_spec> cluster_specs(const options& d) {
        "seconds to wait for cluster peers, and for a lost ps or chief to be started again"},
       {"scheduler-policy", "P", d.scheduler_policy, "CAF scheduler: sharing or stealing"},
       {"scheduler-threads", "N", text_of(d.scheduler_threads),
-       "CAF scheduler threads; 0 means min(hardware threads, 4), at least 2"},
+       "CAF scheduler threads; 0 means min(hardware threads, 4), at least 2 and at least "
+       "one more than the node's workers"},
       {"bind", "ADDR", "",
        "address to listen on (default: the host of this node's own host-list entry; "
        "0.0.0.0 for every interface)"},

@@ -43,6 +43,17 @@ void apply_network_settings(caf::actor_system_config& cfg, const options& opts) 
 
 }  // namespace
 
+// Workers run on the scheduler (actors/worker.hpp): one thread more than the
+// node's workers, so the model math never holds every thread and the other
+// actors always have one to run on.
+std::size_t default_scheduler_threads(const options& opts, std::size_t hardware) {
+  std::size_t workers = 0;
+  if (opts.role == role_kind::worker) workers = 1;
+  if (opts.role == role_kind::local) workers = opts.worker_hosts.size();
+  const std::size_t by_cores = std::max<std::size_t>(2, std::min<std::size_t>(4, hardware));
+  return std::max(by_cores, workers + 1);
+}
+
 node_config::node_config(const options& opts) {
   add_message_types<caf::id_block::downpour>();
   add_error_category(caf::atom("downpour"),
@@ -52,8 +63,7 @@ node_config::node_config(const options& opts) {
                      });
   load<caf::io::middleman>();
   std::size_t threads = opts.scheduler_threads;
-  if (threads == 0)
-    threads = std::max<std::size_t>(2, std::min<std::size_t>(4, std::thread::hardware_concurrency()));
+  if (threads == 0) threads = default_scheduler_threads(opts, std::thread::hardware_concurrency());
   set("scheduler.policy",
       opts.scheduler_policy == "stealing" ? caf::atom("stealing") : caf::atom("sharing"));
   set("scheduler.max-threads", threads);

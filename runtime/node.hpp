@@ -20,6 +20,10 @@ class node_config : public caf::actor_system_config {
   explicit node_config(const options& opts);
 };
 
+// --scheduler-threads 0: min(hardware threads, 4), at least 2, and at least
+// one more than the workers the node runs.
+std::size_t default_scheduler_threads(const options& opts, std::size_t hardware);
+
 // What the chief knows at the end of a job.
 struct job_result {
   run_summary summary;

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "config/options.hpp"
+#include "runtime/node.hpp"
 
 namespace downpour {
 namespace {
@@ -360,5 +361,18 @@ TEST_CASE("ssp mode and its staleness bound are read and validated") {
         "config: --staleness=-1 is out of range (expected an integer >= 0)");
 }
 
-}  // namespace downpour
+TEST_CASE("a node gets one scheduler thread more than its workers, at least two, and up to four by cores") {
+  options o;  // local, 2 ps + 2 workers
+  CHECK(default_scheduler_threads(o, 2) == 3);
+  CHECK(default_scheduler_threads(o, 8) == 4);
+  o.worker_hosts.resize(6);
+  CHECK(default_scheduler_threads(o, 8) == 7);
+  o.role = role_kind::worker;
+  CHECK(default_scheduler_threads(o, 1) == 2);
+  CHECK(default_scheduler_threads(o, 2) == 2);
+  CHECK(default_scheduler_threads(o, 16) == 4);
+  o.role = role_kind::ps;
+  CHECK(default_scheduler_threads(o, 2) == 2);
+}
 
+}  // namespace downpour
