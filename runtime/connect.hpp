@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,9 +35,35 @@ std::optional<std::string> final_refusal(const caf::error& err);
 // or certificates from two CAs); empty for other errors.
 std::string handshake_hint(const caf::error& err);
 
+// One attempt to reach the actor published at host:port, given up after
+// timeout. CAF's own remote_actor waits forever for a peer that accepted the
+// connection but never answers the handshake (a hung or stopped node); this
+// asks the middleman (or the TLS manager) for the same connect with a bound.
+template <class Handle>
+caf::expected<Handle> remote_actor_within(caf::actor_system& sys, bool tls,
+                                          const std::string& host, std::uint16_t port,
+                                          caf::timespan timeout) {
+  auto manager = tls ? sys.openssl_manager().actor_handle() : sys.middleman().actor_handle();
+  caf::expected<Handle> result{caf::make_error(caf::sec::request_timeout)};
+  caf::scoped_actor self{sys};
+  self->request(manager, timeout, caf::connect_atom::value, host, port)
+      .receive(
+          [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>& ifs) {
+            if (!ptr)
+              result = caf::make_error(caf::sec::no_actor_published_at_port, port);
+            else if (!sys.assignable<Handle>(ifs))
+              result = caf::make_error(caf::sec::unexpected_actor_messaging_interface);
+            else
+              result = caf::actor_cast<Handle>(std::move(ptr));
+          },
+          [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
 // Connects to the actor published at where (over mutual TLS when configured),
 // retrying every 50 ms (the peer may not be up yet) until --connect-timeout;
-// then fails naming the node and its address.
+// then fails naming the node and its address. Each attempt is bounded by the
+// time left, so a peer that accepts and never answers cannot hold us forever.
 template <class Handle>
 caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
                                  const host_port& where, const std::string& what) {
@@ -46,8 +73,10 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
   caf::error last;
   if (opts.tls()) tls_guard_linked();
   for (int attempt = 1;; ++attempt) {
-    auto h = opts.tls() ? caf::openssl::remote_actor<Handle>(sys, where.host, where.port)
-                        : sys.middleman().remote_actor<Handle>(where.host, where.port);
+    const auto left = std::max(
+        std::chrono::duration_cast<caf::timespan>(deadline - std::chrono::steady_clock::now()),
+        caf::timespan{std::chrono::milliseconds(1)});
+    auto h = remote_actor_within<Handle>(sys, opts.tls(), where.host, where.port, left);
     if (h) {
       log.debug("connected to " + what + " at " + to_string(where) + " (attempt " +
                 std::to_string(attempt) + ")");

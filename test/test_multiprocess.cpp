@@ -124,6 +124,32 @@ TEST_CASE("a worker gives up on an unreachable ps after the connect timeout, nam
                          " within 0.5 s") != std::string::npos);
 }
 
+TEST_CASE("a worker gives up on a ps that accepts connections but never answers, naming it") {
+  temp_dir dir("hung");
+  // A listening socket nobody accepts from: the kernel completes the TCP
+  // handshake, then nothing answers, as with a stopped (SIGSTOP) ps.
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(fd, 16) == 0);
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  const auto port = std::to_string(ntohs(addr.sin_port));
+  auto args = node_args("worker", 0, "127.0.0.1:" + port, "127.0.0.1:1", dir.str());
+  args.back() = "--connect-timeout=1";
+  // Without heartbeats nothing else closes the silent connection: the bound
+  // is the connect timeout's alone.
+  args.push_back("--heartbeat-interval=0");
+  process w0(args, dir / "w.log");
+  CHECK(w0.wait(60s) == 1);
+  CHECK(w0.output().find("cannot reach ps 0 at 127.0.0.1:" + port + " within 1 s") !=
+        std::string::npos);
+  CHECK(w0.output().find("never answered the handshake") != std::string::npos);
+  ::close(fd);
+}
+
 TEST_CASE("a task index out of range and a malformed host list are one-line errors, exit 2") {
   temp_dir dir("badargs");
   process a({DOWNPOUR_BINARY, "--role=worker", "--task=5"}, dir / "a.log");
