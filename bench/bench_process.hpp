@@ -37,7 +37,15 @@ inline std::string caf_settings() {
     auto v = caf::get_if(&cfg.content, key);
     return std::string(key) + "=" + (v ? caf::to_string(*v) : std::string("?"));
   };
-  return show("scheduler.policy") + ", " + show("scheduler.max-threads") + ", " +
+  auto threads_for = [](role_kind role) {
+    options o;
+    o.role = role;
+    node_config c{o};
+    auto v = caf::get_if(&c.content, "scheduler.max-threads");
+    return v ? caf::to_string(*v) : std::string("?");
+  };
+  return show("scheduler.policy") + ", scheduler.max-threads=" + threads_for(role_kind::ps) +
+         " (ps, worker node), " + threads_for(role_kind::local) + " (local 2 workers), " +
          show("middleman.workers");
 }
 
