@@ -96,21 +96,34 @@ TEST_CASE("a worker started with a different cluster config is refused with the 
   CAPTURE(w0.output());
 }
 
+// A socket listening on an ephemeral port of address that nobody accepts
+// from: the kernel still completes TCP handshakes into its backlog.
+struct silent_listener {
+  int fd = -1;
+  std::string port;
+  explicit silent_listener(std::uint32_t address) {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(address);
+    socklen_t len = sizeof addr;
+    REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd, 16) == 0);
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    port = std::to_string(ntohs(addr.sin_port));
+  }
+  ~silent_listener() { ::close(fd); }
+  silent_listener(const silent_listener&) = delete;
+  silent_listener& operator=(const silent_listener&) = delete;
+};
+
 TEST_CASE("a ps whose port is taken fails with one line naming the address") {
   temp_dir dir("inuse");
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  socklen_t len = sizeof addr;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(fd, 1) == 0);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  auto port = std::to_string(ntohs(addr.sin_port));
+  silent_listener taken(INADDR_ANY);
+  const auto& port = taken.port;
   process ps0(node_args("ps", 0, "127.0.0.1:" + port, "127.0.0.1:1", dir.str()), dir / "ps.log");
   CHECK(ps0.wait(30s) == 1);
   CHECK(ps0.output().find("cannot listen as ps 0 on 127.0.0.1:" + port) != std::string::npos);
-  ::close(fd);
 }
 
 TEST_CASE("a worker gives up on an unreachable ps after the connect timeout, naming it") {
@@ -126,17 +139,9 @@ TEST_CASE("a worker gives up on an unreachable ps after the connect timeout, nam
 
 TEST_CASE("a worker gives up on a ps that accepts connections but never answers, naming it") {
   temp_dir dir("hung");
-  // A listening socket nobody accepts from: the kernel completes the TCP
-  // handshake, then nothing answers, as with a stopped (SIGSTOP) ps.
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof addr;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-  REQUIRE(::listen(fd, 16) == 0);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  const auto port = std::to_string(ntohs(addr.sin_port));
+  // Connections complete, then nothing answers, as with a stopped (SIGSTOP) ps.
+  silent_listener hung(INADDR_LOOPBACK);
+  const auto& port = hung.port;
   auto args = node_args("worker", 0, "127.0.0.1:" + port, "127.0.0.1:1", dir.str());
   args.back() = "--connect-timeout=1";
   // Without heartbeats nothing else closes the silent connection: the bound
@@ -147,7 +152,6 @@ TEST_CASE("a worker gives up on a ps that accepts connections but never answers,
   CHECK(w0.output().find("cannot reach ps 0 at 127.0.0.1:" + port + " within 1 s") !=
         std::string::npos);
   CHECK(w0.output().find("never answered the handshake") != std::string::npos);
-  ::close(fd);
 }
 
 TEST_CASE("a task index out of range and a malformed host list are one-line errors, exit 2") {
