@@ -60,15 +60,21 @@ caf::expected<Handle> remote_actor_within(caf::actor_system& sys, bool tls,
   return result;
 }
 
-// Connects to the actor published at where (over mutual TLS when configured),
-// retrying every 50 ms (the peer may not be up yet) until --connect-timeout;
-// then fails naming the node and its address. Each attempt is bounded by the
-// time left, so a peer that accepts and never answers cannot hold us forever.
+// now + seconds on the steady clock.
+inline std::chrono::steady_clock::time_point deadline_after(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(seconds));
+}
+
+// connect_to up to deadline. A failure names --connect-timeout however much of
+// it was left (connect_live retries with what remains of its own). Each
+// attempt is bounded by the time left, so a peer that accepts and never
+// answers cannot hold us past the deadline.
 template <class Handle>
-caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
-                                 const host_port& where, const std::string& what) {
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration<double>(opts.connect_timeout_s);
+caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
+                                    const host_port& where, const std::string& what,
+                                    std::chrono::steady_clock::time_point deadline) {
   const logger log = node_logger(opts, opts.role, opts.task);
   caf::error last;
   if (opts.tls()) tls_guard_linked();
@@ -95,6 +101,15 @@ caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
                                                 handshake_hint(last));
 }
 
+// Connects to the actor published at where (over mutual TLS when configured),
+// retrying every 50 ms (the peer may not be up yet) until --connect-timeout;
+// then fails naming the node and its address.
+template <class Handle>
+caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
+                                 const host_port& where, const std::string& what) {
+  return connect_until<Handle>(sys, opts, where, what, deadline_after(opts.connect_timeout_s));
+}
+
 // True when h is known dead: monitoring a proxy whose connection is lost
 // delivers the down message at once (CAF attaches to a terminated actor
 // synchronously), so no waiting is involved.
@@ -116,13 +131,9 @@ bool is_gone(caf::actor_system& sys, const Handle& h) {
 template <class Handle>
 caf::expected<Handle> connect_live(caf::actor_system& sys, const options& opts,
                                    const host_port& where, const std::string& what) {
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::duration<double>(opts.connect_timeout_s);
+  const auto deadline = deadline_after(opts.connect_timeout_s);
   for (;;) {
-    options rest = opts;
-    rest.connect_timeout_s = std::max(
-        0.0, std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count());
-    auto h = connect_to<Handle>(sys, rest, where, what);
+    auto h = connect_until<Handle>(sys, opts, where, what, deadline);
     if (!h || !is_gone(sys, *h)) return h;
     if (std::chrono::steady_clock::now() >= deadline)
       return make_node_error(errc::unreachable, "cannot reach " + what + " at " +

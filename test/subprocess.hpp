@@ -1,6 +1,7 @@
 // Starting downpour processes from tests. Output goes through a pipe into a
 // buffer (and a log file), so a test can wait for a line to appear; waits are
-// event-driven, and their timeouts are only failure bounds.
+// event-driven, and their timeouts are only failure bounds, so they are
+// scaled() (longer in instrumented builds, test/time_bounds.hpp).
 #pragma once
 
 #include <fcntl.h>
@@ -20,6 +21,8 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "time_bounds.hpp"
 
 namespace downpour::testing {
 
@@ -65,9 +68,9 @@ class process {
   }
 
   // The exit code (128 + signal if killed), or -1 if still running after
-  // timeout (it is then killed).
+  // scaled(timeout) (it is then killed).
   int wait(std::chrono::seconds timeout) {
-    if (exit_.wait_for(timeout) != std::future_status::ready) {
+    if (exit_.wait_for(scaled(timeout)) != std::future_status::ready) {
       kill(SIGKILL);
       exit_.wait();
       code_ = -1;
@@ -78,10 +81,10 @@ class process {
     return code_;
   }
 
-  // True once text has appeared in the output, false after timeout.
+  // True once text has appeared in the output, false after scaled(timeout).
   bool wait_for_output(const std::string& text, std::chrono::seconds timeout) {
     std::unique_lock<std::mutex> lock(mutex_);
-    return changed_.wait_for(lock, timeout, [&] {
+    return changed_.wait_for(lock, scaled(timeout), [&] {
       return output_.find(text) != std::string::npos || closed_;
     }) && output_.find(text) != std::string::npos;
   }

@@ -20,6 +20,7 @@
 #include "subprocess.hpp"
 
 using namespace downpour;
+using downpour::testing::scaled;
 using downpour::testing::temp_dir;
 namespace fs = std::filesystem;
 
@@ -93,9 +94,9 @@ void check_directory(const std::string& dir, const checkpoint& base, std::int64_
   CHECK(warnings.str().empty());
 }
 
-bool read_step(int fd, std::int64_t& step, int timeout_ms) {
+bool read_step(int fd, std::int64_t& step, std::chrono::milliseconds timeout) {
   pollfd p{fd, POLLIN, 0};
-  if (::poll(&p, 1, timeout_ms) != 1) return false;
+  if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) return false;
   return ::read(fd, &step, sizeof step) == sizeof step;
 }
 
@@ -124,7 +125,7 @@ TEST_CASE(
     ::close(fds[1]);
     std::int64_t step = 0;
     for (int saves = 0; saves < 1 + round % 3; ++saves) {
-      REQUIRE(read_step(fds[0], step, 60000));
+      REQUIRE(read_step(fds[0], step, scaled(std::chrono::milliseconds(60000))));
       acknowledged = step;
     }
     std::this_thread::sleep_for(save_time * (round % 10) / 10 + save_time * (round / 10) / 30);
@@ -132,7 +133,7 @@ TEST_CASE(
     int status = 0;
     ::waitpid(child, &status, 0);
     CHECK(WIFSIGNALED(status));
-    while (read_step(fds[0], step, 0)) acknowledged = step;  // saves done before the kill
+    while (read_step(fds[0], step, std::chrono::milliseconds(0))) acknowledged = step;  // saves done before the kill
     ::close(fds[0]);
     check_directory(dir.str(), base, acknowledged);
   }

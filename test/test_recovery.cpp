@@ -116,8 +116,14 @@ TEST_CASE("a ps that does not come back within --connect-timeout ends every node
   const auto out = chief.output();
   CAPTURE(out);
   CHECK(out.find(named + " did not come back within 2 s") != std::string::npos);
-  CHECK(w1.output().find("cannot reach " + named + " within 2 s") != std::string::npos);
-  CHECK(ps0.output().find(named + " did not come back") != std::string::npos);
+  {
+    CAPTURE(w1.output());
+    CHECK(w1.output().find("cannot reach " + named + " within 2 s") != std::string::npos);
+  }
+  {
+    CAPTURE(ps0.output());
+    CHECK(ps0.output().find(named + " did not come back") != std::string::npos);
+  }
   const auto after = out.substr(out.find("ps 1 went down"));
   CHECK(after.find("checkpoint: saved") == std::string::npos);
 }

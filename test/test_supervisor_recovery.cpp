@@ -9,6 +9,7 @@
 #include "actors/sync_coordinator.hpp"
 #include "runtime/node.hpp"
 #include "test_jobs.hpp"
+#include "time_bounds.hpp"
 
 using namespace downpour;
 using namespace std::chrono_literals;
@@ -30,7 +31,7 @@ struct fixture {
 
   std::int64_t ticket(const supervisor_actor& s) {
     std::int64_t got = -2;
-    self->request(s, 5s, ticket_atom_v, std::uint32_t{0}, 0.5f)
+    self->request(s, testing::scaled(5s), ticket_atom_v, std::uint32_t{0}, 0.5f)
         .receive([&](std::int64_t t) { got = t; }, [&](caf::error&) { got = -3; });
     return got;
   }
@@ -58,10 +59,10 @@ TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resu
   end.receive([](std::int64_t, float) {}, [&](caf::error& err) { ended = err; });
   CHECK(ended == errc::recovering);
   CHECK(ticket(sup) == -3);  // refused while recovering
-  auto hello = self->request(sup, 5s, hello_atom_v, std::string{"fp"});
+  auto hello = self->request(sup, testing::scaled(5s), hello_atom_v, std::string{"fp"});
   std::vector<shard_actor> back{shards[0], shard(1)};
   std::int64_t resumed = -1;
-  self->request(sup, 5s, restore_atom_v, recovery_plan{1, back, coordinator, saver_actor{}})
+  self->request(sup, testing::scaled(5s), restore_atom_v, recovery_plan{1, back, coordinator, saver_actor{}})
       .receive([&](std::int64_t s) { resumed = s; }, [](caf::error&) {});
   CHECK(resumed == 1);
   std::int64_t greeted = -1;

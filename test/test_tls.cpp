@@ -18,6 +18,7 @@
 
 using namespace downpour;
 using downpour::testing::process;
+using downpour::testing::scaled;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
 
@@ -160,8 +161,8 @@ TEST_CASE_FIXTURE(tls_cluster,
     CHECK(p->wait(60s) == 1);
     CHECK(p->output().find("cannot reach ps 0 at 127.0.0.1:") != std::string::npos);
   }
-  CHECK(plaintext_client_is_closed(port_of(ps.substr(0, ps.find(','))), 10000ms));
-  CHECK(plaintext_client_is_closed(port_of(workers.substr(0, workers.find(','))), 10000ms));
+  CHECK(plaintext_client_is_closed(port_of(ps.substr(0, ps.find(','))), scaled(10000ms)));
+  CHECK(plaintext_client_is_closed(port_of(workers.substr(0, workers.find(','))), scaled(10000ms)));
   WARN_MESSAGE(!chief.wait_for_output("final:", 0s), "the job ended before all strangers knocked");
 
   for (auto* p : {&chief, &w1, &ps0, &ps1}) {
