@@ -75,8 +75,8 @@ typename Inspector::result_type inspect(Inspector& f, tensor& x) {
     std::size_t n = 0;
     if (auto err = f(dtype)) return err;
     if (dtype > static_cast<std::uint8_t>(wire_dtype::bf16))
-      return caf::make_error(caf::sec::invalid_argument, "tensor with unknown wire dtype " +
-                                                             std::to_string(dtype));
+      return caf::make_error(caf::sec::invalid_argument,
+                             "tensor with unknown wire dtype " + std::to_string(dtype));
     x.wire = static_cast<wire_dtype>(dtype);
     if (auto err = f.begin_sequence(n)) return err;
     // A hostile length must fail here, not as a huge allocation.
@@ -114,15 +114,32 @@ typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
            x.params, x.ema);
 }
 
-// Shard -> worker: the shard's parameters and the updates applied so far.
+// Shard -> worker: the shard's parameters and the updates applied so far;
+// replayed: the worker's own offered update is the only one since its pull,
+// so it holds these parameters already and params is empty.
 struct pull_reply {
   std::int64_t step = 0;
   tensor params;
+  bool replayed = false;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
-  return f(caf::meta::type_name("pull_reply"), x.step, x.params);
+  return f(caf::meta::type_name("pull_reply"), x.step, x.params, x.replayed);
+}
+
+// Worker -> shard: a pull from a worker that applied its own push, stamped
+// `base`, to its copy itself with the learning rate whose bits are lr_bits.
+// Bits, not a float: the default inspector does not carry floats exactly.
+struct replay_offer {
+  std::uint32_t worker = 0;
+  std::int64_t base = 0;
+  std::uint32_t lr_bits = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, replay_offer& x) {
+  return f(caf::meta::type_name("replay_offer"), x.worker, x.base, x.lr_bits);
 }
 
 // Worker -> shard: a gradient for the shard's ranges, stamped with the global
@@ -147,12 +164,13 @@ struct shard_snapshot {
   tensor ema;
   std::int64_t dropped = 0;
   std::int64_t rejected = 0;
+  std::int64_t replayed = 0;  // pulls answered without parameters (replay_offer)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
   return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema, x.dropped,
-           x.rejected);
+           x.rejected, x.replayed);
 }
 
 // Shard -> chief: what `downpour status` shows of a shard; no tensors.
@@ -161,11 +179,13 @@ struct shard_stats {
   std::vector<std::uint64_t> ranges;  // offset/size pairs
   std::int64_t dropped = 0;
   std::int64_t rejected = 0;
+  std::int64_t replayed = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
-  return f(caf::meta::type_name("shard_stats"), x.step, x.ranges, x.dropped, x.rejected);
+  return f(caf::meta::type_name("shard_stats"), x.step, x.ranges, x.dropped, x.rejected,
+           x.replayed);
 }
 
 // Coordinator -> chief: the live workers and the dead ones (gone, not back).
@@ -195,7 +215,6 @@ std::string to_string(errc x);
 
 CAF_ERROR_CODE_ENUM(downpour::errc, "downpour")
 
-
 CAF_ADD_ATOM(downpour, downpour, hello_atom, "hello")
 CAF_ADD_ATOM(downpour, downpour, init_atom, "init")
 CAF_ADD_ATOM(downpour, downpour, pull_atom, "pull")
@@ -223,55 +242,58 @@ namespace downpour {
 
 // A parameter shard: owns ranges of the flat parameter buffer and their EMA.
 using shard_actor = caf::typed_actor<
-  // Cluster fingerprint of the caller -> the shard's global step (-1 before init).
-  caf::replies_to<hello_atom, std::string>::with<std::int64_t>,
-  // Initial values or a restore -> the step the shard now stands at.
-  caf::replies_to<init_atom, shard_init>::with<std::int64_t>,
-  // Recovery: overwrite whatever the shard holds (pending awaits and snapshots
-  // fail) -> the step the shard now stands at.
-  caf::replies_to<restore_atom, shard_init>::with<std::int64_t>,
-  // Parameters and step, answered once the step is at least min_step (sync
-  // mode's token barrier: no polling) and the shard is initialised.
-  caf::replies_to<pull_atom, std::int64_t>::with<pull_reply>,
-  // One gradient: async/ssp apply it at once; sync accumulates fresh ones and
-  // applies their mean once per round -> the shard's step, or the reason it
-  // was refused (wrong length, future stamp, NaN/inf, before init).
-  caf::replies_to<push_atom, push_msg>::with<std::int64_t>,
-  // Sync mode: the number of fresh gradients that completes a round.
-  caf::reacts_to<required_atom, std::uint64_t>,
-  // Answers when the shard has applied this many updates.
-  caf::replies_to<await_atom, std::int64_t>::with<std::int64_t>,
-  // Parameters, shadows and step as they are now (the end of a job).
-  caf::replies_to<snapshot_atom>::with<shard_snapshot>,
-  // The same, captured right after this step's update: every shard at the
-  // same step, so a checkpoint is the model after exactly that global step.
-  caf::replies_to<snapshot_atom, std::int64_t>::with<shard_snapshot>,
-  // Step, ranges and counters for `downpour status`.
-  caf::replies_to<stats_atom>::with<shard_stats>,
-  // The job is over: quit (a ps node exits when its shard is gone).
-  caf::reacts_to<stop_atom>>;
+    // Cluster fingerprint of the caller -> the shard's global step (-1 before init).
+    caf::replies_to<hello_atom, std::string>::with<std::int64_t>,
+    // Initial values or a restore -> the step the shard now stands at.
+    caf::replies_to<init_atom, shard_init>::with<std::int64_t>,
+    // Recovery: overwrite whatever the shard holds (pending awaits and snapshots
+    // fail) -> the step the shard now stands at.
+    caf::replies_to<restore_atom, shard_init>::with<std::int64_t>,
+    // Parameters and step, answered once the step is at least min_step (sync
+    // mode's token barrier: no polling) and the shard is initialised.
+    caf::replies_to<pull_atom, std::int64_t>::with<pull_reply>,
+    // A pull that spares the transfer when the offer matches the shard's last
+    // update (async/ssp, between nodes); otherwise the parameters as now.
+    caf::replies_to<pull_atom, replay_offer>::with<pull_reply>,
+    // One gradient: async/ssp apply it at once; sync accumulates fresh ones and
+    // applies their mean once per round -> the shard's step, or the reason it
+    // was refused (wrong length, future stamp, NaN/inf, before init).
+    caf::replies_to<push_atom, push_msg>::with<std::int64_t>,
+    // Sync mode: the number of fresh gradients that completes a round.
+    caf::reacts_to<required_atom, std::uint64_t>,
+    // Answers when the shard has applied this many updates.
+    caf::replies_to<await_atom, std::int64_t>::with<std::int64_t>,
+    // Parameters, shadows and step as they are now (the end of a job).
+    caf::replies_to<snapshot_atom>::with<shard_snapshot>,
+    // The same, captured right after this step's update: every shard at the
+    // same step, so a checkpoint is the model after exactly that global step.
+    caf::replies_to<snapshot_atom, std::int64_t>::with<shard_snapshot>,
+    // Step, ranges and counters for `downpour status`.
+    caf::replies_to<stats_atom>::with<shard_stats>,
+    // The job is over: quit (a ps node exits when its shard is gone).
+    caf::reacts_to<stop_atom>>;
 
 // The sync coordinator on the chief: watches workers (a dead one lowers the
 // sync round's required count) and enforces the ssp staleness bound.
 using coordinator_actor = caf::typed_actor<
-  // A worker starts (or restarts with its task index); it is monitored.
-  caf::reacts_to<join_atom, std::uint32_t>,
-  // A worker has finished the job.
-  caf::reacts_to<leave_atom, std::uint32_t>,
-  // ssp: worker and the steps it has finished -> answered once it may start another.
-  caf::replies_to<clock_atom, std::uint32_t, std::int64_t>::with<std::int64_t>,
-  // The live and the dead workers.
-  caf::replies_to<stats_atom>::with<worker_stats>>;
+    // A worker starts (or restarts with its task index); it is monitored.
+    caf::reacts_to<join_atom, std::uint32_t>,
+    // A worker has finished the job.
+    caf::reacts_to<leave_atom, std::uint32_t>,
+    // ssp: worker and the steps it has finished -> answered once it may start another.
+    caf::replies_to<clock_atom, std::uint32_t, std::int64_t>::with<std::int64_t>,
+    // The live and the dead workers.
+    caf::replies_to<stats_atom>::with<worker_stats>>;
 
 // The checkpoint saver on the chief: pulls a consistent snapshot from the
 // shards and writes it, so no shared file system is needed.
 using saver_actor = caf::typed_actor<
-  // Save the model as it stands right after at least this global step -> the file written.
-  caf::replies_to<save_atom, std::int64_t>::with<std::string>,
-  // Timer: a timed checkpoint is due.
-  caf::reacts_to<tick_atom>,
-  // The newest checkpoint written (empty: none yet) and its unix time.
-  caf::replies_to<stats_atom>::with<std::string, double>>;
+    // Save the model as it stands right after at least this global step -> the file written.
+    caf::replies_to<save_atom, std::int64_t>::with<std::string>,
+    // Timer: a timed checkpoint is due.
+    caf::reacts_to<tick_atom>,
+    // The newest checkpoint written (empty: none yet) and its unix time.
+    caf::replies_to<stats_atom>::with<std::string, double>>;
 
 // Chief -> its supervisor after a recovery: every shard restored to step,
 // with the (possibly new) shard handles and freshly spawned helpers.
@@ -290,45 +312,46 @@ typename Inspector::result_type inspect(Inspector& f, recovery_plan& x) {
 // The stop-at-step supervisor on the chief: hands out exactly last_step
 // step tickets, so the final global step is exact, and ends the job.
 using supervisor_actor = caf::typed_actor<
-  // Cluster fingerprint of a joining node -> the current global step and the coordinator.
-  caf::replies_to<hello_atom, std::string>::with<std::int64_t, coordinator_actor>,
-  // Worker index and its last loss -> the global step its next push makes, or -1: stop.
-  caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
-  // A worker has pushed its last gradient and quits.
-  caf::reacts_to<done_atom, std::uint32_t>,
-  // Sync mode: worker, the global step its push was for, and its loss (progress).
-  caf::reacts_to<report_atom, std::uint32_t, std::int64_t, float>,
-  // Answers with the final global step and last loss once every push is applied.
-  caf::replies_to<end_atom>::with<std::int64_t, float>,
-  // From the evaluator: global step, validation accuracy raw and EMA (metrics.csv).
-  caf::reacts_to<eval_atom, std::int64_t, double, double>,
-  // `downpour status`: the job's state as "key: value" lines.
-  caf::replies_to<status_atom>::with<std::string>,
-  // From the chief after a lost ps came back: resume at the restored step -> that step.
-  caf::replies_to<restore_atom, recovery_plan>::with<std::int64_t>>;
+    // Cluster fingerprint of a joining node -> the current global step and the coordinator.
+    caf::replies_to<hello_atom, std::string>::with<std::int64_t, coordinator_actor>,
+    // Worker index and its last loss -> the global step its next push makes, or -1: stop.
+    caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
+    // A worker has pushed its last gradient and quits.
+    caf::reacts_to<done_atom, std::uint32_t>,
+    // Sync mode: worker, the global step its push was for, and its loss (progress).
+    caf::reacts_to<report_atom, std::uint32_t, std::int64_t, float>,
+    // Answers with the final global step and last loss once every push is applied.
+    caf::replies_to<end_atom>::with<std::int64_t, float>,
+    // From the evaluator: global step, validation accuracy raw and EMA (metrics.csv).
+    caf::reacts_to<eval_atom, std::int64_t, double, double>,
+    // `downpour status`: the job's state as "key: value" lines.
+    caf::replies_to<status_atom>::with<std::string>,
+    // From the chief after a lost ps came back: resume at the restored step -> that step.
+    caf::replies_to<restore_atom, recovery_plan>::with<std::int64_t>>;
 
 // The evaluator on the chief: every eval_every global steps it evaluates a
 // snapshot on the validation split, off the training path.
 using evaluator_actor = caf::typed_actor<
-  // Evaluate at the next multiple of eval_every after this step.
-  caf::reacts_to<eval_atom, std::int64_t>>;
+    // Evaluate at the next multiple of eval_every after this step.
+    caf::reacts_to<eval_atom, std::int64_t>>;
 
 // A worker: pull -> compute -> push until the supervisor says stop.
 using worker_actor = caf::typed_actor<
-  // Begin training.
-  caf::reacts_to<start_atom>>;
+    // Begin training.
+    caf::reacts_to<start_atom>>;
 
 }  // namespace downpour
 
 // One type-ID block: the wire names of everything sent between nodes.
 CAF_BEGIN_TYPE_ID_BLOCK(downpour, caf::first_custom_type_id)
-  CAF_ADD_TYPE_ID(downpour, (downpour::tensor))
-  CAF_ADD_TYPE_ID(downpour, (downpour::shard_init))
-  CAF_ADD_TYPE_ID(downpour, (downpour::pull_reply))
-  CAF_ADD_TYPE_ID(downpour, (downpour::push_msg))
-  CAF_ADD_TYPE_ID(downpour, (downpour::shard_snapshot))
-  CAF_ADD_TYPE_ID(downpour, (downpour::coordinator_actor))
-  CAF_ADD_TYPE_ID(downpour, (downpour::shard_stats))
-  CAF_ADD_TYPE_ID(downpour, (downpour::worker_stats))
-  CAF_ADD_TYPE_ID(downpour, (downpour::recovery_plan))
+CAF_ADD_TYPE_ID(downpour, (downpour::tensor))
+CAF_ADD_TYPE_ID(downpour, (downpour::shard_init))
+CAF_ADD_TYPE_ID(downpour, (downpour::pull_reply))
+CAF_ADD_TYPE_ID(downpour, (downpour::replay_offer))
+CAF_ADD_TYPE_ID(downpour, (downpour::push_msg))
+CAF_ADD_TYPE_ID(downpour, (downpour::shard_snapshot))
+CAF_ADD_TYPE_ID(downpour, (downpour::coordinator_actor))
+CAF_ADD_TYPE_ID(downpour, (downpour::shard_stats))
+CAF_ADD_TYPE_ID(downpour, (downpour::worker_stats))
+CAF_ADD_TYPE_ID(downpour, (downpour::recovery_plan))
 CAF_END_TYPE_ID_BLOCK(downpour)

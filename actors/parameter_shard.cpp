@@ -22,16 +22,21 @@ struct parameter_shard_state {
   // parameters into (the pushed gradient's own), so the next pull's reply
   // needs no copy.
   floats fresh;
-  buffer_pool spare;            // buffers to copy params into for the other pulls
+  buffer_pool spare;  // buffers to copy params into for the other pulls
   // The decay of an EMA update still owed for the current params. A step's
   // EMA waits until the pull that follows its push is answered, so it
   // overlaps the worker's compute instead of delaying its parameters; it is
   // exact because params do not change before it is done.
   std::optional<float> ema_due;
+  // Async/ssp: the last update if it was a push, and the step it was applied
+  // at: a worker holding the parameters of that step can apply its own push
+  // itself instead of pulling the result (replay_offer).
+  std::optional<replay_offer> replayable;
   floats grad_sum;  // sync: this round's fresh gradients, summed
   std::size_t grad_count = 0;
   std::int64_t dropped = 0;   // sync: stale gradients, never applied
   std::int64_t rejected = 0;  // malformed or non-finite pushes
+  std::int64_t replayed = 0;  // pulls answered without parameters
   std::multimap<std::int64_t, caf::typed_response_promise<pull_reply>> pull_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<shard_snapshot>> snapshot_waiters;
@@ -40,7 +45,9 @@ struct parameter_shard_state {
 
 using shard_pointer = shard_actor::stateful_pointer<parameter_shard_state>;
 
-std::string from_worker(const push_msg& m) { return " from worker " + std::to_string(m.worker); }
+std::string from_worker(const push_msg& m) {
+  return " from worker " + std::to_string(m.worker);
+}
 
 caf::error not_finite_error(const push_msg& m) {
   return caf::make_error(errc::not_finite, "gradient" + from_worker(m) + " has NaN or inf");
@@ -51,12 +58,12 @@ caf::error check_push(const parameter_shard_state& st, const push_msg& m) {
   auto from = from_worker(m);
   if (st.step < 0) return caf::make_error(errc::shape_mismatch, "push before init" + from);
   if (m.grad.values.size() != st.params.size())
-    return caf::make_error(errc::shape_mismatch,
-                           "push of " + std::to_string(m.grad.values.size()) +
-                               " floats to a shard of " + std::to_string(st.params.size()) + from);
+    return caf::make_error(errc::shape_mismatch, "push of " + std::to_string(m.grad.values.size()) +
+                                                     " floats to a shard of " +
+                                                     std::to_string(st.params.size()) + from);
   if (judge_stamp(m.step, st.step) == stamp_verdict::future)
-    return caf::make_error(errc::shape_mismatch, "push stamped with future step " +
-                                                     std::to_string(m.step) + from);
+    return caf::make_error(errc::shape_mismatch,
+                           "push stamped with future step " + std::to_string(m.step) + from);
   return caf::none;
 }
 
@@ -85,8 +92,8 @@ void settle_ema(parameter_shard_state& st) {
 
 shard_snapshot snapshot_of(parameter_shard_state& st) {
   settle_ema(st);
-  return shard_snapshot{st.step,   st.ranges,  tensor{st.params}, tensor{st.ema},
-                        st.dropped, st.rejected};
+  return shard_snapshot{st.step,    st.ranges,   tensor{st.params}, tensor{st.ema},
+                        st.dropped, st.rejected, st.replayed};
 }
 
 void release_waiters(parameter_shard_state& st) {
@@ -101,8 +108,8 @@ void release_waiters(parameter_shard_state& st) {
     if (it->first == st.step)
       it->second.deliver(snapshot_of(st));
     else
-      it->second.deliver(caf::make_error(errc::stopped, "the shard skipped step " +
-                                                            std::to_string(it->first)));
+      it->second.deliver(
+          caf::make_error(errc::stopped, "the shard skipped step " + std::to_string(it->first)));
   }
   st.snapshot_waiters.erase(st.snapshot_waiters.begin(), end);
 }
@@ -112,6 +119,7 @@ void release_waiters(parameter_shard_state& st) {
 // advances.
 void commit(parameter_shard_state& st, floats&& next) {
   settle_ema(st);
+  st.replayable.reset();
   std::copy(next.begin(), next.end(), st.params.begin());
   st.ema_due = ema_decay_at(st.cfg.ema_decay, st.step);
   st.spare.give(std::exchange(st.fresh, std::move(next)));
@@ -122,13 +130,16 @@ void commit(parameter_shard_state& st, floats&& next) {
 // Async: one SGD and one EMA update with the schedule at the current step,
 // exactly as the reference trainer does them, written into the gradient's
 // buffer first: a gradient with NaN or inf changes nothing (false).
-bool apply_pushed(parameter_shard_state& st, floats&& grad) {
+bool apply_pushed(parameter_shard_state& st, push_msg& m) {
+  auto& grad = m.grad.values;
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
   if (!sgd_into_gradient(grad.data(), st.params.data(), grad.size(), lr)) {
     st.spare.give(std::move(grad));
     return false;
   }
+  const std::int64_t base = st.step;
   commit(st, std::move(grad));
+  st.replayable = replay_offer{m.worker, base, float_bits(lr)};
   return true;
 }
 
@@ -177,7 +188,7 @@ caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m) {
   if (err) return reject(self, std::move(err));
   if (over) return st.step;  // the job is over; nothing more is applied
   if (st.cfg.mode != train_mode::sync) {
-    if (!apply_pushed(st, std::move(grad))) return reject(self, not_finite_error(m));
+    if (!apply_pushed(st, m)) return reject(self, not_finite_error(m));
     return st.step;
   }
   if (judge_stamp(m.step, st.step) == stamp_verdict::stale) {
@@ -220,11 +231,12 @@ caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   st.ema = std::move(init.ema.values);
   st.fresh.clear();
   st.ema_due.reset();
+  st.replayable.reset();
   st.grad_sum.clear();
   st.grad_count = 0;
   st.step = init.step;
-  st.cfg.log.info("parameter_shard " + std::to_string(st.cfg.index) +
-                  ": restored to global step " + std::to_string(st.step));
+  st.cfg.log.info("parameter_shard " + std::to_string(st.cfg.index) + ": restored to global step " +
+                  std::to_string(st.step));
   release_waiters(st);
   return st.step;
 }
@@ -239,6 +251,23 @@ caf::result<pull_reply> on_pull(shard_pointer self, std::int64_t min_step) {
   } else {
     st.pull_waiters.emplace(std::max<std::int64_t>(min_step, 0), rp);
   }
+  return rp;
+}
+
+bool same_offer(const replay_offer& a, const replay_offer& b) {
+  return a.worker == b.worker && a.base == b.base && a.lr_bits == b.lr_bits;
+}
+
+// The offering worker holds the current parameters if its update is the
+// shard's last and only one since the worker pulled.
+caf::result<pull_reply> on_pull_offer(shard_pointer self, const replay_offer& offer) {
+  auto& st = self->state;
+  if (!st.replayable || !same_offer(*st.replayable, offer) || st.step != offer.base + 1)
+    return on_pull(self, 0);
+  ++st.replayed;
+  auto rp = self->make_response_promise<pull_reply>();
+  rp.deliver(pull_reply{st.step, tensor{}, true});
+  settle_ema(st);
   return rp;
 }
 
@@ -271,23 +300,24 @@ caf::result<shard_snapshot> on_snapshot_at(shard_pointer self, std::int64_t step
 shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg) {
   self->state.cfg = std::move(cfg);
   return {
-    [=](hello_atom, const std::string& fp) { return on_hello(self, fp); },
-    [=](init_atom, shard_init& init) { return on_init(self, init); },
-    [=](restore_atom, shard_init& init) { return on_restore(self, init); },
-    [=](pull_atom, std::int64_t min_step) { return on_pull(self, min_step); },
-    [=](push_atom, push_msg& m) { return on_push(self, m); },  // mutable: its buffer is reused
-    [=](required_atom, std::uint64_t n) {
-      self->state.cfg.required = std::max<std::uint64_t>(1, n);
-      maybe_complete_round(self->state);
-    },
-    [=](await_atom, std::int64_t target) { return on_await(self, target); },
-    [=](snapshot_atom) { return snapshot_of(self->state); },
-    [=](snapshot_atom, std::int64_t step) { return on_snapshot_at(self, step); },
-    [=](stats_atom) {
-      auto& st = self->state;
-      return shard_stats{st.step, st.ranges, st.dropped, st.rejected};
-    },
-    [=](stop_atom) { self->quit(); },
+      [=](hello_atom, const std::string& fp) { return on_hello(self, fp); },
+      [=](init_atom, shard_init& init) { return on_init(self, init); },
+      [=](restore_atom, shard_init& init) { return on_restore(self, init); },
+      [=](pull_atom, std::int64_t min_step) { return on_pull(self, min_step); },
+      [=](pull_atom, const replay_offer& offer) { return on_pull_offer(self, offer); },
+      [=](push_atom, push_msg& m) { return on_push(self, m); },  // mutable: its buffer is reused
+      [=](required_atom, std::uint64_t n) {
+        self->state.cfg.required = std::max<std::uint64_t>(1, n);
+        maybe_complete_round(self->state);
+      },
+      [=](await_atom, std::int64_t target) { return on_await(self, target); },
+      [=](snapshot_atom) { return snapshot_of(self->state); },
+      [=](snapshot_atom, std::int64_t step) { return on_snapshot_at(self, step); },
+      [=](stats_atom) {
+        auto& st = self->state;
+        return shard_stats{st.step, st.ranges, st.dropped, st.rejected, st.replayed};
+      },
+      [=](stop_atom) { self->quit(); },
   };
 }
 

@@ -61,16 +61,17 @@ void maybe_drain(supervisor_pointer self) {
   const auto epoch = st.epoch;
   for (auto& shard : st.cfg.shards)
     self->request(shard, caf::infinite, await_atom_v, st.cfg.last_step)
-        .then([=](std::int64_t) {
-                if (self->state.epoch != epoch) return;
-                if (--*remaining == 0) finish(self, self->state.cfg.last_step);
-              },
-              [=](caf::error& err) {
-                if (self->state.epoch != epoch) return;  // a restore failed the old await
-                self->state.cfg.log.error("stop_supervisor: a shard failed while draining: " +
-                                          self->system().render(err));
-                finish(self, -1);
-              });
+        .then(
+            [=](std::int64_t) {
+              if (self->state.epoch != epoch) return;
+              if (--*remaining == 0) finish(self, self->state.cfg.last_step);
+            },
+            [=](caf::error& err) {
+              if (self->state.epoch != epoch) return;  // a restore failed the old await
+              self->state.cfg.log.error("stop_supervisor: a shard failed while draining: " +
+                                        self->system().render(err));
+              finish(self, -1);
+            });
 }
 
 void watch_ticket_holder(supervisor_pointer self, std::uint32_t worker) {
@@ -195,7 +196,8 @@ caf::result<std::string> on_status(supervisor_pointer self) {
     self->request(st.cfg.shards[k], timeout, stats_atom_v)
         .then(
             [=](shard_stats& s) mutable {
-              facts->shards[k] = shard_facts{true, s.step, s.ranges, s.dropped, s.rejected};
+              facts->shards[k] =
+                  shard_facts{true, s.step, s.ranges, s.dropped, s.rejected, s.replayed};
               done();
             },
             [=](caf::error&) mutable { done(); });
@@ -237,27 +239,29 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
   self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
   for (auto& s : st.cfg.shards) self->monitor(s);
   return {
-    [=](hello_atom, const std::string& fp) -> caf::result<std::int64_t, coordinator_actor> {
-      auto& s = self->state;
-      if (auto diff = fingerprint_difference(fp, s.cfg.fingerprint, "the chief"))
-        return caf::make_error(errc::config_mismatch, *diff);
-      if (!s.recovering) return {s.granted, s.cfg.coordinator};
-      s.held_hellos.push_back(self->make_response_promise<std::int64_t, coordinator_actor>());
-      return s.held_hellos.back();
-    },
-    [=](ticket_atom, std::uint32_t worker, float loss) { return on_ticket(self, worker, loss); },
-    [=](done_atom, std::uint32_t worker) {
-      self->state.active.erase(worker);
-      self->state.holding.erase(worker);
-      maybe_drain(self);
-    },
-    [=](report_atom, std::uint32_t, std::int64_t step, float loss) { on_report(self, step, loss); },
-    [=](end_atom) { return on_end(self); },
-    [=](eval_atom, std::int64_t step, double accuracy, double ema_accuracy) {
-      self->state.progress->on_eval(step, accuracy, ema_accuracy);
-    },
-    [=](status_atom) { return on_status(self); },
-    [=](restore_atom, recovery_plan& plan) { return on_restore(self, plan); },
+      [=](hello_atom, const std::string& fp) -> caf::result<std::int64_t, coordinator_actor> {
+        auto& s = self->state;
+        if (auto diff = fingerprint_difference(fp, s.cfg.fingerprint, "the chief"))
+          return caf::make_error(errc::config_mismatch, *diff);
+        if (!s.recovering) return {s.granted, s.cfg.coordinator};
+        s.held_hellos.push_back(self->make_response_promise<std::int64_t, coordinator_actor>());
+        return s.held_hellos.back();
+      },
+      [=](ticket_atom, std::uint32_t worker, float loss) { return on_ticket(self, worker, loss); },
+      [=](done_atom, std::uint32_t worker) {
+        self->state.active.erase(worker);
+        self->state.holding.erase(worker);
+        maybe_drain(self);
+      },
+      [=](report_atom, std::uint32_t, std::int64_t step, float loss) {
+        on_report(self, step, loss);
+      },
+      [=](end_atom) { return on_end(self); },
+      [=](eval_atom, std::int64_t step, double accuracy, double ema_accuracy) {
+        self->state.progress->on_eval(step, accuracy, ema_accuracy);
+      },
+      [=](status_atom) { return on_status(self); },
+      [=](restore_atom, recovery_plan& plan) { return on_restore(self, plan); },
   };
 }
 

@@ -1,6 +1,7 @@
 #include "actors/worker.hpp"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "data/batcher.hpp"
@@ -26,16 +27,19 @@ struct worker_state {
   // step allocates nothing. With one shard holding the whole model, replies
   // are swapped into params and the old params buffer becomes the next grad.
   std::vector<buffer_pool> outgoing;
-  bool whole = false;  // one shard covers the whole model in order
-  std::vector<std::int64_t> pulled_at;  // per shard: the step its slice was read at
+  bool whole = false;                     // one shard covers the whole model in order
+  bool replays = false;                   // applies its own updates (see apply_own_update)
+  std::optional<replay_offer> offer;      // the update applied into `replayed`, if any
+  floats replayed;                        // params with the worker's last push applied (offer)
+  std::vector<std::int64_t> pulled_at;    // per shard: the step its slice was read at
   std::vector<std::int64_t> computed_at;  // pulled_at of the gradient's parameters (stamps)
-  std::size_t pulls_pending = 0;        // pull replies still missing
-  bool params_fresh = false;            // every pull is in and no gradient used them yet
-  bool ticket_pending = false;          // async/ssp: the ticket asked for is not in yet
-  bool grad_ready = false;              // a gradient waits for its ticket to be pushed
-  std::int64_t ticket = -1;             // async/ssp: the global step this push makes; -1: stop
-  std::int64_t min_step = 0;            // sync: the step the next pull must wait for
-  std::size_t pushed_this_step = 0;     // sync: gradients pushed for pulled_at[0]
+  std::size_t pulls_pending = 0;          // pull replies still missing
+  bool params_fresh = false;              // every pull is in and no gradient used them yet
+  bool ticket_pending = false;            // async/ssp: the ticket asked for is not in yet
+  bool grad_ready = false;                // a gradient waits for its ticket to be pushed
+  std::int64_t ticket = -1;               // async/ssp: the global step this push makes; -1: stop
+  std::int64_t min_step = 0;              // sync: the step the next pull must wait for
+  std::size_t pushed_this_step = 0;       // sync: gradients pushed for pulled_at[0]
   std::int64_t local_step = 0;
   float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
   float last_loss = 0.0f;  // the loss of the last pushed gradient
@@ -65,7 +69,17 @@ void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err)
                            " refused a push: " + self->system().render(err));
 }
 
-bool uses_tickets(const worker_state& st) { return st.cfg.mode != train_mode::sync; }
+// Only worth it between nodes: locally a pull reply moves a buffer, no copy.
+// Not with bf16 on the wire: the shard applies the rounded gradient.
+bool replays_own_updates(const worker_config& cfg, const caf::node_id& here) {
+  if (cfg.mode == train_mode::sync || cfg.wire != wire_dtype::fp32) return false;
+  return std::all_of(cfg.shards.begin(), cfg.shards.end(),
+                     [&](const shard_actor& s) { return s->node() != here; });
+}
+
+bool uses_tickets(const worker_state& st) {
+  return st.cfg.mode != train_mode::sync;
+}
 
 bool prefetches(const worker_state& st) {
   return st.cfg.pipeline && st.cfg.mode == train_mode::async;
@@ -92,35 +106,60 @@ void take_pulled(worker_state& st, std::size_t k, floats&& part) {
   st.outgoing[k].give(std::move(part));
 }
 
-void request_pulls(worker_pointer self, std::int64_t min_step) {
+// A reply either carries the shard's part or confirms that the worker's own
+// update, applied to params already, is all that changed since its pull.
+caf::error take_reply(worker_state& st, std::size_t k, pull_reply& r) {
+  if (r.replayed) {
+    if (!st.offer || r.step != st.offer->base + 1)
+      return caf::make_error(errc::shape_mismatch, "a replay that was not offered");
+    if (st.whole)
+      std::swap(st.params, st.replayed);
+    else
+      copy_ranges(st.cfg.layouts[k], st.replayed.data(), st.params.data());
+  } else if (r.params.values.size() != st.cfg.layouts[k].size()) {
+    return caf::make_error(errc::shape_mismatch);
+  } else {
+    take_pulled(st, k, std::move(r.params.values));
+  }
+  st.pulled_at[k] = r.step;
+  return caf::none;
+}
+
+template <class Pull>
+void request_pulls(worker_pointer self, const Pull& pull) {
   auto& st = self->state;
   st.pulls_pending = st.cfg.shards.size();
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k)
-    self->request(st.cfg.shards[k], caf::infinite, pull_atom_v, min_step)
-        .then([=](pull_reply& r) {
-                auto& s = self->state;
-                if (r.params.values.size() != s.cfg.layouts[k].size())
-                  return fail(self, "pull", caf::make_error(errc::shape_mismatch));
-                take_pulled(s, k, std::move(r.params.values));
-                s.pulled_at[k] = r.step;
-                if (--s.pulls_pending == 0) {
-                  s.params_fresh = true;
-                  advance(self);
-                }
-              },
-              [=](caf::error& err) { fail(self, "pull failed", err); });
+    self->request(st.cfg.shards[k], caf::infinite, pull_atom_v, pull)
+        .then(
+            [=](pull_reply& r) {
+              auto& s = self->state;
+              if (auto err = take_reply(s, k, r)) return fail(self, "pull", err);
+              if (--s.pulls_pending == 0) {
+                s.params_fresh = true;
+                advance(self);
+              }
+            },
+            [=](caf::error& err) { fail(self, "pull failed", err); });
+}
+
+// Async: a plain pull, or one that offers the update just applied.
+void request_async_pulls(worker_pointer self) {
+  if (auto& offer = self->state.offer) return request_pulls(self, *offer);
+  request_pulls(self, std::int64_t{0});
 }
 
 void request_ticket(worker_pointer self) {
   auto& st = self->state;
   st.ticket_pending = true;
   self->request(st.cfg.supervisor, caf::infinite, ticket_atom_v, st.cfg.index, st.last_loss)
-      .then([=](std::int64_t ticket) {
-              self->state.ticket = ticket;
-              self->state.ticket_pending = false;
-              advance(self);
-            },
-            [=](caf::error& err) { fail(self, "ticket request failed", err); });
+      .then(
+          [=](std::int64_t ticket) {
+            self->state.ticket = ticket;
+            self->state.ticket_pending = false;
+            advance(self);
+          },
+          [=](caf::error& err) { fail(self, "ticket request failed", err); });
 }
 
 // After a push. Pipelined, this step's pulls are already out.
@@ -131,15 +170,16 @@ void begin_step(worker_pointer self) {
       return request_pulls(self, st.min_step);
     case train_mode::ssp:
       self->request(st.cfg.coordinator, caf::infinite, clock_atom_v, st.cfg.index, st.local_step)
-          .then([=](std::int64_t) {
-                  request_ticket(self);
-                  request_pulls(self, 0);
-                },
-                [=](caf::error& err) { fail(self, "ssp clock failed", err); });
+          .then(
+              [=](std::int64_t) {
+                request_ticket(self);
+                request_async_pulls(self);
+              },
+              [=](caf::error& err) { fail(self, "ssp clock failed", err); });
       return;
     case train_mode::async:
       request_ticket(self);
-      if (!prefetches(st)) request_pulls(self, 0);
+      if (!prefetches(st)) request_async_pulls(self);
       return;
   }
 }
@@ -165,8 +205,25 @@ void advance_sync_barrier(worker_state& st) {
   st.min_step = std::min(st.pulled_at[0] + next, st.cfg.last_step);
 }
 
+// Between nodes (async/ssp, exact floats on the wire), a worker applies its
+// gradient to the parameters it last pulled as the shard will (the same
+// arithmetic, the learning rate of their step) and offers that with its next
+// pull: when no other update came between, the shard answers without the
+// parameters, sparing the transfer of the whole model. Pipelined, the
+// parameters last pulled are the prefetched ones, not those computed on.
+void apply_own_update(worker_state& st) {
+  st.offer.reset();
+  const auto base = st.pulled_at.front();
+  for (auto step : st.pulled_at)
+    if (step != base) return;
+  const float lr = learning_rate_at(st.cfg.schedule, base);
+  sgd_to(st.replayed.data(), st.params.data(), st.grad.data(), st.params.size(), lr);
+  st.offer = replay_offer{st.cfg.index, base, float_bits(lr)};
+}
+
 void push_gradient(worker_pointer self) {
   auto& st = self->state;
+  if (st.replays) apply_own_update(st);
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
     push_msg m{st.computed_at[k], st.cfg.index, tensor{outgoing_part(st, k), st.cfg.wire}};
     self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(m))
@@ -198,12 +255,14 @@ void advance(worker_pointer self) {
       st.params_fresh = false;
       // A prefetch overwrites pulled_at before this gradient is pushed.
       st.computed_at = st.pulled_at;
-      if (prefetches(st)) request_pulls(self, 0);
+      if (prefetches(st)) request_async_pulls(self);
       st.grad_loss = st.workspace->loss_and_gradient(st.params.data(), st.batches->next_batch(),
                                                      st.grad.data());
       st.grad_ready = true;
     }
     if (!st.grad_ready || st.ticket_pending) return;
+    // Pipelined replays apply the push to the prefetched parameters.
+    if (st.replays && st.pulls_pending > 0) return;
     if (job_over(st)) return finish_job(self);
     push_gradient(self);
     begin_step(self);
@@ -215,7 +274,7 @@ void start(worker_pointer self) {
   self->send(st.cfg.coordinator, join_atom_v, st.cfg.index);
   if (st.cfg.mode != train_mode::async) return begin_step(self);
   request_ticket(self);
-  request_pulls(self, 0);
+  request_pulls(self, std::int64_t{0});
 }
 
 worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
@@ -230,13 +289,15 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   st.computed_at = st.pulled_at;
   st.outgoing.assign(st.cfg.shards.size(), buffer_pool{});
   st.whole = st.cfg.layouts.size() == 1 && covers_whole(st.cfg.layouts[0], st.params.size());
+  st.replays = replays_own_updates(st.cfg, self->node());
+  if (st.replays) st.replayed.resize(st.params.size());
   self->set_down_handler([=](caf::down_msg& dm) {
     fail(self, "a peer went down", dm.reason ? dm.reason : caf::make_error(errc::stopped));
   });
   for (auto& s : st.cfg.shards) self->monitor(s);
   self->monitor(st.cfg.supervisor);
   return {
-    [=](start_atom) { start(self); },
+      [=](start_atom) { start(self); },
   };
 }
 

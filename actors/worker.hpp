@@ -19,6 +19,7 @@
 #include "actors/messages.hpp"
 #include "config/options.hpp"
 #include "data/idx.hpp"
+#include "model/schedule.hpp"
 #include "model/shape.hpp"
 #include "runtime/log.hpp"
 #include "runtime/placement.hpp"
@@ -46,6 +47,9 @@ struct worker_config {
   // staleness), so a one-worker job no longer matches the reference.
   bool pipeline = false;
   wire_dtype wire = wire_dtype::fp32;  // pushes between nodes
+  // The shards' learning-rate schedule: between nodes a worker applies its
+  // own update to its copy and pulls only what others changed (replay_offer).
+  lr_schedule schedule;
   logger log;  // this worker's node
 };
 

@@ -64,6 +64,10 @@ bool sgd_into_gradient(float* io, const float* params, std::size_t n, float lr) 
   return worst != exponent_mask;
 }
 
+void sgd_to(float* out, const float* params, const float* grad, std::size_t n, float lr) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = params[i] - lr * grad[i];
+}
+
 void mean_sgd_into_gradient(float* io, const float* params, std::size_t n, float lr,
                             std::size_t count) {
   const float inv = 1.0f / static_cast<float>(count);

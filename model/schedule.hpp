@@ -47,6 +47,10 @@ bool all_finite(const float* v, std::size_t n);
 // (checked in the same pass), and then io holds garbage.
 bool sgd_into_gradient(float* io, const float* params, std::size_t n, float lr);
 
+// out[i] = params[i] - lr * grad[i]: a worker's copy of its own update, the
+// same bits as the shard's (replay_offer).
+void sgd_to(float* out, const float* params, const float* grad, std::size_t n, float lr);
+
 // io[i] = params[i] - lr * (io[i] * (1 / count)): the mean of a gradient sum.
 void mean_sgd_into_gradient(float* io, const float* params, std::size_t n, float lr,
                             std::size_t count);

@@ -39,6 +39,7 @@ caf::expected<job_result> collect(caf::scoped_actor& self, const model_shape& sh
               r.summary.global_step = snap.step;
               r.dropped += snap.dropped;
               r.rejected += snap.rejected;
+              r.replayed += snap.replayed;
             },
             [&](caf::error& err) { failure = std::move(err); });
   }
@@ -88,8 +89,8 @@ caf::expected<std::pair<std::int64_t, float>> await_end(caf::scoped_actor& self,
   return end;
 }
 
-void finish_summary(job_result& r, const model_shape& shape, const mnist_data& data,
-                    double wall, std::int64_t start_step) {
+void finish_summary(job_result& r, const model_shape& shape, const mnist_data& data, double wall,
+                    std::int64_t start_step) {
   auto& sum = r.summary;
   sum.wall_s = wall;
   sum.steps_per_s = wall > 0 ? static_cast<double>(sum.global_step - start_step) / wall : 0.0;
@@ -154,9 +155,9 @@ caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& se
   auto helpers = spawn_helpers(sys, opts, shape, back->shards, back->step);
   chief_epoch next{std::move(back->shards), helpers};
   caf::error failure;
-  self->request(supervisor, std::chrono::seconds(60), restore_atom_v,
-                recovery_plan{back->step, next.shards, next.helpers.coordinator,
-                              next.helpers.saver})
+  self->request(
+          supervisor, std::chrono::seconds(60), restore_atom_v,
+          recovery_plan{back->step, next.shards, next.helpers.coordinator, next.helpers.saver})
       .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
   if (failure) return failure;
   next.helpers.evaluator =
@@ -190,9 +191,16 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   if (!start_step) return start_step.error();
   auto clock_start = std::chrono::steady_clock::now();
   chief_epoch epoch{shards, spawn_helpers(sys, opts, shape, shards, *start_step)};
-  supervisor_config scfg{cluster_fingerprint(opts), *start_step, opts.last_step, shards,
-                         progress_for(opts, *start_step), opts.mode, epoch.helpers.coordinator,
-                         epoch.helpers.saver, opts.worker_hosts.size(), log};
+  supervisor_config scfg{cluster_fingerprint(opts),
+                         *start_step,
+                         opts.last_step,
+                         shards,
+                         progress_for(opts, *start_step),
+                         opts.mode,
+                         epoch.helpers.coordinator,
+                         epoch.helpers.saver,
+                         opts.worker_hosts.size(),
+                         log};
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
   epoch.helpers.evaluator =
       spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
@@ -228,9 +236,11 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
     epoch = std::move(*next);
     failure = start_workers(supervisor, epoch.helpers.coordinator, epoch.shards);
   }
-  if (!failure && !at_end) failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one
+  if (!failure && !at_end)
+    failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one
   auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, epoch.shards);
-  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
+  double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
   shut_down();
   if (!result) return result;
   result->summary.loss = last_loss;

@@ -4,6 +4,8 @@
 // extra pass over 1.6 MB per message on the network thread.
 #pragma once
 
+#include <cstdint>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -34,7 +36,18 @@ struct uninit_allocator : std::allocator<T> {
 
 using floats = std::vector<float, uninit_allocator<float>>;
 
-inline floats to_floats(const std::vector<float>& v) { return floats(v.begin(), v.end()); }
-inline std::vector<float> to_vector(const floats& v) { return std::vector<float>(v.begin(), v.end()); }
+inline floats to_floats(const std::vector<float>& v) {
+  return floats(v.begin(), v.end());
+}
+inline std::vector<float> to_vector(const floats& v) {
+  return std::vector<float>(v.begin(), v.end());
+}
+
+// The bits of a float, to compare or send it exactly.
+inline std::uint32_t float_bits(float x) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &x, sizeof bits);
+  return bits;
+}
 
 }  // namespace downpour

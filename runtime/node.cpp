@@ -97,6 +97,7 @@ static worker_config worker_config_for(const options& opts, std::size_t index,
   w.mode = opts.mode;
   w.pipeline = opts.pipeline;
   w.wire = opts.wire;
+  w.schedule = schedule_for(opts);
   w.last_step = opts.last_step;
   w.gradients_per_step = gradients_per_worker(replicas_for(opts), opts.worker_hosts.size());
   w.log = node_logger(opts, role_kind::worker, index);

@@ -43,7 +43,8 @@ std::vector<shard_layout> partition(const model_shape& shape, std::size_t num_sh
 shard_layout layout_from_pairs(const std::vector<std::uint64_t>& pairs) {
   shard_layout layout;
   for (std::size_t i = 0; i + 1 < pairs.size(); i += 2)
-    layout.ranges.push_back({static_cast<std::size_t>(pairs[i]), static_cast<std::size_t>(pairs[i + 1])});
+    layout.ranges.push_back(
+        {static_cast<std::size_t>(pairs[i]), static_cast<std::size_t>(pairs[i + 1])});
   return layout;
 }
 
@@ -76,6 +77,11 @@ void scatter(const shard_layout& layout, const float* part, float* full) {
     std::memcpy(full + r.offset, part + at, r.size * sizeof(float));
     at += r.size;
   }
+}
+
+void copy_ranges(const shard_layout& layout, const float* from, float* to) {
+  for (const auto& r : layout.ranges)
+    std::memcpy(to + r.offset, from + r.offset, r.size * sizeof(float));
 }
 
 }  // namespace downpour

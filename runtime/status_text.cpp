@@ -23,7 +23,7 @@ std::string shard_line(std::size_t k, const shard_facts& s) {
     size += s.ranges[i + 1];
   }
   out << " floats=" << size << " step=" << s.step << " dropped=" << s.dropped
-      << " rejected=" << s.rejected;
+      << " rejected=" << s.rejected << " replayed=" << s.replayed;
   return out.str();
 }
 
@@ -33,8 +33,8 @@ std::string format_status(const status_facts& f) {
   std::ostringstream out;
   char rate[64];
   std::snprintf(rate, sizeof rate, "%.1f", f.steps_per_s);
-  double eta = f.steps_per_s > 0 ? static_cast<double>(f.last_step - f.global_step) / f.steps_per_s
-                                 : -1.0;
+  double eta =
+      f.steps_per_s > 0 ? static_cast<double>(f.last_step - f.global_step) / f.steps_per_s : -1.0;
   std::int64_t dropped = 0;
   for (const auto& s : f.shards) dropped += s.dropped;
   out << "mode: " << f.mode << "\n"

@@ -15,6 +15,7 @@ struct shard_facts {
   std::vector<std::uint64_t> ranges;  // offset/size pairs
   std::int64_t dropped = 0;
   std::int64_t rejected = 0;
+  std::int64_t replayed = 0;  // pulls answered without parameters
 };
 
 struct status_facts {
@@ -26,7 +27,7 @@ struct status_facts {
   std::vector<std::uint32_t> dead_workers;
   std::size_t expected_workers = 0;
   std::vector<shard_facts> shards;
-  std::string last_checkpoint;    // empty: none yet
+  std::string last_checkpoint;  // empty: none yet
   double checkpoint_age_s = 0.0;
 };
 

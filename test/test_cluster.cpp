@@ -46,7 +46,8 @@ reference_result delayed_reference(const options& opts) {
   for (std::int64_t step = 0; step < opts.last_step; ++step) {
     ws.loss_and_gradient(before.data(), batches.next_batch(), grad.data());
     before = r.params;
-    apply_sgd(r.params.data(), grad.data(), grad.size(), learning_rate_at(schedule_for(opts), step));
+    apply_sgd(r.params.data(), grad.data(), grad.size(),
+              learning_rate_at(schedule_for(opts), step));
     update_ema(r.ema.data(), r.params.data(), r.ema.size(), ema_decay_at(opts.ema_decay, step));
   }
   return r;
@@ -111,6 +112,10 @@ TEST_CASE("over TCP one worker and two shards still reproduce the reference bit 
   CHECK(got->summary.global_step == 30);
   CHECK(bit_identical(got->params, ref.params));
   CHECK(bit_identical(got->ema, ref.ema));
+  // The worker applied its own updates: of the pulls that followed its 30
+  // pushes, both shards answered all but perhaps the last without parameters.
+  CHECK(got->replayed >= 2 * 29);
+  CHECK(got->replayed <= 2 * 30);
 }
 
 TEST_CASE("two async workers stop at exactly the last step and learn") {

@@ -104,6 +104,9 @@ TEST_CASE("the out-of-place updates are apply_sgd and apply_mean_sgd bit for bit
   auto io = grad;
   CHECK(sgd_into_gradient(io.data(), params.data(), n, 0.0137f));
   CHECK(same_bits(io, expected));
+  std::vector<float> out(n);
+  sgd_to(out.data(), params.data(), grad.data(), n, 0.0137f);
+  CHECK(same_bits(out, expected));
   expected = params;
   apply_mean_sgd(expected.data(), grad.data(), n, 0.0137f, 3);
   io = grad;
@@ -195,11 +198,14 @@ TEST_CASE_FIXTURE(shard_fixture,
     return *slot;
   };
   auto grad = random_floats(n, 9);
-  CHECK(refusal(push_msg{0, 4, tensor{random_floats(n + 1, 9)}}).find("push of 101 floats to a shard of 100 from worker 4") != std::string::npos);
-  CHECK(refusal(push_msg{7, 2, tensor{grad}}).find("future step 7 from worker 2") != std::string::npos);
+  CHECK(refusal(push_msg{0, 4, tensor{random_floats(n + 1, 9)}})
+            .find("push of 101 floats to a shard of 100 from worker 4") != std::string::npos);
+  CHECK(refusal(push_msg{7, 2, tensor{grad}}).find("future step 7 from worker 2") !=
+        std::string::npos);
   auto nan_grad = grad;
   nan_grad[50] = std::numeric_limits<float>::quiet_NaN();
-  CHECK(refusal(push_msg{0, 3, tensor{nan_grad}}).find("worker 3 has NaN or inf") != std::string::npos);
+  CHECK(refusal(push_msg{0, 3, tensor{nan_grad}}).find("worker 3 has NaN or inf") !=
+        std::string::npos);
   CHECK(refusal(push_msg{0, 1, tensor{grad}}) == "accepted at 1");
   auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
   CHECK(s.step == 1);
