@@ -125,17 +125,39 @@ void sync_directory(const fs::path& dir, const std::string& path) {
     fail(path, std::string("cannot sync its directory: ") + std::strerror(errno));
 }
 
-void write_and_sync(const fs::path& tmp, const std::string& bytes, const std::string& path) {
-  unique_fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0) fail(path, "cannot create " + tmp.string() + ": " + std::strerror(errno));
-  for (std::size_t done = 0; done < bytes.size();) {
-    ssize_t n = ::write(fd.get(), bytes.data() + done, bytes.size() - done);
+// The save_stage values one durable write reports.
+struct write_stages {
+  save_stage chunk_written, synced, renamed, directory_synced;
+};
+constexpr write_stages file_stages{save_stage::file_chunk_written, save_stage::file_synced,
+                                   save_stage::file_renamed, save_stage::file_directory_synced};
+constexpr write_stages index_stages{save_stage::index_chunk_written, save_stage::index_synced,
+                                    save_stage::index_renamed, save_stage::index_directory_synced};
+
+void notify(const save_observer& observe, save_stage stage) {
+  if (observe) observe(stage);
+}
+
+void write_all(int fd, const char* data, std::size_t size, const std::string& path) {
+  for (std::size_t done = 0; done < size;) {
+    ssize_t n = ::write(fd, data + done, size - done);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) fail(path, std::string("cannot write: ") + std::strerror(errno));
     done += static_cast<std::size_t>(n);
   }
+}
+
+void write_and_sync(const fs::path& tmp, const std::string& bytes, const std::string& path,
+                    const save_observer& observe, const write_stages& stages) {
+  unique_fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.get() < 0) fail(path, "cannot create " + tmp.string() + ": " + std::strerror(errno));
+  for (std::size_t done = 0; done < bytes.size(); done += save_chunk_bytes) {
+    write_all(fd.get(), bytes.data() + done, std::min(save_chunk_bytes, bytes.size() - done), path);
+    notify(observe, stages.chunk_written);
+  }
   if (::fsync(fd.get()) != 0 || ::close(fd.release()) != 0)
     fail(path, std::string("cannot sync: ") + std::strerror(errno));
+  notify(observe, stages.synced);
 }
 
 // ".NAME.tmp.PID.RANDOM": hidden, never a checkpoint name, and its PID tells
@@ -173,41 +195,56 @@ void check_savable(const std::string& dir, const checkpoint& c) {
                    std::to_string(c.shape.size()));
 }
 
-}  // namespace
-
-void write_file_durably(const std::string& path, const std::string& bytes) {
+void write_observed(const std::string& path, const std::string& bytes, const save_observer& observe,
+                    const write_stages& stages) {
   fs::path target(path);
   fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
   std::error_code ec;
   fs::create_directories(dir, ec);
   fs::path tmp = dir / temp_name(target.filename().string());
   try {
-    write_and_sync(tmp, bytes, path);
+    write_and_sync(tmp, bytes, path, observe, stages);
     if (::rename(tmp.c_str(), target.c_str()) != 0)
       fail(path, std::string("cannot rename the temporary: ") + std::strerror(errno));
   } catch (...) {
     fs::remove(tmp, ec);
     throw;
   }
+  notify(observe, stages.renamed);
   sync_directory(dir, path);
+  notify(observe, stages.directory_synced);
 }
 
-std::string save_checkpoint(const std::string& dir, const checkpoint& c, std::size_t keep) {
+}  // namespace
+
+void write_file_durably(const std::string& path, const std::string& bytes) {
+  write_observed(path, bytes, {}, file_stages);
+}
+
+std::string save_checkpoint(const std::string& dir, const checkpoint& c, std::size_t keep,
+                            const save_observer& observe) {
   check_savable(dir, c);
   std::error_code ec;
   fs::create_directories(dir, ec);
   remove_dead_temporaries(dir);
   const std::string name = checkpoint_name(c.global_step);
   const std::string path = (fs::path(dir) / name).string();
-  write_file_durably(path, encode_checkpoint(c));
+  write_observed(path, encode_checkpoint(c), observe, file_stages);
   auto names = read_history(dir).names;
   names.erase(std::remove(names.begin(), names.end(), name), names.end());
   names.push_back(name);
   std::size_t drop = keep == 0 || names.size() <= keep ? 0 : names.size() - keep;
-  write_file_durably((fs::path(dir) / index_name).string(),
-                     index_text({names.begin() + static_cast<std::ptrdiff_t>(drop), names.end()}));
-  for (std::size_t i = 0; i < drop; ++i) fs::remove(fs::path(dir) / names[i], ec);
-  if (drop > 0) sync_directory(dir, path);
+  write_observed((fs::path(dir) / index_name).string(),
+                 index_text({names.begin() + static_cast<std::ptrdiff_t>(drop), names.end()}),
+                 observe, index_stages);
+  for (std::size_t i = 0; i < drop; ++i) {
+    fs::remove(fs::path(dir) / names[i], ec);
+    notify(observe, save_stage::pruned);
+  }
+  if (drop > 0) {
+    sync_directory(dir, path);
+    notify(observe, save_stage::pruning_synced);
+  }
   return path;
 }
 

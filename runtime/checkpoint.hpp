@@ -14,11 +14,13 @@
 // directory, fsynced, renamed and the directory fsynced; the index follows the
 // same way, and pruned files are deleted only after the new index is in place.
 // A kill at any moment leaves the old set or the new set, never a partial file
-// under a checkpoint name.
+// under a checkpoint name. The moments that matter are the save_stage values
+// below; test_checkpoint_crash kills a saving process at each of them.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <optional>
 #include <stdexcept>
@@ -76,11 +78,33 @@ std::string encode_checkpoint(const checkpoint& c);
 // "model.ckpt-STEP".
 std::string checkpoint_name(std::int64_t global_step);
 
+// The steps of a save that change what is on disk, in the order they happen.
+// Files are written in chunks of save_chunk_bytes, so that a crash can also
+// stop a save between two write() calls of one file.
+enum class save_stage {
+  file_chunk_written,      // one more chunk of model.ckpt-STEP's temporary written
+  file_synced,             // that temporary fsynced and closed
+  file_renamed,            // the temporary renamed to model.ckpt-STEP
+  file_directory_synced,   // the directory fsynced: the rename is durable
+  index_chunk_written,     // one more chunk of the index's temporary written
+  index_synced,            // that temporary fsynced and closed
+  index_renamed,           // the new index in place of the old one
+  index_directory_synced,  // the directory fsynced again
+  pruned,                  // one checkpoint beyond `keep` deleted (once per file dropped)
+  pruning_synced,          // the directory fsynced after deletions (only if there were any)
+};
+inline constexpr std::size_t save_chunk_bytes = std::size_t{1} << 20;
+
+// Called after each step of a save, on the saving thread; for tests that stop a
+// save at a chosen step (an empty one observes nothing).
+using save_observer = std::function<void(save_stage)>;
+
 // Writes dir/model.ckpt-STEP and the index, then deletes all but the newest
 // `keep` checkpoints (0 keeps all, as TensorFlow's max_to_keep=None); creates
 // dir. Saving a step again replaces that file and makes it the newest.
 // Returns the path written. Throws checkpoint_error.
-std::string save_checkpoint(const std::string& dir, const checkpoint& c, std::size_t keep);
+std::string save_checkpoint(const std::string& dir, const checkpoint& c, std::size_t keep,
+                            const save_observer& observe = {});
 
 // Reads and fully validates one file: magic, format version, length, checksum,
 // the variables and array sizes against the stored shape.

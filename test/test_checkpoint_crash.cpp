@@ -1,6 +1,9 @@
-// Crash safety of checkpoint saving: a child process saves in a loop and is
-// killed with SIGKILL at moments spread over one save; whatever it leaves must
-// read back whole.
+// Crash safety of checkpoint saving: for every step of a save (save_stage), in
+// a directory holding 1 to 3 complete saves, a child process saves and kills
+// itself with SIGKILL right after that step. Whatever it leaves must read back
+// whole, the newest checkpoint must be the one that step implies, and the next
+// save must clean up after it. The kill moments come from save_checkpoint's
+// observer, not from timing, so every round stops at the same place anywhere.
 #include <doctest/doctest.h>
 #include <poll.h>
 #include <signal.h>
@@ -12,8 +15,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <set>
 #include <sstream>
-#include <thread>
 
 #include "model/init.hpp"
 #include "runtime/checkpoint.hpp"
@@ -26,15 +30,100 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::size_t crash_keep = 3;
+constexpr std::size_t crash_keep = 2;
+// Complete saves before the fatal one: 1 leaves nothing to prune, 2 and 3 make
+// the fatal save prune one file (3: with one pruned before).
+constexpr std::int64_t history_depths[] = {1, 2, 3};
+constexpr std::size_t stage_count = static_cast<std::size_t>(save_stage::pruning_synced) + 1;
 
+// A smaller hidden layer than the job's keeps the test short; the file is
+// still more than one chunk (1.27 MB).
 checkpoint base_checkpoint() {
   checkpoint c;
+  c.shape = model_shape{784, 200, 10};
   c.mode = "async";
   c.wall_time = 1718000000.0;
   c.params = initial_parameters(c.shape, 21);
   c.ema = initial_parameters(c.shape, 22);
   return c;
+}
+
+// The base with its step written into a parameter too, so a file's contents
+// can be matched to its name.
+checkpoint at_step(const checkpoint& base, std::int64_t step) {
+  checkpoint c = base;
+  c.global_step = step;
+  c.params[5] = static_cast<float>(step);
+  return c;
+}
+
+// A directory after `history` complete saves, steps 1 to history; each round
+// starts from a copy.
+std::string save_history(const std::string& dir, const checkpoint& base, std::int64_t history) {
+  for (std::int64_t step = 1; step <= history; ++step)
+    save_checkpoint(dir, at_step(base, step), crash_keep);
+  return dir;
+}
+
+std::string copy_of(const std::string& from, const std::string& to) {
+  fs::copy(from, to, fs::copy_options::recursive);
+  return to;
+}
+
+// The stages of a save into dir, in order.
+std::vector<save_stage> stages_of_save(const std::string& dir, const checkpoint& base,
+                                       std::int64_t step) {
+  std::vector<save_stage> seen;
+  save_checkpoint(dir, at_step(base, step), crash_keep,
+                  [&](save_stage stage) { seen.push_back(stage); });
+  return seen;
+}
+
+// The child: a save that reports the stage of its observation point number
+// `point` and dies there. Exits only when the save fails or ends before the point.
+[[noreturn]] void save_and_die(const std::string& dir, const checkpoint& base, std::int64_t step,
+                               std::size_t point, int report_fd) {
+  int code = 0;
+  try {
+    std::size_t seen = 0;
+    save_checkpoint(dir, at_step(base, step), crash_keep, [&](save_stage stage) {
+      if (seen++ != point) return;
+      auto byte = static_cast<unsigned char>(stage);
+      if (::write(report_fd, &byte, 1) == 1) ::raise(SIGKILL);
+    });
+  } catch (...) {
+    code = 2;
+  }
+  ::_exit(code);
+}
+
+// Forks a child that dies at `point`; the stage it died after, nullopt (and a
+// failed check) unless it reported one and was killed by SIGKILL.
+std::optional<save_stage> crash_at(const std::string& dir, const checkpoint& base,
+                                   std::int64_t step, std::size_t point) {
+  int fds[2];
+  REQUIRE(::pipe(fds) == 0);
+  pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    save_and_die(dir, base, step, point, fds[1]);
+  }
+  ::close(fds[1]);
+  // The bound only stops a hung child; an exited one closes the pipe at once.
+  pollfd p{fds[0], POLLIN, 0};
+  unsigned char byte = 0;
+  const int bound = static_cast<int>(scaled(std::chrono::milliseconds(60000)).count());
+  const bool reported = ::poll(&p, 1, bound) == 1 && ::read(fds[0], &byte, 1) == 1;
+  ::close(fds[0]);
+  if (!reported) ::kill(child, SIGKILL);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+  CHECK_MESSAGE(reported, "the child reported no stage");
+  CHECK_MESSAGE(killed, "child status " << status);
+  if (!reported || !killed) return std::nullopt;
+  return static_cast<save_stage>(byte);
 }
 
 std::vector<std::string> dir_names(const std::string& dir) {
@@ -49,21 +138,29 @@ std::string read_text(const std::string& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-// The child of the crash test: saves forever, reporting each finished save.
-[[noreturn]] void save_until_killed(const std::string& dir, const checkpoint& base,
-                                    std::int64_t step, int report_fd) {
-  checkpoint c = base;
-  for (int i = 0; i < 10000; ++i, ++step) {
-    c.global_step = step;
-    c.params[5] = static_cast<float>(step);
-    save_checkpoint(dir, c, crash_keep);
-    if (::write(report_fd, &step, sizeof step) != sizeof step) break;
-  }
-  ::_exit(0);
+bool has_temporary(const std::string& dir) {
+  auto names = dir_names(dir);
+  return std::any_of(names.begin(), names.end(), [](const std::string& name) {
+    return name.find(".tmp.") != std::string::npos;
+  });
 }
 
-// Every file under a checkpoint name is whole; the index names only such files.
-void check_directory(const std::string& dir, const checkpoint& base, std::int64_t acknowledged) {
+// A kill between creating a temporary and renaming it leaves the temporary.
+bool leaves_temporary(save_stage stage) {
+  return stage == save_stage::file_chunk_written || stage == save_stage::file_synced ||
+         stage == save_stage::index_chunk_written || stage == save_stage::index_synced;
+}
+
+// What the directory must show.
+struct expected_state {
+  std::int64_t newest;        // the step load_newest_checkpoint finds
+  std::int64_t index_newest;  // the index's model_checkpoint_path
+};
+
+// Every file under a checkpoint name is whole; the index names only such
+// files; the newest are as expected. Returns how many checkpoint files there are.
+std::size_t check_directory(const std::string& dir, const checkpoint& base,
+                            const expected_state& expected) {
   std::size_t files = 0;
   for (const auto& name : dir_names(dir)) {
     if (name.rfind("model.ckpt-", 0) != 0) continue;
@@ -87,57 +184,49 @@ void check_directory(const std::string& dir, const checkpoint& base, std::int64_
   }
   REQUIRE(names.size() >= 2);
   CHECK(names.front() == names.back());  // model_checkpoint_path is the newest listed
+  CHECK(names.front() == checkpoint_name(expected.index_newest));
   std::ostringstream warnings;
   auto newest = load_newest_checkpoint(dir, warnings);
   REQUIRE(newest);
-  CHECK(newest->global_step >= acknowledged);  // a save that returned survives
+  CHECK(newest->global_step == expected.newest);
   CHECK(warnings.str().empty());
-}
-
-bool read_step(int fd, std::int64_t& step, std::chrono::milliseconds timeout) {
-  pollfd p{fd, POLLIN, 0};
-  if (::poll(&p, 1, static_cast<int>(timeout.count())) != 1) return false;
-  return ::read(fd, &step, sizeof step) == sizeof step;
+  return files;
 }
 
 }  // namespace
 
-TEST_CASE(
-    "killing a saving process at any moment leaves only whole checkpoints and a valid index") {
+TEST_CASE("killing a saving process after any step of a save leaves only whole checkpoints") {
   temp_dir dir("ckpt-crash");
   const checkpoint base = base_checkpoint();
-  // Kill moments are spread over one save's duration: write, fsync, rename, index, prune.
-  auto t0 = std::chrono::steady_clock::now();
-  save_checkpoint(dir / "timing", base, 1);
-  const auto save_time = std::chrono::steady_clock::now() - t0;
-  MESSAGE("one save takes " << std::chrono::duration<double, std::milli>(save_time).count()
-                            << " ms");
-  std::int64_t acknowledged = 0;
-  for (int round = 0; round < 30; ++round) {
-    CAPTURE(round);
-    int fds[2];
-    REQUIRE(::pipe(fds) == 0);
-    pid_t child = ::fork();
-    if (child == 0) {
-      ::close(fds[0]);
-      save_until_killed(dir.str(), base, acknowledged + 1, fds[1]);
+  std::set<save_stage> killed_after;
+  std::size_t rounds = 0;
+  for (std::int64_t history : history_depths) {
+    CAPTURE(history);
+    const auto before = save_history(dir / ("history-" + std::to_string(history)), base, history);
+    const auto stages = stages_of_save(copy_of(before, dir / ("count-" + std::to_string(history))),
+                                       base, history + 1);
+    MESSAGE("a save after " << history << " has " << stages.size() << " observation points");
+    // The checkpoint file is several chunks, so kills also fall between two writes of it.
+    CHECK(std::count(stages.begin(), stages.end(), save_stage::file_chunk_written) >= 2);
+    for (std::size_t point = 0; point < stages.size(); ++point, ++rounds) {
+      CAPTURE(point);
+      const auto round_dir = copy_of(before, dir / ("round-" + std::to_string(rounds)));
+      auto stage = crash_at(round_dir, base, history + 1, point);
+      REQUIRE(stage);
+      CHECK(*stage == stages[point]);
+      killed_after.insert(*stage);
+      CHECK(has_temporary(round_dir) == leaves_temporary(*stage));
+      // The fatal save is the newest once its file has its name, and indexed
+      // once the index has been renamed.
+      check_directory(round_dir, base,
+                      {*stage >= save_stage::file_renamed ? history + 1 : history,
+                       *stage >= save_stage::index_renamed ? history + 1 : history});
+      // The child is dead: the next save removes its temporaries and prunes.
+      save_checkpoint(round_dir, at_step(base, history + 2), crash_keep);
+      CHECK(check_directory(round_dir, base, {history + 2, history + 2}) == crash_keep);
+      CHECK_FALSE(has_temporary(round_dir));
     }
-    ::close(fds[1]);
-    std::int64_t step = 0;
-    for (int saves = 0; saves < 1 + round % 3; ++saves) {
-      REQUIRE(read_step(fds[0], step, scaled(std::chrono::milliseconds(60000))));
-      acknowledged = step;
-    }
-    std::this_thread::sleep_for(save_time * (round % 10) / 10 + save_time * (round / 10) / 30);
-    ::kill(child, SIGKILL);
-    int status = 0;
-    ::waitpid(child, &status, 0);
-    CHECK(WIFSIGNALED(status));
-    while (read_step(fds[0], step, std::chrono::milliseconds(0))) acknowledged = step;  // saves done before the kill
-    ::close(fds[0]);
-    check_directory(dir.str(), base, acknowledged);
   }
-  // The children are dead: the next save removes whatever temporaries they left.
-  save_checkpoint(dir.str(), base, crash_keep);
-  for (const auto& name : dir_names(dir.str())) CHECK(name.find(".tmp.") == std::string::npos);
+  MESSAGE(rounds << " kills");
+  CHECK(killed_after.size() == stage_count);  // every stage was a kill moment
 }
