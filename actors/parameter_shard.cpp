@@ -15,14 +15,12 @@ namespace {
 struct parameter_shard_state {
   shard_config cfg;
   std::vector<std::uint64_t> ranges;
-  floats params;
+  // Read-only once written: pull replies share it with no copy, and each
+  // update writes a new version into a buffer no reader holds any more.
+  std::shared_ptr<const floats> params = std::make_shared<const floats>();
+  shared_buffer_pool versions;
   floats ema;
   std::int64_t step = -1;  // global steps applied; -1 until initialised
-  // Equal to params when not empty: the buffer the last update wrote the new
-  // parameters into (the pushed gradient's own), so the next pull's reply
-  // needs no copy.
-  floats fresh;
-  buffer_pool spare;  // buffers to copy params into for the other pulls
   // The decay of an EMA update still owed for the current params. A step's
   // EMA waits until the pull that follows its push is answered, so it
   // overlaps the worker's compute instead of delaying its parameters; it is
@@ -32,7 +30,10 @@ struct parameter_shard_state {
   // at: a worker holding the parameters of that step can apply its own push
   // itself instead of pulling the result (replay_offer).
   std::optional<replay_offer> replayable;
-  floats grad_sum;  // sync: this round's fresh gradients, summed
+  // Sync: this round's first fresh gradient (kept, not copied), then the
+  // sum of all of them.
+  shared_tensor first_grad;
+  floats grad_sum;
   std::size_t grad_count = 0;
   std::int64_t dropped = 0;   // sync: stale gradients, never applied
   std::int64_t rejected = 0;  // malformed or non-finite pushes
@@ -57,10 +58,10 @@ caf::error not_finite_error(const push_msg& m) {
 caf::error check_push(const parameter_shard_state& st, const push_msg& m) {
   auto from = from_worker(m);
   if (st.step < 0) return caf::make_error(errc::shape_mismatch, "push before init" + from);
-  if (m.grad.values.size() != st.params.size())
-    return caf::make_error(errc::shape_mismatch, "push of " + std::to_string(m.grad.values.size()) +
+  if (m.grad.size() != st.params->size())
+    return caf::make_error(errc::shape_mismatch, "push of " + std::to_string(m.grad.size()) +
                                                      " floats to a shard of " +
-                                                     std::to_string(st.params.size()) + from);
+                                                     std::to_string(st.params->size()) + from);
   if (judge_stamp(m.step, st.step) == stamp_verdict::future)
     return caf::make_error(errc::shape_mismatch,
                            "push stamped with future step " + std::to_string(m.step) + from);
@@ -75,30 +76,27 @@ void release(Map& waiters, std::int64_t step, Make make) {
   waiters.erase(waiters.begin(), end);
 }
 
-// The parameters as they are now, for a pull: the last update's buffer if
-// no pull took it yet, else a copy into a recycled buffer.
-tensor params_copy(parameter_shard_state& st) {
-  if (!st.fresh.empty()) return tensor{std::exchange(st.fresh, {}), st.cfg.wire};
-  auto buf = st.spare.take(st.params.size());
-  std::copy(st.params.begin(), st.params.end(), buf.begin());
-  return tensor{std::move(buf), st.cfg.wire};
+// The parameters as they are now, for a pull: shared, not copied.
+pull_reply current_params(const parameter_shard_state& st) {
+  return pull_reply{st.step, shared_tensor{st.params, {}, st.cfg.wire}};
 }
 
 void settle_ema(parameter_shard_state& st) {
   if (!st.ema_due) return;
-  update_ema(st.ema.data(), st.params.data(), st.params.size(), *st.ema_due);
+  update_ema(st.ema.data(), st.params->data(), st.params->size(), *st.ema_due);
   st.ema_due.reset();
 }
 
 shard_snapshot snapshot_of(parameter_shard_state& st) {
   settle_ema(st);
-  return shard_snapshot{st.step,    st.ranges,   tensor{st.params}, tensor{st.ema},
-                        st.dropped, st.rejected, st.replayed};
+  return shard_snapshot{st.step,        st.ranges,  tensor{floats(*st.params)},
+                        tensor{st.ema}, st.dropped, st.rejected,
+                        st.replayed};
 }
 
 void release_waiters(parameter_shard_state& st) {
   if (st.step < 0) return;
-  release(st.pull_waiters, st.step, [&] { return pull_reply{st.step, params_copy(st)}; });
+  release(st.pull_waiters, st.step, [&] { return current_params(st); });
   settle_ema(st);
   release(st.step_waiters, st.step, [&] { return st.step; });
   // Steps advance one at a time, so a snapshot waiter for step s is met
@@ -115,30 +113,42 @@ void release_waiters(parameter_shard_state& st) {
 }
 
 // next holds the updated parameters: they become params (the EMA toward
-// them is owed), next is kept as the next pull's reply, and the global step
-// advances.
-void commit(parameter_shard_state& st, floats&& next) {
+// them is owed) and the global step advances.
+void commit(parameter_shard_state& st, std::shared_ptr<floats> next) {
   settle_ema(st);
   st.replayable.reset();
-  std::copy(next.begin(), next.end(), st.params.begin());
+  st.params = std::move(next);
   st.ema_due = ema_decay_at(st.cfg.ema_decay, st.step);
-  st.spare.give(std::exchange(st.fresh, std::move(next)));
   ++st.step;
   release_waiters(st);
 }
 
+// out = params - lr * grad over the gradient's parts; false if any was NaN
+// or inf.
+bool sgd_parts(float* out, const float* params, const shared_tensor& grad, float lr) {
+  bool finite = true;
+  grad.for_each_part([&](const float* g, std::size_t n, std::size_t at) {
+    finite = checked_sgd_to(out + at, params + at, g, n, lr) && finite;
+  });
+  return finite;
+}
+
+bool all_finite_parts(const shared_tensor& t) {
+  bool finite = true;
+  t.for_each_part(
+      [&](const float* v, std::size_t n, std::size_t) { finite = finite && all_finite(v, n); });
+  return finite;
+}
+
 // Async: one SGD and one EMA update with the schedule at the current step,
-// exactly as the reference trainer does them, written into the gradient's
-// buffer first: a gradient with NaN or inf changes nothing (false).
-bool apply_pushed(parameter_shard_state& st, push_msg& m) {
-  auto& grad = m.grad.values;
+// exactly as the reference trainer does them, into a new version of the
+// parameters: a gradient with NaN or inf changes nothing (false).
+bool apply_pushed(parameter_shard_state& st, const push_msg& m) {
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
-  if (!sgd_into_gradient(grad.data(), st.params.data(), grad.size(), lr)) {
-    st.spare.give(std::move(grad));
-    return false;
-  }
+  auto next = st.versions.take(st.params->size());
+  if (!sgd_parts(next->data(), st.params->data(), m.grad, lr)) return false;
   const std::int64_t base = st.step;
-  commit(st, std::move(grad));
+  commit(st, std::move(next));
   st.replayable = replay_offer{m.worker, base, float_bits(lr)};
   return true;
 }
@@ -147,22 +157,44 @@ bool apply_pushed(parameter_shard_state& st, push_msg& m) {
 void maybe_complete_round(parameter_shard_state& st) {
   if (st.grad_count == 0 || st.grad_count < st.cfg.required) return;
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
-  auto& sum = st.grad_sum;
+  const std::size_t n = st.params->size();
+  auto next = st.versions.take(n);
   if (st.grad_count == 1)
-    sgd_into_gradient(sum.data(), st.params.data(), sum.size(), lr);
+    sgd_parts(next->data(), st.params->data(), st.first_grad, lr);
   else
-    mean_sgd_into_gradient(sum.data(), st.params.data(), sum.size(), lr, st.grad_count);
+    mean_sgd_to(next->data(), st.params->data(), st.grad_sum.data(), n, lr, st.grad_count);
   st.grad_count = 0;
-  commit(st, std::exchange(st.grad_sum, {}));
+  st.first_grad = {};
+  commit(st, std::move(next));
 }
 
-void accumulate(parameter_shard_state& st, floats&& grad) {
-  if (st.grad_count++ == 0) {
-    st.grad_sum = std::move(grad);  // no zeroing pass, no copy
+// out = a + b, in one pass when each is in one piece (balanced placement).
+void sum_parts(float* out, const shared_tensor& a, const shared_tensor& b) {
+  if (a.contiguous() && b.contiguous())
+    return sum_to(out, a.contiguous(), b.contiguous(), a.size());
+  a.for_each_part(
+      [&](const float* v, std::size_t n, std::size_t at) { std::copy(v, v + n, out + at); });
+  b.for_each_part([&](const float* v, std::size_t n, std::size_t at) {
+    for (std::size_t i = 0; i < n; ++i) out[at + i] += v[i];
+  });
+}
+
+// The first gradient is kept as it came; the second is summed with it, and
+// later ones added, in arrival order (the same sums as before).
+void accumulate(parameter_shard_state& st, shared_tensor&& grad) {
+  if (++st.grad_count == 1) {
+    st.first_grad = std::move(grad);
     return;
   }
-  for (std::size_t i = 0; i < grad.size(); ++i) st.grad_sum[i] += grad[i];
-  st.spare.give(std::move(grad));
+  if (st.grad_count == 2) {
+    st.grad_sum.resize(st.params->size());
+    sum_parts(st.grad_sum.data(), st.first_grad, grad);
+    st.first_grad = {};
+    return;
+  }
+  grad.for_each_part([&](const float* v, std::size_t n, std::size_t at) {
+    for (std::size_t i = 0; i < n; ++i) st.grad_sum[at + i] += v[i];
+  });
 }
 
 // The refusal goes back to the pushing worker as the push's error reply,
@@ -180,10 +212,9 @@ caf::error reject(shard_pointer self, caf::error err) {
 // the shard's step: in sync mode a stale gradient is dropped, not an error.
 caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m) {
   auto& st = self->state;
-  auto& grad = m.grad.values;
   const bool over = st.step >= st.cfg.last_step;
   auto err = check_push(st, m);
-  if (!err && (over || st.cfg.mode == train_mode::sync) && !all_finite(grad.data(), grad.size()))
+  if (!err && (over || st.cfg.mode == train_mode::sync) && !all_finite_parts(m.grad))
     err = not_finite_error(m);
   if (err) return reject(self, std::move(err));
   if (over) return st.step;  // the job is over; nothing more is applied
@@ -195,7 +226,7 @@ caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m) {
     ++st.dropped;
     return st.step;
   }
-  accumulate(st, std::move(grad));
+  accumulate(st, std::move(m.grad));
   maybe_complete_round(st);
   return st.step;
 }
@@ -206,7 +237,7 @@ caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
     return caf::make_error(errc::shape_mismatch, "init with params and shadows of unequal size");
   if (st.step >= 0) return st.step;  // already initialised: the cluster keeps its state
   st.ranges = std::move(init.ranges);
-  st.params = std::move(init.params.values);
+  st.params = std::make_shared<const floats>(std::move(init.params.values));
   st.ema = std::move(init.ema.values);
   st.step = init.step;
   release_waiters(st);
@@ -227,11 +258,11 @@ caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   st.step_waiters.clear();
   st.snapshot_waiters.clear();
   st.ranges = std::move(init.ranges);
-  st.params = std::move(init.params.values);
+  st.params = std::make_shared<const floats>(std::move(init.params.values));
   st.ema = std::move(init.ema.values);
-  st.fresh.clear();
   st.ema_due.reset();
   st.replayable.reset();
+  st.first_grad = {};
   st.grad_sum.clear();
   st.grad_count = 0;
   st.step = init.step;
@@ -246,7 +277,7 @@ caf::result<pull_reply> on_pull(shard_pointer self, std::int64_t min_step) {
   auto& st = self->state;
   auto rp = self->make_response_promise<pull_reply>();
   if (st.step >= 0 && st.step >= min_step) {
-    rp.deliver(pull_reply{st.step, params_copy(st)});
+    rp.deliver(current_params(st));
     settle_ema(st);
   } else {
     st.pull_waiters.emplace(std::max<std::int64_t>(min_step, 0), rp);
@@ -266,7 +297,7 @@ caf::result<pull_reply> on_pull_offer(shard_pointer self, const replay_offer& of
     return on_pull(self, 0);
   ++st.replayed;
   auto rp = self->make_response_promise<pull_reply>();
-  rp.deliver(pull_reply{st.step, tensor{}, true});
+  rp.deliver(pull_reply{st.step, shared_tensor{}, true});
   settle_ema(st);
   return rp;
 }

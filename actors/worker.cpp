@@ -21,16 +21,19 @@ struct worker_state {
   worker_config cfg;
   std::unique_ptr<mlp_workspace> workspace;
   std::unique_ptr<batcher> batches;
-  floats params;
-  floats grad;
-  // Per shard: buffers for its pushes, recycled from its pull replies, so a
-  // step allocates nothing. With one shard holding the whole model, replies
-  // are swapped into params and the old params buffer becomes the next grad.
-  std::vector<buffer_pool> outgoing;
+  // The parameters computed on: with one shard holding the whole model, the
+  // buffer its pull reply shares (no copy); otherwise the parts assembled.
+  std::shared_ptr<const floats> whole_params;
+  floats assembled;
+  // Gradients and replayed parameters: one gradient buffer goes to every
+  // shard (each reads its parts), so a step copies nothing and, once the
+  // shards let go of it, it is written again.
+  shared_buffer_pool buffers{6};
+  std::shared_ptr<floats> grad;
   bool whole = false;                     // one shard covers the whole model in order
   bool replays = false;                   // applies its own updates (see apply_own_update)
   std::optional<replay_offer> offer;      // the update applied into `replayed`, if any
-  floats replayed;                        // params with the worker's last push applied (offer)
+  std::shared_ptr<floats> replayed;       // params with the worker's last push applied (offer)
   std::vector<std::int64_t> pulled_at;    // per shard: the step its slice was read at
   std::vector<std::int64_t> computed_at;  // pulled_at of the gradient's parameters (stamps)
   std::size_t pulls_pending = 0;          // pull replies still missing
@@ -99,11 +102,19 @@ bool job_over(const worker_state& st) {
   return !st.ticket_pending && st.ticket < 0;
 }
 
-// A pulled part lands in params; its buffer is kept for a later push.
-void take_pulled(worker_state& st, std::size_t k, floats&& part) {
-  if (st.whole) return st.outgoing[k].give(std::exchange(st.params, std::move(part)));
-  scatter(st.cfg.layouts[k], part.data(), st.params.data());
-  st.outgoing[k].give(std::move(part));
+const float* params_data(const worker_state& st) {
+  return st.whole ? st.whole_params->data() : st.assembled.data();
+}
+
+// A pulled part: the whole model is used where it is, a part is copied into
+// its ranges.
+void take_pulled(worker_state& st, std::size_t k, const shared_tensor& part) {
+  if (st.whole && part.parts.empty()) {
+    st.whole_params = part.buffer;
+    return;
+  }
+  if (const float* p = part.contiguous()) return scatter(st.cfg.layouts[k], p, st.assembled.data());
+  scatter(st.cfg.layouts[k], part.values().data(), st.assembled.data());
 }
 
 // A reply either carries the shard's part or confirms that the worker's own
@@ -113,13 +124,13 @@ caf::error take_reply(worker_state& st, std::size_t k, pull_reply& r) {
     if (!st.offer || r.step != st.offer->base + 1)
       return caf::make_error(errc::shape_mismatch, "a replay that was not offered");
     if (st.whole)
-      std::swap(st.params, st.replayed);
+      st.whole_params = st.replayed;
     else
-      copy_ranges(st.cfg.layouts[k], st.replayed.data(), st.params.data());
-  } else if (r.params.values.size() != st.cfg.layouts[k].size()) {
+      copy_ranges(st.cfg.layouts[k], st.replayed->data(), st.assembled.data());
+  } else if (r.params.size() != st.cfg.layouts[k].size()) {
     return caf::make_error(errc::shape_mismatch);
   } else {
-    take_pulled(st, k, std::move(r.params.values));
+    take_pulled(st, k, r.params);
   }
   st.pulled_at[k] = r.step;
   return caf::none;
@@ -184,15 +195,10 @@ void begin_step(worker_pointer self) {
   }
 }
 
-// The push takes the gradient's storage (whole model) or a recycled buffer
-// with the shard's part of it.
-floats outgoing_part(worker_state& st, std::size_t k) {
-  auto& pool = st.outgoing[k];
-  if (st.whole) return std::exchange(st.grad, pool.take(st.grad.size()));
-  const auto& layout = st.cfg.layouts[k];
-  auto part = pool.take(layout.size());
-  gather_into(layout, st.grad.data(), part.data());
-  return part;
+// Every shard gets the whole gradient, shared, and reads its own parts.
+shared_tensor outgoing_part(const worker_state& st, std::size_t k) {
+  if (st.whole) return shared_tensor{st.grad, {}, st.cfg.wire};
+  return shared_tensor{st.grad, st.cfg.layouts[k].ranges, st.cfg.wire};
 }
 
 // Sync: push again for the same step while this worker owes the round more
@@ -217,7 +223,9 @@ void apply_own_update(worker_state& st) {
   for (auto step : st.pulled_at)
     if (step != base) return;
   const float lr = learning_rate_at(st.cfg.schedule, base);
-  sgd_to(st.replayed.data(), st.params.data(), st.grad.data(), st.params.size(), lr);
+  const std::size_t n = st.grad->size();
+  st.replayed = st.buffers.take(n);
+  sgd_to(st.replayed->data(), params_data(st), st.grad->data(), n, lr);
   st.offer = replay_offer{st.cfg.index, base, float_bits(lr)};
 }
 
@@ -225,7 +233,7 @@ void push_gradient(worker_pointer self) {
   auto& st = self->state;
   if (st.replays) apply_own_update(st);
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
-    push_msg m{st.computed_at[k], st.cfg.index, tensor{outgoing_part(st, k), st.cfg.wire}};
+    push_msg m{st.computed_at[k], st.cfg.index, outgoing_part(st, k)};
     self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(m))
         .then([](std::int64_t) {}, [=](caf::error& err) { warn_refused(self, k, err); });
   }
@@ -256,8 +264,9 @@ void advance(worker_pointer self) {
       // A prefetch overwrites pulled_at before this gradient is pushed.
       st.computed_at = st.pulled_at;
       if (prefetches(st)) request_async_pulls(self);
-      st.grad_loss = st.workspace->loss_and_gradient(st.params.data(), st.batches->next_batch(),
-                                                     st.grad.data());
+      st.grad = st.buffers.take(st.cfg.shape.size());
+      st.grad_loss = st.workspace->loss_and_gradient(params_data(st), st.batches->next_batch(),
+                                                     st.grad->data());
       st.grad_ready = true;
     }
     if (!st.grad_ready || st.ticket_pending) return;
@@ -283,14 +292,12 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   st.workspace = std::make_unique<mlp_workspace>(st.cfg.shape, st.cfg.batch_size, st.cfg.l2);
   st.batches = std::make_unique<batcher>(st.cfg.data, st.cfg.data->train, st.cfg.batch_size,
                                          st.cfg.batch_seed);
-  st.params.resize(st.cfg.shape.size());
-  st.grad.resize(st.cfg.shape.size());
+  const std::size_t n = st.cfg.shape.size();
   st.pulled_at.assign(st.cfg.shards.size(), 0);
   st.computed_at = st.pulled_at;
-  st.outgoing.assign(st.cfg.shards.size(), buffer_pool{});
-  st.whole = st.cfg.layouts.size() == 1 && covers_whole(st.cfg.layouts[0], st.params.size());
+  st.whole = st.cfg.layouts.size() == 1 && covers_whole(st.cfg.layouts[0], n);
+  if (!st.whole) st.assembled.resize(n);
   st.replays = replays_own_updates(st.cfg, self->node());
-  if (st.replays) st.replayed.resize(st.params.size());
   self->set_down_handler([=](caf::down_msg& dm) {
     fail(self, "a peer went down", dm.reason ? dm.reason : caf::make_error(errc::stopped));
   });

@@ -53,7 +53,8 @@ struct serialize_bench {
   static double per_call_ms(long n, const std::function<void()>& fn) {
     return 1e3 * time_s([&] {
              for (long i = 0; i < n; ++i) fn();
-           }) / n;
+           }) /
+           n;
   }
   double memcpy_ms(long n) {
     copy.resize(raw_src.size());
@@ -66,9 +67,11 @@ bool round_trips(serialize_bench& b, T x, const std::vector<float>& expect) {
   b.encode(x);
   T y;
   b.decode(y);
-  const auto& v = [&]() -> const auto& {
-    if constexpr (std::is_same<T, push_msg>::value) return y.grad.values;
-    else return y.values;
+  const auto v = [&] {
+    if constexpr (std::is_same<T, push_msg>::value)
+      return y.grad.values();
+    else
+      return y.values;
   }();
   return v.size() == expect.size() &&
          std::memcmp(v.data(), expect.data(), v.size() * sizeof(float)) == 0;
@@ -130,7 +133,7 @@ int main(int argc, char** argv) {
   caf::actor_system sys{cfg};
   serialize_bench b{sys, {}, {}, {}};
   auto values = finite_values();
-  push_msg msg{42, 1, tensor{values}};
+  push_msg msg{42, 1, shared_tensor{values}};
   plain_floats plain{values};
   b.raw_src.resize(values.size() * sizeof(float));
   std::memcpy(b.raw_src.data(), values.data(), b.raw_src.size());

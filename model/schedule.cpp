@@ -54,12 +54,12 @@ bool all_finite(const float* v, std::size_t n) {
   return worst != exponent_mask;
 }
 
-bool sgd_into_gradient(float* io, const float* params, std::size_t n, float lr) {
+bool checked_sgd_to(float* out, const float* params, const float* grad, std::size_t n, float lr) {
   std::uint32_t worst = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const float g = io[i];
+    const float g = grad[i];
     worst = std::max(worst, exponent_bits(g));
-    io[i] = params[i] - lr * g;
+    out[i] = params[i] - lr * g;
   }
   return worst != exponent_mask;
 }
@@ -68,10 +68,14 @@ void sgd_to(float* out, const float* params, const float* grad, std::size_t n, f
   for (std::size_t i = 0; i < n; ++i) out[i] = params[i] - lr * grad[i];
 }
 
-void mean_sgd_into_gradient(float* io, const float* params, std::size_t n, float lr,
-                            std::size_t count) {
+void mean_sgd_to(float* out, const float* params, const float* grad_sum, std::size_t n, float lr,
+                 std::size_t count) {
   const float inv = 1.0f / static_cast<float>(count);
-  for (std::size_t i = 0; i < n; ++i) io[i] = params[i] - lr * (io[i] * inv);
+  for (std::size_t i = 0; i < n; ++i) out[i] = params[i] - lr * (grad_sum[i] * inv);
+}
+
+void sum_to(float* out, const float* a, const float* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
 }
 
 }  // namespace downpour

@@ -39,20 +39,23 @@ void apply_mean_sgd(float* params, const float* grad_sum, std::size_t n, float l
 bool all_finite(const float* v, std::size_t n);
 
 // The shard's forms of apply_sgd and apply_mean_sgd, bit for bit the same
-// arithmetic, out of place: they write the updated parameters into the
-// gradient's own buffer, so the push's storage becomes the next pull's reply,
-// and params stay intact until the update is known to be good.
+// arithmetic, out of place: the updated parameters go into a new buffer, so
+// the current one stays intact for its readers (pull replies) and until the
+// update is known to be good.
 
-// io[i] = params[i] - lr * io[i]; false if any gradient in io was NaN or inf
-// (checked in the same pass), and then io holds garbage.
-bool sgd_into_gradient(float* io, const float* params, std::size_t n, float lr);
+// out[i] = params[i] - lr * grad[i]; false if any gradient was NaN or inf
+// (checked in the same pass), and then out holds garbage.
+bool checked_sgd_to(float* out, const float* params, const float* grad, std::size_t n, float lr);
 
 // out[i] = params[i] - lr * grad[i]: a worker's copy of its own update, the
 // same bits as the shard's (replay_offer).
 void sgd_to(float* out, const float* params, const float* grad, std::size_t n, float lr);
 
-// io[i] = params[i] - lr * (io[i] * (1 / count)): the mean of a gradient sum.
-void mean_sgd_into_gradient(float* io, const float* params, std::size_t n, float lr,
-                            std::size_t count);
+// out[i] = params[i] - lr * (grad_sum[i] * (1 / count)): the mean of a sum.
+void mean_sgd_to(float* out, const float* params, const float* grad_sum, std::size_t n, float lr,
+                 std::size_t count);
+
+// out[i] = a[i] + b[i]: the first two gradients of a sync round, summed.
+void sum_to(float* out, const float* a, const float* b, std::size_t n);
 
 }  // namespace downpour

@@ -1,9 +1,12 @@
-// Float buffers of one size, kept for reuse: a fresh buffer of the model's
-// size costs page faults before it is overwritten anyway, so the hot paths
-// recycle the buffers that messages bring in instead of allocating new ones.
+// Float buffers of one size, shared read-only and reused: a fresh buffer of
+// the model's size costs page faults before it is overwritten anyway, so the
+// hot paths write each new version of the parameters (or a gradient) into a
+// buffer that no reader holds any longer.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <memory>
 #include <utility>
 #include <vector>
 
@@ -11,30 +14,36 @@
 
 namespace downpour {
 
-class buffer_pool {
+class shared_buffer_pool {
  public:
-  // Keeps at most `keep` idle buffers; more are freed.
-  explicit buffer_pool(std::size_t keep = 2) : keep_(keep) {}
+  // Tracks at most `keep` buffers; one made beyond them is freed by its last
+  // holder.
+  explicit shared_buffer_pool(std::size_t keep = 4) : keep_(keep) {}
 
-  // A buffer of n floats whose contents are unspecified (the caller
-  // overwrites all of them). Allocates only when no idle buffer fits.
-  floats take(std::size_t n) {
-    while (!idle_.empty()) {
-      auto buf = std::move(idle_.back());
-      idle_.pop_back();
-      if (buf.size() == n) return buf;
+  // A buffer of n floats that no one else holds, contents unspecified (the
+  // caller overwrites all of them). Allocates only when every tracked
+  // buffer is still held elsewhere.
+  std::shared_ptr<floats> take(std::size_t n) {
+    for (auto& buf : held_) {
+      if (buf.use_count() != 1 || buf->size() != n) continue;
+      // The last reader let go with a release decrement: its reads happen
+      // before the writes the caller is about to make.
+      std::atomic_thread_fence(std::memory_order_acquire);
+      return buf;
     }
-    return floats(n);
+    auto buf = std::make_shared<floats>(n);
+    if (held_.size() < keep_) return held_.emplace_back(std::move(buf));
+    for (auto& idle : held_)  // an idle buffer here is of another size
+      if (idle.use_count() == 1) return idle = std::move(buf);
+    return buf;
   }
 
-  // Returns a buffer for reuse; empty ones are dropped.
-  void give(floats&& buf) {
-    if (!buf.empty() && idle_.size() < keep_) idle_.push_back(std::move(buf));
-  }
+  // Buffers currently tracked (for tests).
+  std::size_t tracked() const { return held_.size(); }
 
  private:
   std::size_t keep_;
-  std::vector<floats> idle_;
+  std::vector<std::shared_ptr<floats>> held_;
 };
 
 }  // namespace downpour

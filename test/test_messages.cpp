@@ -28,27 +28,47 @@ TEST_CASE("a push message survives serialization bit for bit, NaN and inf includ
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::downpour>();
   caf::actor_system sys{cfg};
-  push_msg out{42, 3, tensor{special_values()}};
+  push_msg out{42, 3, shared_tensor{special_values()}};
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(out));
   // Raw blob: header plus exactly the float bytes, not one record per float.
-  CHECK(buf.size() < out.grad.values.size() * sizeof(float) + 32);
+  CHECK(buf.size() < out.grad.size() * sizeof(float) + 32);
   push_msg in;
   caf::binary_deserializer source{sys, buf};
   REQUIRE(!source(in));
   CHECK(in.step == 42);
   CHECK(in.worker == 3);
-  REQUIRE(in.grad.values.size() == out.grad.values.size());
-  CHECK(std::memcmp(in.grad.values.data(), out.grad.values.data(),
-                    out.grad.values.size() * sizeof(float)) == 0);
+  REQUIRE(in.grad.size() == out.grad.size());
+  CHECK(std::memcmp(in.grad.contiguous(), out.grad.contiguous(), out.grad.size() * sizeof(float)) ==
+        0);
+}
+
+TEST_CASE("a push of parts of a shared gradient carries exactly those parts, in order") {
+  caf::actor_system_config cfg;
+  cfg.add_message_types<caf::id_block::downpour>();
+  caf::actor_system sys{cfg};
+  auto whole = std::make_shared<const floats>(floats{0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f});
+  for (auto wire : {wire_dtype::fp32, wire_dtype::bf16}) {
+    push_msg out{9, 1, shared_tensor{whole, {{4, 2}, {0, 1}}, wire}};
+    CHECK(out.grad.size() == 3);
+    CHECK(out.grad.contiguous() == nullptr);
+    std::vector<char> buf;
+    caf::binary_serializer sink{sys, buf};
+    REQUIRE(!sink(out));
+    push_msg in;
+    caf::binary_deserializer source{sys, buf};
+    REQUIRE(!source(in));
+    CHECK(in.grad.parts.empty());
+    CHECK(to_vector(in.grad.values()) == std::vector<float>{4.5f, 5.5f, 0.5f});
+  }
 }
 
 TEST_CASE("a full-size tensor serializes as one blob of its bytes") {
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::downpour>();
   caf::actor_system sys{cfg};
-  pull_reply out{7, tensor{std::vector<float>(397510, 0.25f)}};
+  pull_reply out{7, shared_tensor{std::vector<float>(397510, 0.25f)}};
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(out));
@@ -56,7 +76,7 @@ TEST_CASE("a full-size tensor serializes as one blob of its bytes") {
   pull_reply in;
   caf::binary_deserializer source{sys, buf};
   REQUIRE(!source(in));
-  CHECK(in.params.values == out.params.values);
+  CHECK(in.params.values() == out.params.values());
 }
 
 TEST_CASE("bf16 keeps the upper half of a float rounded to nearest even, NaN and inf kept") {
@@ -86,7 +106,7 @@ TEST_CASE("a bf16 tensor travels in half the bytes and arrives rounded") {
   caf::actor_system sys{cfg};
   std::vector<float> values(10000);
   for (std::size_t i = 0; i < values.size(); ++i) values[i] = std::sin(0.001f * i);
-  push_msg out{5, 1, tensor{values, wire_dtype::bf16}};
+  push_msg out{5, 1, shared_tensor{values, wire_dtype::bf16}};
   std::vector<char> buf;
   caf::binary_serializer sink{sys, buf};
   REQUIRE(!sink(out));
@@ -95,9 +115,9 @@ TEST_CASE("a bf16 tensor travels in half the bytes and arrives rounded") {
   caf::binary_deserializer source{sys, buf};
   REQUIRE(!source(in));
   CHECK(in.grad.wire == wire_dtype::bf16);
-  REQUIRE(in.grad.values.size() == values.size());
-  for (std::size_t i = 0; i < values.size(); ++i)
-    REQUIRE(in.grad.values[i] == from_bf16(to_bf16(values[i])));
+  const auto got = in.grad.values();
+  REQUIRE(got.size() == values.size());
+  for (std::size_t i = 0; i < values.size(); ++i) REQUIRE(got[i] == from_bf16(to_bf16(values[i])));
 }
 
 TEST_CASE("a tensor with a hostile length or an unknown dtype fails to decode without allocating") {

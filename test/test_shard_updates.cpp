@@ -91,7 +91,8 @@ TEST_CASE("the finiteness check finds NaN and inf anywhere, and nothing else") {
       w[at] = bad;
       CHECK_FALSE(all_finite(w.data(), w.size()));
       auto params = random_floats(w.size(), 2);
-      CHECK_FALSE(sgd_into_gradient(w.data(), params.data(), w.size(), 0.01f));
+      std::vector<float> out(w.size());
+      CHECK_FALSE(checked_sgd_to(out.data(), params.data(), w.data(), w.size(), 0.01f));
     }
   }
 }
@@ -101,29 +102,45 @@ TEST_CASE("the out-of-place updates are apply_sgd and apply_mean_sgd bit for bit
   auto params = random_floats(n, 3), grad = random_floats(n, 4);
   auto expected = params;
   apply_sgd(expected.data(), grad.data(), n, 0.0137f);
-  auto io = grad;
-  CHECK(sgd_into_gradient(io.data(), params.data(), n, 0.0137f));
-  CHECK(same_bits(io, expected));
   std::vector<float> out(n);
+  CHECK(checked_sgd_to(out.data(), params.data(), grad.data(), n, 0.0137f));
+  CHECK(same_bits(out, expected));
+  auto io = grad;  // in place over the gradient, as a shard may
+  CHECK(checked_sgd_to(io.data(), params.data(), io.data(), n, 0.0137f));
+  CHECK(same_bits(io, expected));
+  out.assign(n, 0.0f);
   sgd_to(out.data(), params.data(), grad.data(), n, 0.0137f);
   CHECK(same_bits(out, expected));
   expected = params;
   apply_mean_sgd(expected.data(), grad.data(), n, 0.0137f, 3);
-  io = grad;
-  mean_sgd_into_gradient(io.data(), params.data(), n, 0.0137f, 3);
-  CHECK(same_bits(io, expected));
+  mean_sgd_to(out.data(), params.data(), grad.data(), n, 0.0137f, 3);
+  CHECK(same_bits(out, expected));
+  auto other = random_floats(n, 5), sum = grad;
+  for (std::size_t i = 0; i < n; ++i) sum[i] += other[i];
+  sum_to(out.data(), grad.data(), other.data(), n);
+  CHECK(same_bits(out, sum));
 }
 
-TEST_CASE("a buffer pool hands back buffers of the size asked for") {
-  buffer_pool pool(1);
+TEST_CASE("a shared buffer pool reuses a buffer only once no one else holds it") {
+  shared_buffer_pool pool(2);
   auto a = pool.take(5);
-  CHECK(a.size() == 5);
-  const float* storage = a.data();
-  pool.give(std::move(a));
+  CHECK(a->size() == 5);
+  const float* storage = a->data();
+  std::shared_ptr<const floats> reader = a;  // a pull reply still holds it
+  a.reset();
   auto b = pool.take(5);
-  CHECK(b.data() == storage);  // reused, not reallocated
-  pool.give(std::move(b));
-  CHECK(pool.take(7).size() == 7);  // a buffer of another size is not handed out
+  CHECK(b->data() != storage);
+  reader.reset();
+  b.reset();
+  auto c = pool.take(5);
+  CHECK(pool.tracked() == 2);
+  CHECK((c->data() == storage || c->data() != nullptr));
+  auto d = pool.take(5);  // c holds one, d gets the other tracked buffer
+  CHECK(d->data() != c->data());
+  CHECK((d->data() == storage || c->data() == storage));  // both reused, none allocated
+  auto e = pool.take(7);  // beyond the two tracked: made, not tracked
+  CHECK(e->size() == 7);
+  CHECK(pool.tracked() == 2);
 }
 
 TEST_CASE("a layout covers the whole buffer only when its ranges tile it in order") {
@@ -145,13 +162,13 @@ TEST_CASE_FIXTURE(shard_fixture,
   lr_schedule schedule;
   for (std::int64_t step = 0; step < 6; ++step) {
     auto grad = random_floats(n, 100 + static_cast<unsigned>(step));
-    caf::anon_send(shard, push_atom_v, push_msg{step, 0, tensor{grad}});
+    caf::anon_send(shard, push_atom_v, push_msg{step, 0, shared_tensor{grad}});
     apply_sgd(ref.data(), grad.data(), n, learning_rate_at(schedule, step));
     update_ema(ema.data(), ref.data(), n, ema_decay_at(0.99f, step));
     if (step % 3 == 2) continue;  // sometimes two pushes without a pull between
     auto pulled = ask<pull_reply>(shard, pull_atom_v, std::int64_t{0});
     CHECK(pulled.step == step + 1);
-    CHECK(same_bits(pulled.params.values, ref));
+    CHECK(same_bits(pulled.params.values(), ref));
   }
   auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
   CHECK(s.step == 6);
@@ -166,18 +183,18 @@ TEST_CASE_FIXTURE(shard_fixture, "an inf in the last float rejects the whole pus
   auto params = random_floats(n, 6);
   auto shard = async_shard(params);
   auto grad = random_floats(n, 7);
-  caf::anon_send(shard, push_atom_v, push_msg{0, 0, tensor{grad}});
+  caf::anon_send(shard, push_atom_v, push_msg{0, 0, shared_tensor{grad}});
   sched->run();
   auto before = ask<shard_snapshot>(shard, snapshot_atom_v);
   grad.back() = -inf;
-  caf::anon_send(shard, push_atom_v, push_msg{1, 0, tensor{grad}});
+  caf::anon_send(shard, push_atom_v, push_msg{1, 0, shared_tensor{grad}});
   auto after = ask<shard_snapshot>(shard, snapshot_atom_v);
   CHECK(after.step == 1);
   CHECK(after.rejected == 1);
   CHECK(same_bits(after.params.values, before.params.values));
   CHECK(same_bits(after.ema.values, before.ema.values));
   auto pulled = ask<pull_reply>(shard, pull_atom_v, std::int64_t{0});
-  CHECK(same_bits(pulled.params.values, before.params.values));
+  CHECK(same_bits(pulled.params.values(), before.params.values));
   caf::anon_send(shard, stop_atom_v);
   sched->run();
 }
@@ -198,18 +215,91 @@ TEST_CASE_FIXTURE(shard_fixture,
     return *slot;
   };
   auto grad = random_floats(n, 9);
-  CHECK(refusal(push_msg{0, 4, tensor{random_floats(n + 1, 9)}})
+  CHECK(refusal(push_msg{0, 4, shared_tensor{random_floats(n + 1, 9)}})
             .find("push of 101 floats to a shard of 100 from worker 4") != std::string::npos);
-  CHECK(refusal(push_msg{7, 2, tensor{grad}}).find("future step 7 from worker 2") !=
+  CHECK(refusal(push_msg{7, 2, shared_tensor{grad}}).find("future step 7 from worker 2") !=
         std::string::npos);
   auto nan_grad = grad;
   nan_grad[50] = std::numeric_limits<float>::quiet_NaN();
-  CHECK(refusal(push_msg{0, 3, tensor{nan_grad}}).find("worker 3 has NaN or inf") !=
+  CHECK(refusal(push_msg{0, 3, shared_tensor{nan_grad}}).find("worker 3 has NaN or inf") !=
         std::string::npos);
-  CHECK(refusal(push_msg{0, 1, tensor{grad}}) == "accepted at 1");
+  CHECK(refusal(push_msg{0, 1, shared_tensor{grad}}) == "accepted at 1");
   auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
   CHECK(s.step == 1);
   CHECK(s.rejected == 3);
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
+
+TEST_CASE_FIXTURE(shard_fixture, "a shard reads only its own parts of a pushed whole gradient") {
+  const std::size_t n = 300;
+  auto params = random_floats(n, 11);
+  auto shard = async_shard(params);
+  // The worker's gradient covers 2n floats; this shard owns [n, 2n) as two parts.
+  auto whole = random_floats(2 * n, 12);
+  const std::vector<param_range> parts{{n, 100}, {n + 100, n - 100}};
+  caf::anon_send(
+      shard, push_atom_v,
+      push_msg{0, 0, shared_tensor{std::make_shared<const floats>(to_floats(whole)), parts}});
+  auto ref = params;
+  apply_sgd(ref.data(), whole.data() + n, n, learning_rate_at(lr_schedule{}, 0));
+  auto pulled = ask<pull_reply>(shard, pull_atom_v, std::int64_t{0});
+  CHECK(pulled.step == 1);
+  CHECK(same_bits(pulled.params.values(), ref));
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
+
+TEST_CASE_FIXTURE(shard_fixture, "an update never changes the parameters an earlier pull holds") {
+  const std::size_t n = 257;
+  auto params = random_floats(n, 13);
+  auto shard = async_shard(params);
+  std::vector<pull_reply> held;
+  for (std::int64_t step = 0; step < 8; ++step) {
+    held.push_back(ask<pull_reply>(shard, pull_atom_v, std::int64_t{0}));
+    caf::anon_send(shard, push_atom_v, push_msg{step, 0, shared_tensor{random_floats(n, 14)}});
+    sched->run();
+  }
+  // Each reply still shows the parameters of its own step, in buffers of its own.
+  auto expected = params;
+  for (std::int64_t step = 0; step < 8; ++step) {
+    CAPTURE(step);
+    CHECK(held[step].step == step);
+    CHECK(same_bits(held[step].params.values(), expected));
+    apply_sgd(expected.data(), random_floats(n, 14).data(), n,
+              learning_rate_at(lr_schedule{}, step));
+  }
+  caf::anon_send(shard, stop_atom_v);
+  sched->run();
+}
+
+TEST_CASE_FIXTURE(
+    shard_fixture,
+    "a pull answers without parameters only when the offered update is the last one") {
+  const std::size_t n = 64;
+  auto params = random_floats(n, 15);
+  auto shard = async_shard(params);
+  const auto lr0 = float_bits(learning_rate_at(lr_schedule{}, 0));
+  const auto lr1 = float_bits(learning_rate_at(lr_schedule{}, 1));
+  caf::anon_send(shard, push_atom_v, push_msg{0, 3, shared_tensor{random_floats(n, 16)}});
+  auto r = ask<pull_reply>(shard, pull_atom_v, replay_offer{3, 0, lr0});
+  CHECK(r.replayed);
+  CHECK(r.step == 1);
+  CHECK(r.params.size() == 0);
+  // Another worker, another base step or another learning rate: the parameters.
+  for (auto offer : {replay_offer{2, 0, lr0}, replay_offer{3, 1, lr0}, replay_offer{3, 0, lr1}}) {
+    auto full = ask<pull_reply>(shard, pull_atom_v, offer);
+    CHECK_FALSE(full.replayed);
+    CHECK(full.params.size() == n);
+  }
+  // Worker 3's push followed by worker 1's: worker 3 must pull what changed.
+  caf::anon_send(shard, push_atom_v, push_msg{1, 3, shared_tensor{random_floats(n, 17)}});
+  caf::anon_send(shard, push_atom_v, push_msg{2, 1, shared_tensor{random_floats(n, 18)}});
+  auto after = ask<pull_reply>(shard, pull_atom_v, replay_offer{3, 1, lr1});
+  CHECK_FALSE(after.replayed);
+  CHECK(after.step == 3);
+  auto stats = ask<shard_stats>(shard, stats_atom_v);
+  CHECK(stats.replayed == 1);
   caf::anon_send(shard, stop_atom_v);
   sched->run();
 }

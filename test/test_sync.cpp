@@ -73,7 +73,7 @@ struct sync_fixture {
 
   void push(const shard_actor& shard, std::int64_t stamp, std::uint32_t worker,
             std::vector<float> grad) {
-    caf::anon_send(shard, push_atom_v, push_msg{stamp, worker, tensor{std::move(grad)}});
+    caf::anon_send(shard, push_atom_v, push_msg{stamp, worker, shared_tensor{std::move(grad)}});
     sched->run();
   }
 
@@ -95,9 +95,7 @@ struct sync_fixture {
     return **s;
   }
 
-  ~sync_fixture() {
-    sys->registry().await_running_count_equal(0);
-  }
+  ~sync_fixture() { sys->registry().await_running_count_equal(0); }
 };
 
 }  // namespace
@@ -132,7 +130,8 @@ TEST_CASE_FIXTURE(sync_fixture, "a stale gradient is dropped and counted, never 
   sched->run();
 }
 
-TEST_CASE_FIXTURE(sync_fixture, "with a backup worker the first gradients win and the last is dropped") {
+TEST_CASE_FIXTURE(sync_fixture,
+                  "with a backup worker the first gradients win and the last is dropped") {
   auto shard = sync_shard(2, {0.0f});
   push(shard, 0, 2, {1.0f});
   push(shard, 0, 0, {3.0f});
@@ -158,7 +157,8 @@ TEST_CASE_FIXTURE(sync_fixture, "a pull for the next step waits for the round wi
   sched->run();
 }
 
-TEST_CASE_FIXTURE(sync_fixture, "a dead worker lowers the round size and the pending round completes") {
+TEST_CASE_FIXTURE(sync_fixture,
+                  "a dead worker lowers the round size and the pending round completes") {
   auto shard = sync_shard(2, {0.0f});
   coordinator_config cc;
   cc.mode = train_mode::sync;
@@ -191,7 +191,9 @@ TEST_CASE_FIXTURE(sync_fixture, "a dead worker lowers the round size and the pen
   sched->run();
 }
 
-TEST_CASE_FIXTURE(sync_fixture, "ssp holds a fast worker at the bound and lets it go when the slow one advances") {
+TEST_CASE_FIXTURE(
+    sync_fixture,
+    "ssp holds a fast worker at the bound and lets it go when the slow one advances") {
   coordinator_config cc;
   cc.mode = train_mode::ssp;
   cc.workers = 2;
@@ -225,10 +227,10 @@ TEST_CASE_FIXTURE(sync_fixture, "ssp holds a fast worker at the bound and lets i
 
 TEST_CASE_FIXTURE(sync_fixture, "hostile pushes are rejected and counted, never applied") {
   auto shard = sync_shard(1, {1.0f, 2.0f});
-  push(shard, 0, 7, {1.0f});                                            // wrong length
-  push(shard, 5, 7, {1.0f, 1.0f});                                      // stamp from the future
-  push(shard, 0, 7, {std::numeric_limits<float>::quiet_NaN(), 0.0f});   // NaN
-  push(shard, 0, 7, {std::numeric_limits<float>::infinity(), 0.0f});    // inf
+  push(shard, 0, 7, {1.0f});                                           // wrong length
+  push(shard, 5, 7, {1.0f, 1.0f});                                     // stamp from the future
+  push(shard, 0, 7, {std::numeric_limits<float>::quiet_NaN(), 0.0f});  // NaN
+  push(shard, 0, 7, {std::numeric_limits<float>::infinity(), 0.0f});   // inf
   auto s = snapshot(shard);
   CHECK(s.step == 0);
   CHECK(s.rejected == 4);
@@ -276,8 +278,9 @@ TEST_CASE_FIXTURE(sync_fixture, "under ssp a dead slow worker no longer holds th
   auto fast = sys->spawn([=](caf::event_based_actor* self) -> caf::behavior {
     self->send(coordinator, join_atom_v, 0u);
     for (std::int64_t c = 0; c < 2; ++c)
-      self->request(coordinator, caf::infinite, clock_atom_v, 0u, c)
-          .then([=](std::int64_t g) { granted->push_back(g); });
+      self->request(coordinator, caf::infinite, clock_atom_v, 0u, c).then([=](std::int64_t g) {
+        granted->push_back(g);
+      });
     return {[](int) {}};
   });
   sched->run();
