@@ -123,23 +123,6 @@ void commit(parameter_shard_state& st, std::shared_ptr<floats> next) {
   release_waiters(st);
 }
 
-// out = params - lr * grad over the gradient's parts; false if any was NaN
-// or inf.
-bool sgd_parts(float* out, const float* params, const shared_tensor& grad, float lr) {
-  bool finite = true;
-  grad.for_each_part([&](const float* g, std::size_t n, std::size_t at) {
-    finite = checked_sgd_to(out + at, params + at, g, n, lr) && finite;
-  });
-  return finite;
-}
-
-bool all_finite_parts(const shared_tensor& t) {
-  bool finite = true;
-  t.for_each_part(
-      [&](const float* v, std::size_t n, std::size_t) { finite = finite && all_finite(v, n); });
-  return finite;
-}
-
 // Async: one SGD and one EMA update with the schedule at the current step,
 // exactly as the reference trainer does them, into a new version of the
 // parameters: a gradient with NaN or inf changes nothing (false).
@@ -168,17 +151,6 @@ void maybe_complete_round(parameter_shard_state& st) {
   commit(st, std::move(next));
 }
 
-// out = a + b, in one pass when each is in one piece (balanced placement).
-void sum_parts(float* out, const shared_tensor& a, const shared_tensor& b) {
-  if (a.contiguous() && b.contiguous())
-    return sum_to(out, a.contiguous(), b.contiguous(), a.size());
-  a.for_each_part(
-      [&](const float* v, std::size_t n, std::size_t at) { std::copy(v, v + n, out + at); });
-  b.for_each_part([&](const float* v, std::size_t n, std::size_t at) {
-    for (std::size_t i = 0; i < n; ++i) out[at + i] += v[i];
-  });
-}
-
 // The first gradient is kept as it came; the second is summed with it, and
 // later ones added, in arrival order (the same sums as before).
 void accumulate(parameter_shard_state& st, shared_tensor&& grad) {
@@ -192,9 +164,7 @@ void accumulate(parameter_shard_state& st, shared_tensor&& grad) {
     st.first_grad = {};
     return;
   }
-  grad.for_each_part([&](const float* v, std::size_t n, std::size_t at) {
-    for (std::size_t i = 0; i < n; ++i) st.grad_sum[at + i] += v[i];
-  });
+  add_parts(st.grad_sum.data(), grad);
 }
 
 // The refusal goes back to the pushing worker as the push's error reply,

@@ -303,3 +303,28 @@ TEST_CASE_FIXTURE(
   caf::anon_send(shard, stop_atom_v);
   sched->run();
 }
+
+TEST_CASE("sums over gradients in parts give the bits of sums over whole gradients") {
+  const std::size_t n = 1000;
+  auto a = random_floats(n, 21), b = random_floats(n, 22), c = random_floats(n, 23);
+  std::vector<float> expected(n);
+  for (std::size_t i = 0; i < n; ++i) expected[i] = (a[i] + b[i]) + c[i];
+  // b in two parts of a larger buffer, in reverse order: the copy-then-add path.
+  std::vector<float> big(2 * n);
+  std::copy(b.begin(), b.begin() + 300, big.begin() + n + 700);
+  std::copy(b.begin() + 300, b.end(), big.begin() + 5);
+  const shared_tensor parted{std::make_shared<const floats>(to_floats(big)),
+                             {{n + 700, 300}, {5, n - 300}}};
+  CHECK(same_bits(parted.values(), b));
+  for (bool whole_first : {true, false}) {
+    std::vector<float> sum(n);
+    if (whole_first)
+      sum_parts(sum.data(), shared_tensor{a}, parted);
+    else
+      sum_parts(sum.data(), shared_tensor{a}, shared_tensor{b});  // the one-pass path
+    add_parts(sum.data(), shared_tensor{c});
+    CHECK(same_bits(sum, expected));
+  }
+  CHECK_FALSE(all_finite_parts(shared_tensor{std::vector<float>{1.0f, inf}}));
+  CHECK(all_finite_parts(parted));
+}
