@@ -39,6 +39,10 @@ TEST_CASE("status reports the running job and fails clearly when no chief answer
   CHECK(out.find("workers: 1 live of 1") != std::string::npos);
   CHECK(out.find("shard 0: [0,198755) floats=198755") != std::string::npos);
   CHECK(out.find("shard 1: [198755,397510) floats=198755") != std::string::npos);
+  // One worker between processes: the shards answer its pulls without parameters.
+  const auto replayed = out.find("replayed=");
+  REQUIRE(replayed != std::string::npos);
+  CHECK(std::stoll(out.substr(replayed + 9)) > 100);
   CHECK(out.find("last_checkpoint: ") != std::string::npos);
   chief.kill(SIGKILL);
   ps0.kill(SIGKILL);
