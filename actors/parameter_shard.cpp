@@ -15,10 +15,10 @@ namespace {
 struct parameter_shard_state {
   shard_config cfg;
   std::vector<std::uint64_t> ranges;
-  // Read-only once written: pull replies share it with no copy, and each
-  // update writes a new version into a buffer no reader holds any more.
-  std::shared_ptr<const floats> params = std::make_shared<const floats>();
-  shared_buffer_pool versions;
+  // Read-only once it is the parameters: pull replies share it with no
+  // copy. An update writes the new parameters over the pushed gradient, in
+  // the parts of its buffer this shard owns, and that becomes params.
+  shared_tensor params;
   floats ema;
   std::int64_t step = -1;  // global steps applied; -1 until initialised
   // The decay of an EMA update still owed for the current params. A step's
@@ -30,10 +30,8 @@ struct parameter_shard_state {
   // at: a worker holding the parameters of that step can apply its own push
   // itself instead of pulling the result (replay_offer).
   std::optional<replay_offer> replayable;
-  // Sync: this round's first fresh gradient (kept, not copied), then the
-  // sum of all of them.
-  shared_tensor first_grad;
-  floats grad_sum;
+  // Sync: the round's first fresh gradient; later ones are added into it.
+  shared_tensor grad_sum;
   std::size_t grad_count = 0;
   std::int64_t dropped = 0;   // sync: stale gradients, never applied
   std::int64_t rejected = 0;  // malformed or non-finite pushes
@@ -58,10 +56,10 @@ caf::error not_finite_error(const push_msg& m) {
 caf::error check_push(const parameter_shard_state& st, const push_msg& m) {
   auto from = from_worker(m);
   if (st.step < 0) return caf::make_error(errc::shape_mismatch, "push before init" + from);
-  if (m.grad.size() != st.params->size())
+  if (m.grad.size() != st.params.size())
     return caf::make_error(errc::shape_mismatch, "push of " + std::to_string(m.grad.size()) +
                                                      " floats to a shard of " +
-                                                     std::to_string(st.params->size()) + from);
+                                                     std::to_string(st.params.size()) + from);
   if (judge_stamp(m.step, st.step) == stamp_verdict::future)
     return caf::make_error(errc::shape_mismatch,
                            "push stamped with future step " + std::to_string(m.step) + from);
@@ -78,18 +76,18 @@ void release(Map& waiters, std::int64_t step, Make make) {
 
 // The parameters as they are now, for a pull: shared, not copied.
 pull_reply current_params(const parameter_shard_state& st) {
-  return pull_reply{st.step, shared_tensor{st.params, {}, st.cfg.wire}};
+  return pull_reply{st.step, shared_tensor{st.params.buffer, st.params.parts, st.cfg.wire}};
 }
 
 void settle_ema(parameter_shard_state& st) {
   if (!st.ema_due) return;
-  update_ema(st.ema.data(), st.params->data(), st.params->size(), *st.ema_due);
+  ema_toward(st.ema.data(), st.params, *st.ema_due);
   st.ema_due.reset();
 }
 
 shard_snapshot snapshot_of(parameter_shard_state& st) {
   settle_ema(st);
-  return shard_snapshot{st.step,        st.ranges,  tensor{floats(*st.params)},
+  return shard_snapshot{st.step,        st.ranges,  tensor{st.params.values()},
                         tensor{st.ema}, st.dropped, st.rejected,
                         st.replayed};
 }
@@ -114,7 +112,7 @@ void release_waiters(parameter_shard_state& st) {
 
 // next holds the updated parameters: they become params (the EMA toward
 // them is owed) and the global step advances.
-void commit(parameter_shard_state& st, std::shared_ptr<floats> next) {
+void commit(parameter_shard_state& st, shared_tensor&& next) {
   settle_ema(st);
   st.replayable.reset();
   st.params = std::move(next);
@@ -124,14 +122,13 @@ void commit(parameter_shard_state& st, std::shared_ptr<floats> next) {
 }
 
 // Async: one SGD and one EMA update with the schedule at the current step,
-// exactly as the reference trainer does them, into a new version of the
-// parameters: a gradient with NaN or inf changes nothing (false).
-bool apply_pushed(parameter_shard_state& st, const push_msg& m) {
+// exactly as the reference trainer does them, written over the gradient: a
+// gradient with NaN or inf changes nothing (false).
+bool apply_pushed(parameter_shard_state& st, push_msg& m) {
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
-  auto next = st.versions.take(st.params->size());
-  if (!sgd_parts(next->data(), st.params->data(), m.grad, lr)) return false;
+  if (!sgd_in_place(m.grad, st.params, lr)) return false;
   const std::int64_t base = st.step;
-  commit(st, std::move(next));
+  commit(st, std::move(m.grad));
   st.replayable = replay_offer{m.worker, base, float_bits(lr)};
   return true;
 }
@@ -140,31 +137,21 @@ bool apply_pushed(parameter_shard_state& st, const push_msg& m) {
 void maybe_complete_round(parameter_shard_state& st) {
   if (st.grad_count == 0 || st.grad_count < st.cfg.required) return;
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
-  const std::size_t n = st.params->size();
-  auto next = st.versions.take(n);
   if (st.grad_count == 1)
-    sgd_parts(next->data(), st.params->data(), st.first_grad, lr);
+    sgd_in_place(st.grad_sum, st.params, lr);
   else
-    mean_sgd_to(next->data(), st.params->data(), st.grad_sum.data(), n, lr, st.grad_count);
+    mean_sgd_in_place(st.grad_sum, st.params, lr, st.grad_count);
   st.grad_count = 0;
-  st.first_grad = {};
-  commit(st, std::move(next));
+  commit(st, std::exchange(st.grad_sum, {}));
 }
 
-// The first gradient is kept as it came; the second is summed with it, and
-// later ones added, in arrival order (the same sums as before).
+// The first gradient is kept as it came, later ones are added into it in
+// arrival order.
 void accumulate(parameter_shard_state& st, shared_tensor&& grad) {
-  if (++st.grad_count == 1) {
-    st.first_grad = std::move(grad);
-    return;
-  }
-  if (st.grad_count == 2) {
-    st.grad_sum.resize(st.params->size());
-    sum_parts(st.grad_sum.data(), st.first_grad, grad);
-    st.first_grad = {};
-    return;
-  }
-  add_parts(st.grad_sum.data(), grad);
+  if (st.grad_count++ == 0)
+    st.grad_sum = std::move(grad);
+  else
+    add_in_place(st.grad_sum, grad);
 }
 
 // The refusal goes back to the pushing worker as the push's error reply,
@@ -207,7 +194,7 @@ caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
     return caf::make_error(errc::shape_mismatch, "init with params and shadows of unequal size");
   if (st.step >= 0) return st.step;  // already initialised: the cluster keeps its state
   st.ranges = std::move(init.ranges);
-  st.params = std::make_shared<const floats>(std::move(init.params.values));
+  st.params = shared_tensor{std::move(init.params.values)};
   st.ema = std::move(init.ema.values);
   st.step = init.step;
   release_waiters(st);
@@ -228,12 +215,11 @@ caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   st.step_waiters.clear();
   st.snapshot_waiters.clear();
   st.ranges = std::move(init.ranges);
-  st.params = std::make_shared<const floats>(std::move(init.params.values));
+  st.params = shared_tensor{std::move(init.params.values)};
   st.ema = std::move(init.ema.values);
   st.ema_due.reset();
   st.replayable.reset();
-  st.first_grad = {};
-  st.grad_sum.clear();
+  st.grad_sum = {};
   st.grad_count = 0;
   st.step = init.step;
   st.cfg.log.info("parameter_shard " + std::to_string(st.cfg.index) + ": restored to global step " +

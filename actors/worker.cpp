@@ -109,8 +109,8 @@ const float* params_data(const worker_state& st) {
 // A pulled part: the whole model is used where it is, a part is copied into
 // its ranges.
 void take_pulled(worker_state& st, std::size_t k, const shared_tensor& part) {
-  if (st.whole && part.parts.empty()) {
-    st.whole_params = part.buffer;
+  if (st.whole) {
+    st.whole_params = part.parts.empty() ? part.buffer : std::make_shared<floats>(part.values());
     return;
   }
   if (const float* p = part.contiguous()) return scatter(st.cfg.layouts[k], p, st.assembled.data());

@@ -74,8 +74,4 @@ void mean_sgd_to(float* out, const float* params, const float* grad_sum, std::si
   for (std::size_t i = 0; i < n; ++i) out[i] = params[i] - lr * (grad_sum[i] * inv);
 }
 
-void sum_to(float* out, const float* a, const float* b, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) out[i] = a[i] + b[i];
-}
-
 }  // namespace downpour

@@ -38,10 +38,11 @@ void apply_mean_sgd(float* params, const float* grad_sum, std::size_t n, float l
 // checks every pushed float.
 bool all_finite(const float* v, std::size_t n);
 
-// The shard's forms of apply_sgd and apply_mean_sgd, bit for bit the same
-// arithmetic, out of place: the updated parameters go into a new buffer, so
-// the current one stays intact for its readers (pull replies) and until the
-// update is known to be good.
+// The shard's and the worker's forms of apply_sgd and apply_mean_sgd, bit
+// for bit the same arithmetic, with a separate output: the shard writes the
+// new parameters over the pushed gradient (out == grad), so the current ones
+// stay intact for their readers (pull replies) and until the update is
+// known to be good; a worker writes its own update into a buffer of its own.
 
 // out[i] = params[i] - lr * grad[i]; false if any gradient was NaN or inf
 // (checked in the same pass), and then out holds garbage.
@@ -54,8 +55,5 @@ void sgd_to(float* out, const float* params, const float* grad, std::size_t n, f
 // out[i] = params[i] - lr * (grad_sum[i] * (1 / count)): the mean of a sum.
 void mean_sgd_to(float* out, const float* params, const float* grad_sum, std::size_t n, float lr,
                  std::size_t count);
-
-// out[i] = a[i] + b[i]: the first two gradients of a sync round, summed.
-void sum_to(float* out, const float* a, const float* b, std::size_t n);
 
 }  // namespace downpour

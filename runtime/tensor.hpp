@@ -32,22 +32,24 @@ struct tensor {
       : values(v.begin(), v.end()), wire(w) {}
 };
 
-// A read-only float buffer, or parts of one, passed between the actors of
-// one node without a copy: a worker's gradient goes whole to every shard,
-// each reading its own parts, and a shard's parameters go to every puller.
-// Between nodes only the parts travel, concatenated, encoded as a tensor's
-// values, and arrive as one buffer.
+// A float buffer, or parts of one, passed between the actors of one node
+// without a copy. Who may write is fixed by the message: a worker's
+// gradient buffer goes to every shard and each shard owns its own parts of
+// it (it writes its new parameters there); a shard's parameters go to every
+// puller read-only (they are never written again: the next update goes into
+// the next gradient's buffer). Between nodes only the parts travel,
+// concatenated, encoded as a tensor's values, and arrive as one buffer.
 struct shared_tensor {
-  std::shared_ptr<const floats> buffer;
+  std::shared_ptr<floats> buffer;
   std::vector<param_range> parts;  // empty: the whole buffer
   wire_dtype wire = wire_dtype::fp32;
 
   shared_tensor() = default;
-  shared_tensor(std::shared_ptr<const floats> b, std::vector<param_range> p = {},
+  shared_tensor(std::shared_ptr<floats> b, std::vector<param_range> p = {},
                 wire_dtype w = wire_dtype::fp32)
       : buffer(std::move(b)), parts(std::move(p)), wire(w) {}
   shared_tensor(floats v, wire_dtype w = wire_dtype::fp32)
-      : buffer(std::make_shared<const floats>(std::move(v))), wire(w) {}
+      : buffer(std::make_shared<floats>(std::move(v))), wire(w) {}
   shared_tensor(const std::vector<float>& v, wire_dtype w = wire_dtype::fp32)
       : shared_tensor(floats(v.begin(), v.end()), w) {}
 
@@ -181,7 +183,7 @@ typename Inspector::result_type inspect(Inspector& f, shared_tensor& x) {
   } else if constexpr (std::is_base_of<caf::deserializer, Inspector>::value) {
     floats values;
     if (auto err = wire_detail::load_tensor(f, x.wire, values)) return err;
-    x.buffer = std::make_shared<const floats>(std::move(values));
+    x.buffer = std::make_shared<floats>(std::move(values));
     x.parts.clear();
     return caf::none;
   } else {
@@ -189,17 +191,24 @@ typename Inspector::result_type inspect(Inspector& f, shared_tensor& x) {
   }
 }
 
-// out = params - lr * grad over the gradient's parts (apply_sgd's bits);
-// false if any gradient was NaN or inf.
-bool sgd_parts(float* out, const float* params, const shared_tensor& grad, float lr);
+// The shard's updates, in place over the parts a shard owns: each walks the
+// two tensors' parts side by side, so they need not be cut alike.
+
+// grad = params - lr * grad (apply_sgd's bits); false if any gradient was
+// NaN or inf (grad then holds garbage).
+bool sgd_in_place(shared_tensor& grad, const shared_tensor& params, float lr);
+
+// sum = params - lr * (sum / count) (apply_mean_sgd's bits).
+void mean_sgd_in_place(shared_tensor& sum, const shared_tensor& params, float lr,
+                       std::size_t count);
+
+// sum += grad.
+void add_in_place(shared_tensor& sum, const shared_tensor& grad);
+
+// ema -= (1 - decay) * (ema - params) (update_ema's bits).
+void ema_toward(float* ema, const shared_tensor& params, float decay);
 
 // True if no value in any part is NaN or inf.
 bool all_finite_parts(const shared_tensor& t);
-
-// out = a + b, element by element over the concatenated parts.
-void sum_parts(float* out, const shared_tensor& a, const shared_tensor& b);
-
-// out += t, element by element over the concatenated parts.
-void add_parts(float* out, const shared_tensor& t);
 
 }  // namespace downpour

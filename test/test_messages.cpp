@@ -48,7 +48,7 @@ TEST_CASE("a push of parts of a shared gradient carries exactly those parts, in 
   caf::actor_system_config cfg;
   cfg.add_message_types<caf::id_block::downpour>();
   caf::actor_system sys{cfg};
-  auto whole = std::make_shared<const floats>(floats{0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f});
+  auto whole = std::make_shared<floats>(floats{0.5f, 1.5f, 2.5f, 3.5f, 4.5f, 5.5f});
   for (auto wire : {wire_dtype::fp32, wire_dtype::bf16}) {
     push_msg out{9, 1, shared_tensor{whole, {{4, 2}, {0, 1}}, wire}};
     CHECK(out.grad.size() == 3);

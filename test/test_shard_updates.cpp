@@ -35,6 +35,14 @@ bool same_bits(const A& a, const B& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
+// The same floats as v, cut into three parts of a larger buffer.
+shared_tensor parted_params_of(const std::vector<float>& v) {
+  auto buf = std::make_shared<floats>(v.size() + 10);
+  std::copy(v.begin(), v.end(), buf->begin() + 10);
+  const std::size_t third = v.size() / 3;
+  return shared_tensor{buf, {{10, third}, {10 + third, third}, {10 + 2 * third, v.size() - 2 * third}}};
+}
+
 struct shard_fixture {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
@@ -115,10 +123,6 @@ TEST_CASE("the out-of-place updates are apply_sgd and apply_mean_sgd bit for bit
   apply_mean_sgd(expected.data(), grad.data(), n, 0.0137f, 3);
   mean_sgd_to(out.data(), params.data(), grad.data(), n, 0.0137f, 3);
   CHECK(same_bits(out, expected));
-  auto other = random_floats(n, 5), sum = grad;
-  for (std::size_t i = 0; i < n; ++i) sum[i] += other[i];
-  sum_to(out.data(), grad.data(), other.data(), n);
-  CHECK(same_bits(out, sum));
 }
 
 TEST_CASE("a shared buffer pool reuses a buffer only once no one else holds it") {
@@ -240,7 +244,7 @@ TEST_CASE_FIXTURE(shard_fixture, "a shard reads only its own parts of a pushed w
   const std::vector<param_range> parts{{n, 100}, {n + 100, n - 100}};
   caf::anon_send(
       shard, push_atom_v,
-      push_msg{0, 0, shared_tensor{std::make_shared<const floats>(to_floats(whole)), parts}});
+      push_msg{0, 0, shared_tensor{std::make_shared<floats>(to_floats(whole)), parts}});
   auto ref = params;
   apply_sgd(ref.data(), whole.data() + n, n, learning_rate_at(lr_schedule{}, 0));
   auto pulled = ask<pull_reply>(shard, pull_atom_v, std::int64_t{0});
@@ -304,27 +308,41 @@ TEST_CASE_FIXTURE(
   sched->run();
 }
 
-TEST_CASE("sums over gradients in parts give the bits of sums over whole gradients") {
+TEST_CASE("updates over tensors cut into different parts give the bits of whole ones") {
   const std::size_t n = 1000;
-  auto a = random_floats(n, 21), b = random_floats(n, 22), c = random_floats(n, 23);
-  std::vector<float> expected(n);
-  for (std::size_t i = 0; i < n; ++i) expected[i] = (a[i] + b[i]) + c[i];
-  // b in two parts of a larger buffer, in reverse order: the copy-then-add path.
+  auto p = random_floats(n, 20), a = random_floats(n, 21), b = random_floats(n, 22);
+  // b in two parts of a larger buffer, in reverse order; a and p in one piece.
   std::vector<float> big(2 * n);
   std::copy(b.begin(), b.begin() + 300, big.begin() + n + 700);
   std::copy(b.begin() + 300, b.end(), big.begin() + 5);
-  const shared_tensor parted{std::make_shared<const floats>(to_floats(big)),
-                             {{n + 700, 300}, {5, n - 300}}};
-  CHECK(same_bits(parted.values(), b));
-  for (bool whole_first : {true, false}) {
-    std::vector<float> sum(n);
-    if (whole_first)
-      sum_parts(sum.data(), shared_tensor{a}, parted);
-    else
-      sum_parts(sum.data(), shared_tensor{a}, shared_tensor{b});  // the one-pass path
-    add_parts(sum.data(), shared_tensor{c});
-    CHECK(same_bits(sum, expected));
-  }
+  auto parted = [&] {
+    return shared_tensor{std::make_shared<floats>(to_floats(big)), {{n + 700, 300}, {5, n - 300}}};
+  };
+  CHECK(same_bits(parted().values(), b));
+  const float lr = 0.0137f;
+  std::vector<float> expected = p;
+  apply_sgd(expected.data(), b.data(), n, lr);
+  auto g = parted();
+  CHECK(sgd_in_place(g, shared_tensor{p}, lr));
+  CHECK(same_bits(g.values(), expected));
+  auto whole_b = shared_tensor{b};
+  CHECK(sgd_in_place(whole_b, parted_params_of(p), lr));  // params in parts, gradient whole
+  CHECK(same_bits(whole_b.values(), expected));
+  // Sync: a + b, then the mean step, against apply_mean_sgd on the plain sum.
+  std::vector<float> sum(n);
+  for (std::size_t i = 0; i < n; ++i) sum[i] = a[i] + b[i];
+  expected = p;
+  apply_mean_sgd(expected.data(), sum.data(), n, lr, 2);
+  auto acc = shared_tensor{a};
+  add_in_place(acc, parted());
+  CHECK(same_bits(acc.values(), sum));
+  mean_sgd_in_place(acc, shared_tensor{p}, lr, 2);
+  CHECK(same_bits(acc.values(), expected));
+  // The EMA toward parameters in parts.
+  auto ema = random_floats(n, 23), ref = ema;
+  update_ema(ref.data(), b.data(), n, 0.9f);
+  ema_toward(ema.data(), parted(), 0.9f);
+  CHECK(same_bits(ema, ref));
   CHECK_FALSE(all_finite_parts(shared_tensor{std::vector<float>{1.0f, inf}}));
-  CHECK(all_finite_parts(parted));
+  CHECK(all_finite_parts(parted()));
 }
