@@ -21,10 +21,14 @@ struct worker_state {
   worker_config cfg;
   std::unique_ptr<mlp_workspace> workspace;
   std::unique_ptr<batcher> batches;
-  // The parameters computed on: with one shard holding the whole model, the
-  // buffer its pull reply shares (no copy); otherwise the parts assembled.
-  std::shared_ptr<const floats> whole_params;
-  floats assembled;
+  // The parameters computed on: the buffer the pull replies share when it
+  // holds every shard's part at the model's own offsets (one shard with the
+  // whole model; or in one process, every shard's last update written over
+  // this worker's own gradient), no copy; else the parts copied into
+  // `assembled`.
+  std::shared_ptr<const floats> params;
+  std::shared_ptr<floats> assembled;
+  std::vector<shared_tensor> replies;  // this round's, per shard
   // Gradients and replayed parameters: one gradient buffer goes to every
   // shard (each reads its parts), so a step copies nothing and, once the
   // shards let go of it, it is written again.
@@ -103,34 +107,60 @@ bool job_over(const worker_state& st) {
 }
 
 const float* params_data(const worker_state& st) {
-  return st.whole ? st.whole_params->data() : st.assembled.data();
+  return st.params->data();
 }
 
-// A pulled part: the whole model is used where it is, a part is copied into
-// its ranges.
-void take_pulled(worker_state& st, std::size_t k, const shared_tensor& part) {
-  if (st.whole) {
-    st.whole_params = part.parts.empty() ? part.buffer : std::make_shared<floats>(part.values());
-    return;
+// True if the reply's parts sit in a model-sized buffer at the shard's own
+// offsets, so the buffer can be read as the model.
+bool in_place(const shared_tensor& reply, const shard_layout& layout, std::size_t n) {
+  if (!reply.buffer || reply.buffer->size() != n) return false;
+  if (reply.parts.empty()) return covers_whole(layout, n);
+  if (reply.parts.size() != layout.ranges.size()) return false;
+  for (std::size_t i = 0; i < reply.parts.size(); ++i)
+    if (reply.parts[i].offset != layout.ranges[i].offset ||
+        reply.parts[i].size != layout.ranges[i].size)
+      return false;
+  return true;
+}
+
+// The buffer every reply shares in place, or nullptr.
+std::shared_ptr<floats> common_buffer(const worker_state& st) {
+  const std::size_t n = st.cfg.shape.size();
+  for (std::size_t k = 0; k < st.replies.size(); ++k)
+    if (st.replies[k].buffer != st.replies[0].buffer ||
+        !in_place(st.replies[k], st.cfg.layouts[k], n))
+      return nullptr;
+  return st.replies[0].buffer;
+}
+
+// Every reply is in: read them in place if one buffer holds them all,
+// else copy each shard's part into its ranges of `assembled`.
+void settle_params(worker_state& st) {
+  if (auto buffer = common_buffer(st)) {
+    st.params = std::move(buffer);
+  } else {
+    if (!st.assembled) st.assembled = std::make_shared<floats>(st.cfg.shape.size());
+    for (std::size_t k = 0; k < st.replies.size(); ++k) {
+      const auto& part = st.replies[k];
+      const float* p = part.contiguous();
+      scatter(st.cfg.layouts[k], p ? p : part.values().data(), st.assembled->data());
+    }
+    st.params = st.assembled;
   }
-  if (const float* p = part.contiguous()) return scatter(st.cfg.layouts[k], p, st.assembled.data());
-  scatter(st.cfg.layouts[k], part.values().data(), st.assembled.data());
+  for (auto& r : st.replies) r = {};
 }
 
 // A reply either carries the shard's part or confirms that the worker's own
-// update, applied to params already, is all that changed since its pull.
+// update, applied into `replayed`, is all that changed there since its pull.
 caf::error take_reply(worker_state& st, std::size_t k, pull_reply& r) {
   if (r.replayed) {
     if (!st.offer || r.step != st.offer->base + 1)
       return caf::make_error(errc::shape_mismatch, "a replay that was not offered");
-    if (st.whole)
-      st.whole_params = st.replayed;
-    else
-      copy_ranges(st.cfg.layouts[k], st.replayed->data(), st.assembled.data());
+    st.replies[k] = shared_tensor{st.replayed, st.cfg.layouts[k].ranges};
   } else if (r.params.size() != st.cfg.layouts[k].size()) {
     return caf::make_error(errc::shape_mismatch);
   } else {
-    take_pulled(st, k, r.params);
+    st.replies[k] = std::move(r.params);
   }
   st.pulled_at[k] = r.step;
   return caf::none;
@@ -147,6 +177,7 @@ void request_pulls(worker_pointer self, const Pull& pull) {
               auto& s = self->state;
               if (auto err = take_reply(s, k, r)) return fail(self, "pull", err);
               if (--s.pulls_pending == 0) {
+                settle_params(s);
                 s.params_fresh = true;
                 advance(self);
               }
@@ -296,7 +327,7 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   st.pulled_at.assign(st.cfg.shards.size(), 0);
   st.computed_at = st.pulled_at;
   st.whole = st.cfg.layouts.size() == 1 && covers_whole(st.cfg.layouts[0], n);
-  if (!st.whole) st.assembled.resize(n);
+  st.replies.assign(st.cfg.shards.size(), shared_tensor{});
   st.replays = replays_own_updates(st.cfg, self->node());
   self->set_down_handler([=](caf::down_msg& dm) {
     fail(self, "a peer went down", dm.reason ? dm.reason : caf::make_error(errc::stopped));
