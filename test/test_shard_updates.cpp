@@ -70,6 +70,11 @@ struct shard_fixture {
     return shard;
   }
 
+  void stop(const shard_actor& shard) {
+    caf::anon_send(shard, stop_atom_v);
+    sched->run();
+  }
+
   template <class T, class... Ts>
   T ask(const shard_actor& shard, Ts... xs) {
     auto slot = std::make_shared<std::optional<T>>();
@@ -178,8 +183,7 @@ TEST_CASE_FIXTURE(shard_fixture,
   CHECK(s.step == 6);
   CHECK(same_bits(s.params.values, ref));
   CHECK(same_bits(s.ema.values, ema));
-  caf::anon_send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(shard_fixture, "an inf in the last float rejects the whole push, EMA included") {
@@ -199,8 +203,7 @@ TEST_CASE_FIXTURE(shard_fixture, "an inf in the last float rejects the whole pus
   CHECK(same_bits(after.ema.values, before.ema.values));
   auto pulled = ask<pull_reply>(shard, pull_atom_v, std::int64_t{0});
   CHECK(same_bits(pulled.params.values(), before.params.values));
-  caf::anon_send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(shard_fixture,
@@ -231,8 +234,7 @@ TEST_CASE_FIXTURE(shard_fixture,
   auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
   CHECK(s.step == 1);
   CHECK(s.rejected == 3);
-  caf::anon_send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(shard_fixture, "a shard reads only its own parts of a pushed whole gradient") {
@@ -250,8 +252,7 @@ TEST_CASE_FIXTURE(shard_fixture, "a shard reads only its own parts of a pushed w
   auto pulled = ask<pull_reply>(shard, pull_atom_v, std::int64_t{0});
   CHECK(pulled.step == 1);
   CHECK(same_bits(pulled.params.values(), ref));
-  caf::anon_send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(shard_fixture, "an update never changes the parameters an earlier pull holds") {
@@ -273,8 +274,7 @@ TEST_CASE_FIXTURE(shard_fixture, "an update never changes the parameters an earl
     apply_sgd(expected.data(), random_floats(n, 14).data(), n,
               learning_rate_at(lr_schedule{}, step));
   }
-  caf::anon_send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(
@@ -304,8 +304,7 @@ TEST_CASE_FIXTURE(
   CHECK(after.step == 3);
   auto stats = ask<shard_stats>(shard, stats_atom_v);
   CHECK(stats.replayed == 1);
-  caf::anon_send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE("updates over tensors cut into different parts give the bits of whole ones") {
