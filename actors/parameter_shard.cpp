@@ -5,7 +5,6 @@
 #include <optional>
 #include <utility>
 
-#include "runtime/buffers.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/sync_rule.hpp"
 

@@ -30,11 +30,11 @@ struct worker_state {
   std::shared_ptr<floats> assembled;
   std::vector<shared_tensor> replies;  // this round's, per shard
   // Gradients and replayed parameters: one gradient buffer goes to every
-  // shard (each reads its parts), so a step copies nothing and, once the
-  // shards let go of it, it is written again.
+  // shard (each owns its parts and writes its new parameters there), so a
+  // step copies nothing; the worker writes a buffer again only once no one
+  // else holds it.
   shared_buffer_pool buffers{6};
   std::shared_ptr<floats> grad;
-  bool whole = false;                     // one shard covers the whole model in order
   bool replays = false;                   // applies its own updates (see apply_own_update)
   std::optional<replay_offer> offer;      // the update applied into `replayed`, if any
   std::shared_ptr<floats> replayed;       // params with the worker's last push applied (offer)
@@ -76,7 +76,7 @@ void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err)
                            " refused a push: " + self->system().render(err));
 }
 
-// Only worth it between nodes: locally a pull reply moves a buffer, no copy.
+// Only worth it between nodes: locally a pull reply shares a buffer, no copy.
 // Not with bf16 on the wire: the shard applies the rounded gradient.
 bool replays_own_updates(const worker_config& cfg, const caf::node_id& here) {
   if (cfg.mode == train_mode::sync || cfg.wire != wire_dtype::fp32) return false;
@@ -226,9 +226,8 @@ void begin_step(worker_pointer self) {
   }
 }
 
-// Every shard gets the whole gradient, shared, and reads its own parts.
+// Every shard gets the whole gradient buffer and owns its own ranges of it.
 shared_tensor outgoing_part(const worker_state& st, std::size_t k) {
-  if (st.whole) return shared_tensor{st.grad, {}, st.cfg.wire};
   return shared_tensor{st.grad, st.cfg.layouts[k].ranges, st.cfg.wire};
 }
 
@@ -323,10 +322,8 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   st.workspace = std::make_unique<mlp_workspace>(st.cfg.shape, st.cfg.batch_size, st.cfg.l2);
   st.batches = std::make_unique<batcher>(st.cfg.data, st.cfg.data->train, st.cfg.batch_size,
                                          st.cfg.batch_seed);
-  const std::size_t n = st.cfg.shape.size();
   st.pulled_at.assign(st.cfg.shards.size(), 0);
   st.computed_at = st.pulled_at;
-  st.whole = st.cfg.layouts.size() == 1 && covers_whole(st.cfg.layouts[0], n);
   st.replies.assign(st.cfg.shards.size(), shared_tensor{});
   st.replays = replays_own_updates(st.cfg, self->node());
   self->set_down_handler([=](caf::down_msg& dm) {

@@ -1,7 +1,8 @@
-// Float buffers of one size, shared read-only and reused: a fresh buffer of
-// the model's size costs page faults before it is overwritten anyway, so the
-// hot paths write each new version of the parameters (or a gradient) into a
-// buffer that no reader holds any longer.
+// Float buffers of one size, shared and reused: a fresh buffer of the
+// model's size costs page faults before it is overwritten anyway, so a
+// worker writes each gradient (or its replayed parameters) into a buffer it
+// made before and that no one else holds any longer (a shard keeps the
+// parts it wrote its parameters into for as long as they are current).
 #pragma once
 
 #include <atomic>
