@@ -79,9 +79,4 @@ void scatter(const shard_layout& layout, const float* part, float* full) {
   }
 }
 
-void copy_ranges(const shard_layout& layout, const float* from, float* to) {
-  for (const auto& r : layout.ranges)
-    std::memcpy(to + r.offset, from + r.offset, r.size * sizeof(float));
-}
-
 }  // namespace downpour

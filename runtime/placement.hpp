@@ -38,9 +38,6 @@ void scatter(const shard_layout& layout, const float* part, float* full);
 // gather() into a destination buffer of layout.size() floats (no allocation).
 void gather_into(const shard_layout& layout, const float* full, float* part);
 
-// Copies the layout's ranges from one full buffer into another.
-void copy_ranges(const shard_layout& layout, const float* from, float* to);
-
 // True if the shard's part is the whole buffer of n floats, in order: then
 // its part and the full buffer are the same thing and can be swapped, not copied.
 bool covers_whole(const shard_layout& layout, std::size_t n);
