@@ -45,6 +45,7 @@ struct partitioned_cluster {
   std::unique_ptr<partition_net> net = network_or_skip();
   std::array<std::unique_ptr<process>, 4> nodes;
   std::chrono::steady_clock::time_point healed;
+  std::string chief_log_at_loss;  // before any recovery: the link was still cut
 
   explicit partitioned_cluster(int connect_timeout_s = 30) {
     // Every node has a namespace, and so a port space, of its own: a fixed
@@ -76,6 +77,7 @@ struct partitioned_cluster {
     net->cut(k);
     const bool detected = (*this)[observer].wait_for_output(seen, 30s);
     const double after = seconds_since(cut);
+    chief_log_at_loss = (*this)[chief].output();
     std::this_thread::sleep_until(cut + link_down);
     net->heal(k);
     healed = std::chrono::steady_clock::now();
@@ -102,10 +104,18 @@ void check_within_node_timeout(double detected) {
   CHECK(detected <= node_timeout_s + 2 * heartbeat_s + 0.5 * time_scale());
 }
 
-// Both shards rolled back to the newest checkpoint saved before the loss.
-void check_rolled_back(partitioned_cluster& cluster, const std::string& before) {
-  const auto out = cluster[chief].output();
-  const auto step = restored_step(out.substr(before.size()));
+// A ps or the chief cut off, the loss seen by observer: once the link is
+// back, the chief restores every shard to the newest checkpoint saved before
+// the cut, and the job ends exactly.
+void check_cut_rolls_back(host cut, host observer, const std::string& seen) {
+  partitioned_cluster cluster;
+  REQUIRE(cluster[chief].wait_for_output("model.ckpt-1000", 120s));
+  check_within_node_timeout(cluster.partition(cut, observer, seen));
+  REQUIRE(cluster[chief].wait_for_output("training resumes at global step", 60s));
+  MESSAGE("training resumed " << seconds_since(cluster.healed) << " s after the link was back");
+  cluster.require_clean_end();
+  const auto& before = cluster.chief_log_at_loss;
+  const auto step = restored_step(cluster[chief].output().substr(before.size()));
   CHECK(step >= 500);
   CHECK(step == newest_saved_step(before));
   const auto rolled = "restored to global step " + std::to_string(step);
@@ -117,29 +127,12 @@ void check_rolled_back(partitioned_cluster& cluster, const std::string& before) 
 
 TEST_CASE("a ps cut off for a few seconds is seen within --node-timeout, every shard rolls back "
           "to the newest checkpoint when it is back, and the job ends exactly") {
-  partitioned_cluster cluster;
-  REQUIRE(cluster[chief].wait_for_output("model.ckpt-1000", 120s));
-  const double detected = cluster.partition(ps1, chief, "stop_supervisor: ps 1 went down");
-  check_within_node_timeout(detected);
-  const auto before = cluster[chief].output();
-  REQUIRE(cluster[chief].wait_for_output("training resumes at global step", 60s));
-  MESSAGE("training resumed " << seconds_since(cluster.healed) << " s after the link was back");
-  cluster.require_clean_end();
-  check_rolled_back(cluster, before);
+  check_cut_rolls_back(ps1, chief, "stop_supervisor: ps 1 went down");
 }
 
 TEST_CASE("the chief cut off for a few seconds loses its peers within --node-timeout, restores "
           "the newest checkpoint into the live shards when it is back, and the job ends exactly") {
-  partitioned_cluster cluster;
-  REQUIRE(cluster[chief].wait_for_output("model.ckpt-1000", 120s));
-  const double detected = cluster.partition(chief, worker1, "joining again");
-  check_within_node_timeout(detected);
-  CHECK(cluster[chief].wait_for_output("went down; training pauses", 10s));
-  const auto before = cluster[chief].output();
-  REQUIRE(cluster[chief].wait_for_output("training resumes at global step", 60s));
-  MESSAGE("training resumed " << seconds_since(cluster.healed) << " s after the link was back");
-  cluster.require_clean_end();
-  check_rolled_back(cluster, before);
+  check_cut_rolls_back(chief, worker1, "joining again");
 }
 
 TEST_CASE("a worker cut off for a few seconds is dropped within --node-timeout and rejoins; "
