@@ -9,6 +9,7 @@
 #include <ostream>
 
 #include "config/option_table.hpp"
+#include "config/version.hpp"
 
 namespace downpour {
 namespace {
@@ -150,7 +151,7 @@ raw_values read_config_file(const std::string& path) {
 }
 
 std::string version_text() {
-  return "downpour " DOWNPOUR_VERSION " (CAF " + std::to_string(CAF_MAJOR_VERSION) + "." +
+  return "downpour " + std::string(build_version()) + " (CAF " + std::to_string(CAF_MAJOR_VERSION) + "." +
          std::to_string(CAF_MINOR_VERSION) + "." + std::to_string(CAF_PATCH_VERSION) + ")";
 }
 

@@ -34,8 +34,9 @@ std::optional<std::string> final_refusal(const caf::error& err) {
 
 std::string handshake_hint(const caf::error& err) {
   if (err == caf::sec::request_timeout)
-    return "; it accepted the connection but never answered the handshake: is that node "
-           "hung or stopped (SIGSTOP), or is another program listening on its port?";
+    return "; it did not answer in time: is that node hung or stopped (SIGSTOP), cut off from "
+           "this one by the network, or is another program listening on its port (accepting "
+           "and never answering the handshake)?";
   if (err != caf::sec::disconnect_during_handshake) return "";
   return "; it closed the connection during every handshake: do both sides use TLS "
          "(--tls-ca, --tls-cert, --tls-key) with certificates from the same CA?";

@@ -14,6 +14,7 @@
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
 #include "config/options.hpp"
+#include "runtime/connect_guard.hpp"
 #include "runtime/log.hpp"
 #include "runtime/tls_guard.hpp"
 
@@ -77,6 +78,7 @@ caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
                                     std::chrono::steady_clock::time_point deadline) {
   const logger log = node_logger(opts, opts.role, opts.task);
   caf::error last;
+  connect_guard_linked();
   if (opts.tls()) tls_guard_linked();
   for (int attempt = 1;; ++attempt) {
     const auto left = std::max(

@@ -1,5 +1,6 @@
 #include "runtime/node.hpp"
 
+#include <cstdlib>
 #include <thread>
 
 #include "actors/messages.hpp"
@@ -7,6 +8,7 @@
 #include "actors/worker.hpp"
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
+#include "config/version.hpp"
 #include "runtime/chief.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
@@ -22,16 +24,26 @@ caf::timespan span(double seconds) {
   return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(seconds));
 }
 
+// CAF refuses a handshake between nodes whose application identifiers
+// differ, so nodes of other clusters and of builds of other commits never
+// talk. DOWNPOUR_TEST_HANDSHAKE_VERSION, when set, stands in for the build's
+// version here only: the test that proves a node of another version is
+// refused starts one with it (test/test_operations.cpp).
+std::string app_identifier(const options& opts) {
+  const char* faked = std::getenv("DOWNPOUR_TEST_HANDSHAKE_VERSION");
+  const std::string version = faked && *faked ? faked : build_version();
+  return "downpour-" + version + "-" + opts.cluster_name;
+}
+
 // Heartbeats detect hung peers; the application identifier keeps clusters
-// and versions apart (CAF refuses a handshake when they differ); mutual TLS
-// authenticates every peer against the cluster's CA.
+// and versions apart; mutual TLS authenticates every peer against the
+// cluster's CA.
 void apply_network_settings(caf::actor_system_config& cfg, const options& opts) {
   if (opts.heartbeat_interval_s > 0) {
     cfg.set("middleman.heartbeat-interval", span(opts.heartbeat_interval_s));
     cfg.set("middleman.connection-timeout", span(opts.node_timeout_s));
   }
-  cfg.set("middleman.app-identifiers",
-          std::vector<std::string>{"downpour-" DOWNPOUR_VERSION "-" + opts.cluster_name});
+  cfg.set("middleman.app-identifiers", std::vector<std::string>{app_identifier(opts)});
   if (!opts.tls()) return;
   cfg.load<caf::openssl::manager>();
   cfg.openssl_cafile = opts.tls_ca;

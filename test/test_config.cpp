@@ -1,11 +1,15 @@
 #include <doctest/doctest.h>
 #include <unistd.h>
 
+#include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 
 #include "config/options.hpp"
+#include "config/version.hpp"
 #include "runtime/node.hpp"
 
 namespace downpour {
@@ -322,7 +326,30 @@ TEST_CASE("--help prints every option and returns nothing") {
 TEST_CASE("--version prints the version and the CAF version") {
   std::ostringstream out;
   CHECK_FALSE(parse({"--version"}, out).has_value());
-  CHECK(out.str() == "downpour " DOWNPOUR_VERSION " (CAF 0.17.6)\n");
+  CHECK(out.str() == "downpour " + std::string(build_version()) + " (CAF 0.17.6)\n");
+}
+
+// The commit of the checkout the test was built from, "" when there is none.
+std::string source_commit() {
+  const std::string command =
+      "git -C '" DOWNPOUR_SOURCE_DIR "' rev-parse --short=12 HEAD 2>/dev/null";
+  std::unique_ptr<FILE, decltype(&pclose)> pipe(popen(command.c_str(), "r"), pclose);
+  char buf[64] = {};
+  if (!pipe || !std::fgets(buf, sizeof buf, pipe.get())) return "";
+  std::string commit = buf;
+  while (!commit.empty() && std::isspace(static_cast<unsigned char>(commit.back()))) commit.pop_back();
+  return commit;
+}
+
+TEST_CASE("the version names the commit the build was made from") {
+  const std::string version = build_version();
+  const auto commit = source_commit();
+  CAPTURE(version);
+  if (commit.empty()) {
+    CHECK(version.find('+') == std::string::npos);  // not a checkout: the project version
+  } else {
+    CHECK(version.find("+" + commit) != std::string::npos);
+  }
 }
 
 }  // namespace

@@ -65,6 +65,13 @@ TEST_CASE("the original sync cluster in one process reaches 0.855 at exactly ste
   CHECK(f.ema_test_accuracy >= 0.855);
 }
 
+TEST_CASE("the original ssp cluster in one process reaches 0.855 at exactly step 20000") {
+  temp_dir dir("full-ssp");
+  auto f = run_binary({"--mode=ssp"}, dir);
+  CHECK(f.global_step == 20000);
+  CHECK(f.ema_test_accuracy >= 0.855);
+}
+
 TEST_CASE("the original async cluster as four processes reaches 0.855 and every process exits 0") {
   temp_dir dir("full-mp");
   auto ports = pick_free_ports(4);

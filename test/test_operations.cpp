@@ -79,6 +79,29 @@ TEST_CASE("a node of another cluster is refused with a message naming the reason
   CAPTURE(w0.output());
 }
 
+// DOWNPOUR_TEST_HANDSHAKE_VERSION stands in for the version in the handshake
+// only (runtime/node.cpp): the node is this binary, built from another commit
+// as far as its peers can tell.
+TEST_CASE("a node of another version is refused with a message naming the reason, and the "
+          "cluster it knocked at trains on") {
+  temp_dir dir("version");
+  auto c = make_cluster(1, 1, dir, {"--connect-timeout=20", "--last-step=100"});
+  process ps0(c.node("ps", 0), dir / "ps.log");
+  auto other = c.node("worker", 0);
+  other.insert(other.begin(), {"/usr/bin/env", "DOWNPOUR_TEST_HANDSHAKE_VERSION=0.0.0+0000000"});
+  process stranger(other, dir / "stranger.log");
+  CHECK(stranger.wait(60s) == 1);
+  CAPTURE(stranger.output());
+  CHECK(stranger.output().find("ps 0 at " + c.ps + " refused us: it belongs to another cluster "
+                               "(--cluster-name) or Downpour version") != std::string::npos);
+  process chief(c.node("worker", 0), dir / "w.log");
+  for (auto* p : {&chief, &ps0}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(120s) == 0);
+  }
+  CHECK(chief.output().find("final: global_step=100 ") != std::string::npos);
+}
+
 TEST_CASE("an async worker killed with -9 leaves the others going, rejoins, and the job ends exactly") {
   temp_dir dir("async-kill");
   // Long enough for the restarted worker to rejoin a running job. An
@@ -117,7 +140,8 @@ TEST_CASE("a hung sync worker (SIGSTOP) is detected by heartbeats and the job go
   REQUIRE(chief.wait_for_output("a round now needs 2 gradients (2 live workers)", 30s));
   auto detected = std::chrono::duration<double>(std::chrono::steady_clock::now() - stopped).count();
   MESSAGE("hung worker detected after " << detected << " s (node timeout 1.5 s)");
-  CHECK(detected < 10.0);
+  // Silence for --node-timeout, noticed at a heartbeat tick; a loaded machine adds its delay.
+  CHECK(detected < 1.5 + 2 * 0.2 + 0.5 * time_scale());
   for (auto* p : {&chief, &w1, &ps0}) {
     CAPTURE(p->output());
     CHECK(p->wait(300s) == 0);

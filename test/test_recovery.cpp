@@ -3,6 +3,7 @@
 // still ends at exactly --last-step with every process exiting 0.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <memory>
 
 #include "cluster_procs.hpp"
@@ -154,4 +155,46 @@ TEST_CASE("sync mode: a ps killed with -9 and started again rolls every shard ba
   const auto step = restored_step(out.substr(out.find("ps 1 went down")));
   CHECK(step >= 300);
   CHECK(step == newest_saved_step(before_restart));
+}
+
+TEST_CASE("a whole cluster of processes killed with -9 and started again resumes at exactly the "
+          "newest saved step and ends exactly") {
+  temp_dir dir("all-kill");
+  auto c = make_cluster(2, 2, dir, job);
+  std::int64_t logged = -1;
+  {
+    process ps0(c.node("ps", 0), dir / "ps0.log");
+    process ps1(c.node("ps", 1), dir / "ps1.log");
+    process chief(c.node("worker", 0), dir / "w0.log");
+    process w1(c.node("worker", 1), dir / "w1.log");
+    REQUIRE(chief.wait_for_output("model.ckpt-1000", 120s));
+    for (auto* p : {&chief, &ps0, &ps1, &w1}) p->kill(SIGKILL);
+    for (auto* p : {&chief, &ps0, &ps1, &w1}) CHECK(p->wait(30s) == 128 + SIGKILL);
+    logged = newest_saved_step(chief.output());
+  }
+  // A file gets its final name only once complete (written, synced, renamed):
+  // the newest name is the newest saved step, even one saved just before the
+  // kill and never logged.
+  std::int64_t saved = -1;
+  for (const auto& f : std::filesystem::directory_iterator(dir.str())) {
+    const auto name = f.path().filename().string();
+    if (name.rfind("model.ckpt-", 0) == 0 && name.find_first_not_of("0123456789", 11) == std::string::npos)
+      saved = std::max<std::int64_t>(saved, std::stoll(name.substr(11)));
+  }
+  process ps0(c.node("ps", 0), dir / "ps0b.log");
+  process ps1(c.node("ps", 1), dir / "ps1b.log");
+  process chief(c.node("worker", 0), dir / "w0b.log");
+  process w1(c.node("worker", 1), dir / "w1b.log");
+  for (auto* p : {&chief, &w1, &ps0, &ps1}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(300s) == 0);
+  }
+  const auto out = chief.output();
+  CHECK(out.find("final: global_step=2500 ") != std::string::npos);
+  CHECK(logged >= 1000);
+  CHECK(saved >= logged);
+  CHECK(restored_step(out) == saved);
+  const auto rolled = "restored to global step " + std::to_string(saved);
+  CHECK(ps0.output().find(rolled) != std::string::npos);
+  CHECK(ps1.output().find(rolled) != std::string::npos);
 }

@@ -237,6 +237,33 @@ TEST_CASE_FIXTURE(shard_fixture,
   stop(shard);
 }
 
+TEST_CASE_FIXTURE(shard_fixture,
+                  "a push before the shard is initialized is refused with the reason and counted") {
+  shard_config c;
+  c.mode = train_mode::async;
+  c.last_step = 1000;
+  auto shard = spawn_parameter_shard(*sys, c);
+  std::string answer;
+  sys->spawn([&](caf::event_based_actor* self) {
+    self->request(shard, caf::infinite, push_atom_v, push_msg{0, 5, shared_tensor{random_floats(10, 1)}})
+        .then([&](std::int64_t step) { answer = "accepted at " + std::to_string(step); },
+              [&](caf::error& err) { answer = self->system().render(err); });
+  });
+  sched->run();
+  CHECK(answer.find("push before init from worker 5") != std::string::npos);
+  auto params = random_floats(10, 2);
+  shard_init init;
+  init.ranges = {0, params.size()};
+  init.params.values = to_floats(params);
+  init.ema.values = to_floats(params);
+  caf::anon_send(shard, init_atom_v, std::move(init));
+  auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
+  CHECK(s.step == 0);
+  CHECK(s.rejected == 1);
+  CHECK(same_bits(s.params.values, params));  // nothing of the refused push was applied
+  stop(shard);
+}
+
 TEST_CASE_FIXTURE(shard_fixture, "a shard reads only its own parts of a pushed whole gradient") {
   const std::size_t n = 300;
   auto params = random_floats(n, 11);
