@@ -324,8 +324,9 @@ void start(worker_pointer self) {
   try {
     st.record = batch_record_from_environment(st.cfg.index);
   } catch (const data_error& e) {
-    st.cfg.log.error(e.what());
-    return self->quit(caf::sec::runtime_error);
+    // Checked before the node started (check_batch_record_environment):
+    // training goes on unrecorded rather than leave the job a worker short.
+    st.cfg.log.error(std::string(e.what()) + "; no batches recorded");
   }
   self->send(st.cfg.coordinator, join_atom_v, st.cfg.index);
   if (st.cfg.mode != train_mode::async) return begin_step(self);

@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <unistd.h>
+
 #include "data/idx.hpp"
 
 namespace downpour {
@@ -20,6 +22,16 @@ bool batch_record::write(std::int64_t stamp, const batch& b) {
   for (auto example : b.examples) out_ << ' ' << example;
   out_ << '\n' << std::flush;
   return static_cast<bool>(out_);
+}
+
+void check_batch_record_environment() {
+  const char* dir = std::getenv(record_batches_env);
+  if (!dir || !*dir) return;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (!std::filesystem::is_directory(dir) || ::access(dir, W_OK) != 0)
+    throw data_error(std::string(record_batches_env) + "=" + dir +
+                     " is not a writable directory (expected one for the batch records)");
 }
 
 std::unique_ptr<batch_record> batch_record_from_environment(std::uint32_t worker) {

@@ -35,7 +35,13 @@ class batch_record {
   std::ofstream out_;
 };
 
-// A record for worker W when record_batches_env is set, else nullptr.
+// A record for worker W when record_batches_env is set, else nullptr;
+// throws data_error.
 std::unique_ptr<batch_record> batch_record_from_environment(std::uint32_t worker);
+
+// Before a node starts: when record_batches_env is set, creates the directory
+// and throws data_error naming it unless it is a writable directory, so that
+// no worker meets that in mid-job.
+void check_batch_record_environment();
 
 }  // namespace downpour
