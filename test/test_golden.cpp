@@ -137,29 +137,38 @@ std::string ckpt(const std::string& dir, std::int64_t step) {
   return dir + "/" + checkpoint_name(step);
 }
 
+// A job run from scratch with its batches recorded: what the golden needs.
+struct recorded_run {
+  std::string init;        // its step-0 parameters, exported
+  std::string records;     // the directory of its batch records
+  std::string final_ckpt;  // its checkpoint at the last step
+};
+
+recorded_run run_from_scratch(const options& opts, const temp_dir& dir) {
+  run_recorded(opts, dir / "batches");
+  return {export_params(ckpt(opts.checkpoint_dir, 0), dir / "init.npz"), dir / "batches",
+          ckpt(opts.checkpoint_dir, opts.last_step)};
+}
+
 }  // namespace
 
 TEST_CASE("one async worker without pipelining ends where the NumPy golden ends") {
   temp_dir dir("golden-async");
   auto opts = local_job(2, 1, 200, dir / "run");
   opts.pipeline = false;
-  run_recorded(opts, dir / "batches");
-  auto init = export_params(ckpt(opts.checkpoint_dir, 0), dir / "init.npz");
-  auto final_ckpt = ckpt(opts.checkpoint_dir, 200);
-  CHECK(golden_deviation(dir, init, {dir / "batches"}, final_ckpt, {}).worst_excess <= 1.0);
+  auto run = run_from_scratch(opts, dir);
+  CHECK(golden_deviation(dir, run.init, {run.records}, run.final_ckpt, {}).worst_excess <= 1.0);
   // The tolerance tells a wrong L2 factor apart.
-  CHECK(golden_deviation(dir, init, {dir / "batches"}, final_ckpt, {"--l2=5e-5"}).worst_excess >
-        1.0);
+  CHECK(golden_deviation(dir, run.init, {run.records}, run.final_ckpt, {"--l2=5e-5"})
+            .worst_excess > 1.0);
 }
 
 TEST_CASE("one pipelined async worker ends where the golden with one step of staleness ends") {
   temp_dir dir("golden-pipeline");
   auto opts = local_job(2, 1, 100, dir / "run");
   opts.pipeline = true;
-  run_recorded(opts, dir / "batches");
-  auto init = export_params(ckpt(opts.checkpoint_dir, 0), dir / "init.npz");
-  CHECK(golden_deviation(dir, init, {dir / "batches"}, ckpt(opts.checkpoint_dir, 100),
-                         {"--pipeline=on"})
+  auto run = run_from_scratch(opts, dir);
+  CHECK(golden_deviation(dir, run.init, {run.records}, run.final_ckpt, {"--pipeline=on"})
             .worst_excess <= 1.0);
 }
 
@@ -167,22 +176,19 @@ TEST_CASE("sync with two workers aggregated ends where the NumPy golden ends") {
   temp_dir dir("golden-sync");
   auto opts = local_job(2, 2, 50, dir / "run");
   opts.mode = train_mode::sync;
-  run_recorded(opts, dir / "batches");
-  auto init = export_params(ckpt(opts.checkpoint_dir, 0), dir / "init.npz");
-  CHECK(golden_deviation(dir, init, {dir / "batches"}, ckpt(opts.checkpoint_dir, 50),
+  auto run = run_from_scratch(opts, dir);
+  CHECK(golden_deviation(dir, run.init, {run.records}, run.final_ckpt,
                          {"--mode=sync", "--replicas=2"})
             .worst_excess <= 1.0);
 }
 
 TEST_CASE("a run resumed from a checkpoint ends where the golden replaying both runs ends") {
   temp_dir dir("golden-resume");
-  auto first = local_job(2, 1, 50, dir / "run");
-  run_recorded(first, dir / "batches-first");
-  auto init = export_params(ckpt(first.checkpoint_dir, 0), dir / "init.npz");
+  auto first = run_from_scratch(local_job(2, 1, 50, dir / "run"), dir);
   // The same checkpoint dir: the second run restores step 50 and goes on.
   auto second = local_job(2, 1, 100, dir / "run");
   run_recorded(second, dir / "batches-second");
-  CHECK(golden_deviation(dir, init, {dir / "batches-first", dir / "batches-second"},
-                         ckpt(first.checkpoint_dir, 100), {})
+  CHECK(golden_deviation(dir, first.init, {first.records, dir / "batches-second"},
+                         ckpt(second.checkpoint_dir, 100), {})
             .worst_excess <= 1.0);
 }
