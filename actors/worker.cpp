@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "data/batch_record.hpp"
 #include "data/batcher.hpp"
 #include "model/mlp.hpp"
 #include "runtime/buffers.hpp"
@@ -21,6 +22,7 @@ struct worker_state {
   worker_config cfg;
   std::unique_ptr<mlp_workspace> workspace;
   std::unique_ptr<batcher> batches;
+  std::unique_ptr<batch_record> record;  // only when the environment asks (tests)
   // The parameters computed on: the buffer the pull replies share when it
   // holds every shard's part at the model's own offsets (one shard with the
   // whole model; or in one process, every shard's last update written over
@@ -259,9 +261,18 @@ void apply_own_update(worker_state& st) {
   st.offer = replay_offer{st.cfg.index, base, float_bits(lr)};
 }
 
+// The batcher still holds this gradient's batch: the next is drawn after the push.
+void record_batch(worker_state& st) {
+  const auto stamp = *std::min_element(st.computed_at.begin(), st.computed_at.end());
+  if (st.record->write(stamp, st.batches->last_batch())) return;
+  st.cfg.log.error("cannot write " + st.record->path() + "; no more batches recorded");
+  st.record.reset();
+}
+
 void push_gradient(worker_pointer self) {
   auto& st = self->state;
   if (st.replays) apply_own_update(st);
+  if (st.record) record_batch(st);
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
     push_msg m{st.computed_at[k], st.cfg.index, outgoing_part(st, k)};
     self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(m))
@@ -310,6 +321,13 @@ void advance(worker_pointer self) {
 
 void start(worker_pointer self) {
   auto& st = self->state;
+  try {
+    st.record = batch_record_from_environment(st.cfg.index);
+  } catch (const data_error& e) {
+    // Checked before the node started (check_batch_record_environment):
+    // training goes on unrecorded rather than leave the job a worker short.
+    st.cfg.log.error(std::string(e.what()) + "; no batches recorded");
+  }
   self->send(st.cfg.coordinator, join_atom_v, st.cfg.index);
   if (st.cfg.mode != train_mode::async) return begin_step(self);
   request_ticket(self);

@@ -157,10 +157,10 @@ void cpu_bound_rows(report& rep, const series& s) {
 void fill_report(report& rep, const series& s) {
   const std::pair<const char*, const std::vector<sample>*> rows[] = {
       {"reference trainer", &s.ref},
-      {"inproc 1 worker + 1 shard", &s.local1},
-      {"inproc 1+1, pipeline off", &s.local1_off},
-      {"2 processes 1 worker + 1 ps", &s.proc1},
-      {"2 processes 1+1, pipeline off", &s.proc1_off},
+      {"inproc 1 worker + 1 shard, pipeline on (default)", &s.local1},
+      {"inproc 1 worker + 1 shard, pipeline off (TF's order)", &s.local1_off},
+      {"2 processes 1 worker + 1 ps, pipeline on (default)", &s.proc1},
+      {"2 processes 1 worker + 1 ps, pipeline off (TF's order)", &s.proc1_off},
       {"2 processes 1+1, bf16 wire", &s.proc1_bf16},
       {"inproc 2 workers + 2 shards", &s.local2},
       {"4 processes 2 workers + 2 ps", &s.proc2},
@@ -169,11 +169,16 @@ void fill_report(report& rep, const series& s) {
     if (!xs->empty()) rep.value(std::string(name) + " ms/step", ms(*xs), "ms/global step");
   for (auto& [name, xs] : rows)
     if (!xs->empty()) rep.value(std::string(name) + " steps/s", rate(*xs), "global steps/s");
-  rep.ratio("inproc 1+1 / reference (ms/step)", ratios(ms(s.local1), ms(s.ref)), 1.10, true);
-  rep.value("inproc 1+1 pipeline off / reference", ratios(ms(s.local1_off), ms(s.ref)), "x");
+  // Pipelined pulls add a step of staleness, so both rows are held to the target.
+  rep.ratio("inproc 1+1 pipeline on / reference (ms/step)", ratios(ms(s.local1), ms(s.ref)),
+            1.10, true);
+  rep.ratio("inproc 1+1 pipeline off / reference (ms/step)", ratios(ms(s.local1_off), ms(s.ref)),
+            1.10, true);
   if (!s.proc1.empty()) {
-    rep.ratio("processes 1+1 / reference (ms/step)", ratios(ms(s.proc1), ms(s.ref)), 1.35, true);
-    rep.value("processes 1+1 pipeline off / reference", ratios(ms(s.proc1_off), ms(s.ref)), "x");
+    rep.ratio("processes 1+1 pipeline on / reference (ms/step)", ratios(ms(s.proc1), ms(s.ref)),
+              1.35, true);
+    rep.ratio("processes 1+1 pipeline off / reference (ms/step)",
+              ratios(ms(s.proc1_off), ms(s.ref)), 1.35, true);
     rep.value("processes 1+1 bf16 / reference", ratios(ms(s.proc1_bf16), ms(s.ref)), "x");
   }
   rep.ratio("inproc 2+2 / inproc 1+1 (steps/s)", ratios(rate(s.local2), rate(s.local1)), 1.7,

@@ -24,6 +24,7 @@ batcher::batcher(std::shared_ptr<const mnist_data> data, const image_set& set,
   batch_.input_size = set_.input_size();
   batch_.x.resize(batch_size * batch_.input_size);
   batch_.y.resize(batch_size);
+  batch_.examples.resize(batch_size);
 }
 
 const batch& batcher::next_batch() {
@@ -77,6 +78,7 @@ void batcher::copy_example(std::size_t example, std::size_t slot) {
   // Same rounding as TF's astype(float32) followed by multiply(images, 1.0 / 255.0).
   for (std::size_t k = 0; k < n; ++k) dst[k] = static_cast<float>(src[k]) * (1.0f / 255.0f);
   batch_.y[slot] = static_cast<std::int32_t>(set_.labels[example]);
+  batch_.examples[slot] = static_cast<std::uint32_t>(example);
 }
 
 }  // namespace downpour

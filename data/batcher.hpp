@@ -15,6 +15,7 @@ struct batch {
   std::size_t input_size = 0;
   std::vector<float> x;
   std::vector<std::int32_t> y;
+  std::vector<std::uint32_t> examples;  // each row's index in the set (batch records)
 };
 
 // Shuffles at the first call and at every epoch end; a batch that crosses the
@@ -26,6 +27,8 @@ class batcher {
   batcher(std::shared_ptr<const mnist_data> data, const image_set& set, std::size_t batch_size,
           std::uint64_t seed);
   const batch& next_batch();
+  // The batch the last next_batch() returned.
+  const batch& last_batch() const { return batch_; }
   std::size_t epochs_completed() const { return epochs_completed_; }
 
  private:

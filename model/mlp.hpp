@@ -12,19 +12,22 @@
 namespace downpour {
 
 // Buffers for one batch size, allocated once: a training step allocates nothing.
-class mlp_workspace {
+// Training runs in float; the same code in double checks the gradient
+// against finite differences tightly (test_model).
+template <class Scalar>
+class basic_mlp_workspace {
  public:
-  mlp_workspace(const model_shape& shape, std::size_t batch_size, float l2);
-  ~mlp_workspace();
-  mlp_workspace(mlp_workspace&&) noexcept;
-  mlp_workspace& operator=(mlp_workspace&&) noexcept;
+  basic_mlp_workspace(const model_shape& shape, std::size_t batch_size, Scalar l2);
+  ~basic_mlp_workspace();
+  basic_mlp_workspace(basic_mlp_workspace&&) noexcept;
+  basic_mlp_workspace& operator=(basic_mlp_workspace&&) noexcept;
 
   // Loss (mean softmax cross-entropy + l2 * sum(w^2)/2 over the weights) of the
-  // batch at params; writes d(loss)/d(params) into grad (shape.size() floats).
-  float loss_and_gradient(const float* params, const batch& b, float* grad);
+  // batch at params; writes d(loss)/d(params) into grad (shape.size() values).
+  Scalar loss_and_gradient(const Scalar* params, const batch& b, Scalar* grad);
 
   // Mean softmax cross-entropy plus the L2 term, without the gradient.
-  float loss(const float* params, const batch& b);
+  Scalar loss(const Scalar* params, const batch& b);
 
   const model_shape& shape() const;
 
@@ -32,6 +35,11 @@ class mlp_workspace {
   struct impl;
   std::unique_ptr<impl> impl_;
 };
+
+extern template class basic_mlp_workspace<float>;
+extern template class basic_mlp_workspace<double>;
+
+using mlp_workspace = basic_mlp_workspace<float>;
 
 // Per-class and overall accuracy of params on a data set.
 struct accuracy_report {

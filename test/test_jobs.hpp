@@ -1,5 +1,6 @@
 // Small in-process jobs for tests: the options every oracle and resume test
-// starts from, and bit-for-bit comparison of parameter buffers.
+// starts from, and bit-for-bit comparison of parameter buffers and of what a
+// job's checkpoint holds.
 #pragma once
 
 #include <cstring>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "config/options.hpp"
+#include "runtime/checkpoint.hpp"
 
 namespace downpour::testing {
 
@@ -29,6 +31,17 @@ inline options local_job(std::size_t ps, std::size_t workers, std::int64_t steps
 
 inline bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// The checkpoint a job saved at its last step, read back from its file.
+inline checkpoint final_checkpoint(const options& o) {
+  return read_checkpoint(o.checkpoint_dir + "/" + checkpoint_name(o.last_step));
+}
+
+// A checkpoint's parameters and shadows against a run's, bit for bit.
+template <class Run>
+bool holds_bits_of(const checkpoint& c, const Run& run) {
+  return bit_identical(c.params, run.params) && bit_identical(c.ema, run.ema);
 }
 
 }  // namespace downpour::testing

@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "config/options.hpp"
+#include "data/batch_record.hpp"
 #include "data/idx.hpp"
 #include "runtime/commands.hpp"
 #include "runtime/connect.hpp"
@@ -55,6 +56,7 @@ int run_node(const options& opts, const logger& log) {
 int train(const options& opts) {
   const logger log = node_logger(opts, opts.role, opts.task);
   try {
+    check_batch_record_environment();
     return run_node(opts, log);
   } catch (const config_error& e) {
     log.error(e.what());

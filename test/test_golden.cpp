@@ -1,0 +1,194 @@
+// Downpour against an independent implementation of the original job's math:
+// test/golden/golden.py (NumPy, float32 like TensorFlow, nothing of
+// Downpour's) replays the batches a run recorded (DOWNPOUR_RECORD_BATCHES)
+// from the run's step-0 checkpoint (`downpour export`) and must end at the
+// parameters and shadows of the run's checkpoint after K steps.
+//
+// Tolerance: |downpour - golden| <= 1e-5 * (|golden| + rms of the golden
+// variable) for every entry of the parameters and of the shadows: 1e-5
+// relative, with a floor of 1e-5 of the variable's typical size for entries
+// near zero (biases start at 0). Both compute in float32 (unit roundoff 6e-8)
+// and differ only in the order of sums (Eigen's and the reference BLAS's
+// blocking of the 784- and 100-term dot products, the softmax sums); each
+// update moves a parameter by about 1e-4 of its size, so those roundoffs
+// reach the parameters scaled down: after 50 to 200 steps the worst entry is at
+// 0.02 to 0.05 of the tolerance (each case prints it). A wrong rule moves every entry
+// it touches by far more: half the L2 factor by K * lr * 0.5e-4 = 1e-4 of
+// every weight after K = 200 steps (the first case checks that the golden
+// with --l2=5e-5 is refused); docs/fidelity.md lists what else was tried.
+//
+// One thing float32 cannot promise: a ReLU input within rounding of zero
+// (golden.py prints the closest) may be on in one implementation and off in
+// the other, which moves that unit by one example's share of a step, up to
+// 1e-4 of its bias, and its neighbours after it. Measured here, sync with two
+// workers first flips at step 65 (unit 355); the cases stay below that.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <sstream>
+
+#include "data/batch_record.hpp"
+#include "model/shape.hpp"
+#include "runtime/checkpoint.hpp"
+#include "runtime/node.hpp"
+#include "npz_reader.hpp"
+#include "subprocess.hpp"
+#include "test_jobs.hpp"
+
+using namespace downpour;
+using downpour::testing::local_job;
+using downpour::testing::process;
+using downpour::testing::read_npz_array;
+using downpour::testing::temp_dir;
+using namespace std::chrono_literals;
+
+namespace {
+
+constexpr double relative_tolerance = 1e-5;
+
+// Runs a job in this process with its workers recording their batches into
+// record_dir.
+void run_recorded(const options& opts, const std::string& record_dir) {
+  ::setenv(record_batches_env, record_dir.c_str(), 1);
+  auto result = run_local(opts);
+  ::unsetenv(record_batches_env);
+  REQUIRE(result);
+  REQUIRE(result->summary.global_step == opts.last_step);
+}
+
+// `downpour export` of a checkpoint's parameters.
+std::string export_params(const std::string& checkpoint, const std::string& out) {
+  process p({DOWNPOUR_BINARY, "export", "--checkpoint=" + checkpoint, "--out=" + out}, out + ".log");
+  INFO(p.output());
+  REQUIRE(p.wait(60s) == 0);
+  return out;
+}
+
+// golden.py with args; its exit code and output.
+std::pair<int, std::string> run_golden(const temp_dir& dir, std::vector<std::string> args) {
+  args.insert(args.begin(), {DOWNPOUR_PYTHON, DOWNPOUR_SOURCE_DIR "/test/golden/golden.py",
+                             "--data-dir=" DOWNPOUR_DEFAULT_DATA_DIR});
+  static int runs = 0;
+  process p(args, dir / ("golden" + std::to_string(++runs) + ".log"));
+  int code = p.wait(600s);
+  return {code, p.output()};
+}
+
+struct deviation {
+  double worst_excess = 0.0;  // max |d - g| / (rtol * (|g| + rms)): > 1 fails
+  std::string where;          // the entry of worst_excess
+};
+
+double rms(const std::vector<float>& v) {
+  double sum = 0.0;
+  for (float x : v) sum += double(x) * x;
+  return std::sqrt(sum / static_cast<double>(v.size()));
+}
+
+void compare(const std::vector<float>& downpour, const std::string& npz, const std::string& suffix,
+             const model_shape& shape, deviation& d) {
+  for (const auto& v : shape.variables()) {
+    auto golden = read_npz_array(npz, v.name + suffix);
+    REQUIRE(golden.values.size() == v.size());
+    const double floor = rms(golden.values);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+      const double g = golden.values[i], x = downpour[v.offset + i];
+      const double excess = std::abs(x - g) / (relative_tolerance * (std::abs(g) + floor));
+      if (excess > d.worst_excess) {
+        d.worst_excess = excess;
+        d.where = v.name + suffix + "[" + std::to_string(i) + "]";
+      }
+    }
+  }
+}
+
+// How far the checkpoint is from the golden's parameters and shadows.
+deviation deviation_from(const checkpoint& c, const std::string& npz) {
+  deviation d;
+  compare(c.params, npz, "", c.shape, d);
+  compare(c.ema, npz, "/ExponentialMovingAverage", c.shape, d);
+  return d;
+}
+
+// Replays the records with golden.py and compares it with the checkpoint
+// after the last step; extra are golden.py's options for the job.
+deviation golden_deviation(const temp_dir& dir, const std::string& init,
+                           const std::vector<std::string>& segments, const std::string& final_ckpt,
+                           std::vector<std::string> extra) {
+  auto c = read_checkpoint(final_ckpt);
+  static int outputs = 0;
+  const std::string out = dir / ("golden" + std::to_string(++outputs) + ".npz");
+  extra.push_back("--init=" + init);
+  extra.push_back("--steps=" + std::to_string(c.global_step));
+  extra.push_back("--out=" + out);
+  for (const auto& s : segments) extra.push_back("--segment=" + s);
+  auto [code, output] = run_golden(dir, extra);
+  {
+    INFO(output);
+    REQUIRE(code == 0);
+  }
+  auto d = deviation_from(c, out);
+  MESSAGE(output << "worst entry " << d.where << " at " << d.worst_excess << " of the tolerance");
+  return d;
+}
+
+std::string ckpt(const std::string& dir, std::int64_t step) {
+  return dir + "/" + checkpoint_name(step);
+}
+
+// A job run from scratch with its batches recorded: what the golden needs.
+struct recorded_run {
+  std::string init;        // its step-0 parameters, exported
+  std::string records;     // the directory of its batch records
+  std::string final_ckpt;  // its checkpoint at the last step
+};
+
+recorded_run run_from_scratch(const options& opts, const temp_dir& dir) {
+  run_recorded(opts, dir / "batches");
+  return {export_params(ckpt(opts.checkpoint_dir, 0), dir / "init.npz"), dir / "batches",
+          ckpt(opts.checkpoint_dir, opts.last_step)};
+}
+
+}  // namespace
+
+TEST_CASE("one async worker without pipelining ends where the NumPy golden ends") {
+  temp_dir dir("golden-async");
+  auto opts = local_job(2, 1, 200, dir / "run");
+  opts.pipeline = false;
+  auto run = run_from_scratch(opts, dir);
+  CHECK(golden_deviation(dir, run.init, {run.records}, run.final_ckpt, {}).worst_excess <= 1.0);
+  // The tolerance tells a wrong L2 factor apart.
+  CHECK(golden_deviation(dir, run.init, {run.records}, run.final_ckpt, {"--l2=5e-5"})
+            .worst_excess > 1.0);
+}
+
+TEST_CASE("one pipelined async worker ends where the golden with one step of staleness ends") {
+  temp_dir dir("golden-pipeline");
+  auto opts = local_job(2, 1, 100, dir / "run");
+  opts.pipeline = true;
+  auto run = run_from_scratch(opts, dir);
+  CHECK(golden_deviation(dir, run.init, {run.records}, run.final_ckpt, {"--pipeline=on"})
+            .worst_excess <= 1.0);
+}
+
+TEST_CASE("sync with two workers aggregated ends where the NumPy golden ends") {
+  temp_dir dir("golden-sync");
+  auto opts = local_job(2, 2, 50, dir / "run");
+  opts.mode = train_mode::sync;
+  auto run = run_from_scratch(opts, dir);
+  CHECK(golden_deviation(dir, run.init, {run.records}, run.final_ckpt,
+                         {"--mode=sync", "--replicas=2"})
+            .worst_excess <= 1.0);
+}
+
+TEST_CASE("a run resumed from a checkpoint ends where the golden replaying both runs ends") {
+  temp_dir dir("golden-resume");
+  auto first = run_from_scratch(local_job(2, 1, 50, dir / "run"), dir);
+  // The same checkpoint dir: the second run restores step 50 and goes on.
+  auto second = local_job(2, 1, 100, dir / "run");
+  run_recorded(second, dir / "batches-second");
+  CHECK(golden_deviation(dir, first.init, {first.records, dir / "batches-second"},
+                         ckpt(second.checkpoint_dir, 100), {})
+            .worst_excess <= 1.0);
+}
