@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "actors/failure.hpp"
 #include "data/batcher.hpp"
 #include "model/mlp.hpp"
 #include "runtime/buffers.hpp"
@@ -317,6 +318,7 @@ void start(worker_pointer self) {
 }
 
 worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
+  end_on_exception(self);
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.workspace = std::make_unique<mlp_workspace>(st.cfg.shape, st.cfg.batch_size, st.cfg.l2);
