@@ -58,8 +58,11 @@ using worker_pointer = worker_actor::stateful_pointer<worker_state>;
 
 void advance(worker_pointer self);
 
+// A warning, not an error: the worker's exit reason goes to its node, which
+// rejoins (a lost peer) or ends with that reason as its one ERROR line.
 void fail(worker_pointer self, const char* what, const caf::error& err) {
-  self->state.cfg.log.error(std::string(what) + ": " + self->system().render(err));
+  self->state.cfg.log.warn("worker " + std::to_string(self->state.cfg.index) + " stops: " + what +
+                           ": " + self->system().render(err));
   self->quit(err);
 }
 

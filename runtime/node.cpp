@@ -159,12 +159,19 @@ caf::expected<job_result> run_local_tcp(const options& opts) {
     o.task = w;
     std::size_t slot = base.ps_hosts.size() + w;
     threads.emplace_back([o, &failures, &chief, slot, w] {
-      auto r = run_worker_node(o);
-      if (!r) failures[slot] = r.error();
-      else if (w == 0) chief = std::move(r);
+      // Thrown here, an error would end the process (std::terminate).
+      try {
+        auto r = run_worker_node(o);
+        if (!r) failures[slot] = r.error();
+        else if (w == 0) chief = std::move(r);
+      } catch (const std::exception& e) {
+        failures[slot] = make_node_error(errc::failed, e.what());
+      }
     });
   }
   for (auto& t : threads) t.join();
+  // The chief's reason first: the others only follow from it.
+  if (auto& f = failures[base.ps_hosts.size()]) return f;
   for (auto& f : failures)
     if (f) return f;
   return chief;

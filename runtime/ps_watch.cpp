@@ -48,7 +48,7 @@ class ps_watch {
     auto chief = reach_chief("restored this shard but cannot be reached");
     while (chief) {
       self_->monitor(*chief);
-      if (!chief_lost()) return outcome_;
+      if (!chief_lost() || shard_ended()) return outcome_;
       node_logger(opts_, role_kind::ps, opts_.task)
           .warn(chief_at() + " is gone; waiting up to " + seconds_text(opts_.connect_timeout_s) +
                 " for it to be started again");
@@ -93,14 +93,21 @@ class ps_watch {
   std::optional<supervisor_actor> reach_chief(const std::string& otherwise) {
     auto chief = connect_live<supervisor_actor>(sys_, opts_, opts_.worker_hosts[0], chief_name);
     if (chief) return *chief;
-    bool shard_gone = false;
-    self_->receive([&](caf::down_msg& dm) {
-                     shard_gone = true;
-                     outcome_ = unless_normal(dm.reason);
-                   },
-                   caf::after(std::chrono::milliseconds(0)) >> [] {});
-    if (!shard_gone) give_up(chief_at() + " " + otherwise + within());
+    if (!shard_ended()) give_up(chief_at() + " " + otherwise + within());
     return std::nullopt;
+  }
+
+  // True with outcome_ set if the shard's down message is here already (the
+  // chief may have stopped it with a reason before it went).
+  bool shard_ended() {
+    bool ended = false;
+    self_->receive(
+        [&](caf::down_msg& dm) {
+          ended = true;
+          outcome_ = unless_normal(dm.reason);
+        },
+        caf::after(std::chrono::milliseconds(0)) >> [] {});
+    return ended;
   }
 
   // True when the chief was lost (killed, or hung past --node-timeout);
