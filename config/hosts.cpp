@@ -51,10 +51,11 @@ std::set<std::string> addresses_of(const std::string& host) {
   if (::getaddrinfo(name.c_str(), nullptr, &hints, &list) == 0) {
     for (const addrinfo* a = list; a; a = a->ai_next) {
       char text[INET6_ADDRSTRLEN] = "";
-      const void* where =
-          a->ai_family == AF_INET
-              ? static_cast<const void*>(&reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr)
-              : static_cast<const void*>(&reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr);
+      const void* where = a->ai_family == AF_INET
+                              ? static_cast<const void*>(
+                                    &reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr)
+                              : static_cast<const void*>(
+                                    &reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr);
       if (::inet_ntop(a->ai_family, where, text, sizeof text)) found.insert(text);
     }
     ::freeaddrinfo(list);
@@ -80,9 +81,8 @@ void check_distinct_hosts(const std::vector<named_host>& nodes) {
       if (a.where.port == 0 || a.where.port != b.where.port) continue;
       if (!shared_address(resolved[j], resolved[i])) continue;
       throw config_error("config: " + b.option + " entry " + to_string(b.where) + " (" + b.node +
-                         ") is the same address as " + a.option + " entry " +
-                         to_string(a.where) + " (" + a.node +
-                         ") (expected its own host:port for every ps and worker)");
+                         ") is the same address as " + a.option + " entry " + to_string(a.where) +
+                         " (" + a.node + ") (expected its own host:port for every ps and worker)");
     }
   }
 }

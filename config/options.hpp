@@ -57,7 +57,7 @@ struct options {
   double save_checkpoint_secs = 60.0;  // 0: no timed checkpoints
   std::int64_t save_checkpoint_steps = 0;  // 0: no step-count checkpoints
   std::size_t keep_checkpoints = 5;
-  bool fresh = false;  // start from step 0; an earlier run's files are moved aside
+  bool fresh = false;           // start from step 0; an earlier run's files are moved aside
   std::string checkpoint_file;  // eval/inspect/export: one checkpoint file
   std::string out_file;         // export: the .npz to write
   bool export_ema = false;      // export: the moving averages instead of the raw weights

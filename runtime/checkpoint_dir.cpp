@@ -23,8 +23,8 @@ void make_writable_dir(const std::string& dir) {
   if (!fs::is_directory(dir, ec))
     throw checkpoint_error("checkpoint: --checkpoint-dir " + dir + " is not a directory");
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    throw checkpoint_error("checkpoint: cannot write into the checkpoint directory " + dir +
-                           " (" + std::strerror(errno) + "); choose another --checkpoint-dir");
+    throw checkpoint_error("checkpoint: cannot write into the checkpoint directory " + dir + " (" +
+                           std::strerror(errno) + "); choose another --checkpoint-dir");
 }
 
 // What an earlier run left that a fresh one would otherwise overwrite.

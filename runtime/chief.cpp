@@ -229,7 +229,8 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   else if (!start.restored)
     failure = save_now(self, epoch.helpers.saver, *start_step);  // the start checkpoint
   if (!failure)
-    failure = start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
+    failure =
+        start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
   std::optional<float> last_loss;  // none if nothing was trained
   while (!failure) {
     auto end = watch.await_end(self);
@@ -248,7 +249,8 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
     }
     epoch = std::move(*next);
     watch_helpers(watch, epoch.helpers);
-    failure = start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
+    failure =
+        start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
   }
   if (!failure && !at_end)
     failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one

@@ -18,9 +18,9 @@ std::shared_ptr<const mnist_data> load_training_data(const options& opts) {
   auto data = load_mnist(opts.data_dir, opts.validation_size);
   if (opts.batch_size > data->train.count)
     throw data_error("data: --batch-size=" + std::to_string(opts.batch_size) + " exceeds the " +
-                     std::to_string(data->train.count) + " training examples of " +
-                     opts.data_dir + " (--validation-size=" +
-                     std::to_string(opts.validation_size) + " are held out)");
+                     std::to_string(data->train.count) + " training examples of " + opts.data_dir +
+                     " (--validation-size=" + std::to_string(opts.validation_size) +
+                     " are held out)");
   return data;
 }
 

@@ -44,9 +44,9 @@ caf::behavior relay(relay_pointer self, supervisor_actor supervisor) {
         }
         st.waiting = rp;  // answered by whichever comes first
         self->request(st.supervisor, caf::infinite, end_atom_v)
-            .then([=](std::int64_t step,
-                      float loss) { answer(self, caf::make_message(step, loss)); },
-                  [=](caf::error& err) { answer(self, caf::make_message(std::move(err))); });
+            .then(
+                [=](std::int64_t step, float loss) { answer(self, caf::make_message(step, loss)); },
+                [=](caf::error& err) { answer(self, caf::make_message(std::move(err))); });
         return rp;
       },
   };

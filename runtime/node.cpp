@@ -119,9 +119,9 @@ caf::expected<job_result> run_local_inproc(const options& opts) {
   std::vector<shard_actor> shards;
   for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k)
     shards.push_back(spawn_parameter_shard(sys, shard_config_for(opts, k)));
-  auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator,
-                   const std::vector<shard_actor>& current)
-      -> caf::expected<std::vector<worker_actor>> {
+  auto start =
+      [&](supervisor_actor supervisor, coordinator_actor coordinator,
+          const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
     std::vector<worker_actor> workers;
     for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w) {
       workers.push_back(
@@ -162,8 +162,10 @@ caf::expected<job_result> run_local_tcp(const options& opts) {
       // Thrown here, an error would end the process (std::terminate).
       try {
         auto r = run_worker_node(o);
-        if (!r) failures[slot] = r.error();
-        else if (w == 0) chief = std::move(r);
+        if (!r)
+          failures[slot] = r.error();
+        else if (w == 0)
+          chief = std::move(r);
       } catch (const std::exception& e) {
         failures[slot] = make_node_error(errc::failed, e.what());
       }
@@ -297,9 +299,9 @@ caf::expected<job_result> run_worker_node(const options& opts,
   if (!shards) return shards.error();
   if (opts.task != 0) return run_non_chief(sys, opts, data, *shards);
   bool published = false;  // the supervisor outlives recoveries: published once
-  auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator,
-                   const std::vector<shard_actor>& current)
-      -> caf::expected<std::vector<worker_actor>> {
+  auto start =
+      [&](supervisor_actor supervisor, coordinator_actor coordinator,
+          const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
     if (!published) {
       auto port = publish_on(sys, opts, supervisor, opts.worker_hosts[0], "the chief (worker 0)");
       if (!port) return port.error();

@@ -81,8 +81,8 @@ class ps_watch {
                    [&](restore_atom, bool reached) {
                      came = reached;
                      if (!reached)
-                       give_up("no chief initialised this shard" + within() + " (is " +
-                               chief_at() + " running?)");
+                       give_up("no chief initialised this shard" + within() + " (is " + chief_at() +
+                               " running?)");
                    });
     caf::anon_send(probe, stop_atom_v);
     return came;

@@ -69,8 +69,8 @@ TEST_CASE("a directory where the newest checkpoint should be is skipped like a d
 
   process inspect({DOWNPOUR_BINARY, "inspect", "--checkpoint=" + newest}, dir / "inspect.log");
   CHECK(inspect.wait(30s) == 1);
-  CHECK(inspect.output() == "downpour: checkpoint: " + newest +
-                                ": not a regular file (a directory or a device)\n");
+  CHECK(inspect.output() ==
+        "downpour: checkpoint: " + newest + ": not a regular file (a directory or a device)\n");
 
   process resume(train(dir, {"--last-step=30"}), dir / "resume.log");
   CHECK(resume.wait(120s) == 0);
@@ -96,9 +96,8 @@ TEST_CASE("only damaged checkpoints: the job refuses to start, naming them, unle
   const auto out = refused.output();
   CAPTURE(out);
   CHECK(lines_in(out) == 1);
-  CHECK(out.find("worker:0 ERROR checkpoint: every checkpoint in " + dir.str() +
-                 " is damaged (" + dir / "model.ckpt-20" + ": checksum mismatch") !=
-        std::string::npos);
+  CHECK(out.find("worker:0 ERROR checkpoint: every checkpoint in " + dir.str() + " is damaged (" +
+                 dir / "model.ckpt-20" + ": checksum mismatch") != std::string::npos);
   for (const auto& f : files) CHECK(out.find(f + ": ") != std::string::npos);
   CHECK(out.find("give --fresh") != std::string::npos);
   for (std::size_t i = 0; i < files.size(); ++i) CHECK(read_bytes(files[i]) == damaged[i]);
@@ -107,8 +106,8 @@ TEST_CASE("only damaged checkpoints: the job refuses to start, naming them, unle
   CHECK(fresh.wait(120s) == 0);
   const auto fresh_out = fresh.output();
   CAPTURE(fresh_out);
-  CHECK(fresh_out.find("checkpoint: --fresh: moved 5 files of the earlier run into " +
-                       dir.str() + "/before-fresh-") != std::string::npos);
+  CHECK(fresh_out.find("checkpoint: --fresh: moved 5 files of the earlier run into " + dir.str() +
+                       "/before-fresh-") != std::string::npos);
   std::string aside;
   for (const auto& e : fs::directory_iterator(dir.str()))
     if (e.path().filename().string().rfind("before-fresh-", 0) == 0) aside = e.path().string();

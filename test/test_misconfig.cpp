@@ -23,9 +23,12 @@ namespace {
 std::vector<std::string> node_args(const std::string& role, const std::string& ps,
                                    const std::string& workers, const temp_dir& dir,
                                    std::vector<std::string> extra = {}) {
-  std::vector<std::string> a = {DOWNPOUR_BINARY,          "--role=" + role,
-                                "--ps-hosts=" + ps,       "--worker-hosts=" + workers,
-                                "--checkpoint-dir=" + dir.str(), "--quiet"};
+  std::vector<std::string> a = {DOWNPOUR_BINARY,
+                                "--role=" + role,
+                                "--ps-hosts=" + ps,
+                                "--worker-hosts=" + workers,
+                                "--checkpoint-dir=" + dir.str(),
+                                "--quiet"};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
@@ -48,9 +51,11 @@ TEST_CASE("a host:port named twice, in any spelling or role, is one config line 
     std::string ps, workers, first, second;
   };
   const std::vector<clash> clashes = {
-      {at(ports[0]) + "," + at(ports[0]), at(ports[1]), "--ps-hosts entry 127.0.0.1:" + p + " (ps 1)",
+      {at(ports[0]) + "," + at(ports[0]), at(ports[1]),
+       "--ps-hosts entry 127.0.0.1:" + p + " (ps 1)",
        "--ps-hosts entry 127.0.0.1:" + p + " (ps 0)"},
-      {at(ports[0]) + ",localhost:" + p, at(ports[1]), "--ps-hosts entry localhost:" + p + " (ps 1)",
+      {at(ports[0]) + ",localhost:" + p, at(ports[1]),
+       "--ps-hosts entry localhost:" + p + " (ps 1)",
        "--ps-hosts entry 127.0.0.1:" + p + " (ps 0)"},
       {at(ports[0]), at(ports[1]) + ",localhost:" + p,
        "--worker-hosts entry localhost:" + p + " (worker 1)",
@@ -86,10 +91,14 @@ TEST_CASE("sizes no data set can fill are one line before anything starts, in ev
       {{"--batch-size=55001", "--transport=tcp"}, "local", 1, too_big},
       {{"--batch-size=55001"}, "worker", 1, too_big},
       {{"--batch-size=55001"}, "reference", 1, too_big},
-      {{"--validation-size=60000"}, "local", 1,
+      {{"--validation-size=60000"},
+       "local",
+       1,
        "validation size 60000 takes all 60000 training examples, leaving none to train on"},
       {{"--validation-size=60000"}, "worker", 1, "leaving none to train on"},
-      {{"--batch-size=4294967296"}, "local", 2,
+      {{"--batch-size=4294967296"},
+       "local",
+       2,
        "downpour: config: --batch-size=4294967296 is out of range (expected an integer from 1 "
        "to 4294967295)"},
       {{"--batch-size=4294967296"}, "ps", 2, "downpour: config: --batch-size=4294967296"},
@@ -118,13 +127,15 @@ TEST_CASE("a ps that no chief ever reaches exits 1 after --connect-timeout, sayi
   const auto out = ps.output();
   CAPTURE(out);
   CHECK(out.find("ps:0 ERROR no chief initialised this shard within 2 s (is the chief (worker "
-                 "0) at " + at(ports[1]) + " running?); this ps stops") != std::string::npos);
+                 "0) at " +
+                 at(ports[1]) + " running?); this ps stops") != std::string::npos);
 }
 
 TEST_CASE("a ps whose chief is killed and not started again exits 1 after --connect-timeout") {
   temp_dir dir("chief-gone");
-  auto c = make_cluster(1, 1, dir, {"--last-step=1000000", "--log-every=100",
-                                    "--save-checkpoint-secs=0", "--connect-timeout=3"});
+  auto c = make_cluster(1, 1, dir,
+                        {"--last-step=1000000", "--log-every=100", "--save-checkpoint-secs=0",
+                         "--connect-timeout=3"});
   process ps(c.node("ps", 0), dir / "ps.log");
   process chief(c.node("worker", 0), dir / "w0.log");
   REQUIRE(chief.wait_for_output("global_step:", 120s));
@@ -146,11 +157,12 @@ TEST_CASE("an exception inside an actor of the chief's process ends the job with
   node_config cfg{opts};
   caf::actor_system sys{cfg};
   std::vector<shard_actor> shards{spawn_parameter_shard(
-      sys, shard_config{0, cluster_fingerprint(opts), schedule_for(opts), opts.ema_decay, opts.last_step, opts.mode, 1,
-                        opts.wire, node_logger(opts, role_kind::ps, 0)})};
+      sys,
+      shard_config{0, cluster_fingerprint(opts), schedule_for(opts), opts.ema_decay, opts.last_step,
+                   opts.mode, 1, opts.wire, node_logger(opts, role_kind::ps, 0)})};
   // A worker that throws when told to start, as any handler might.
-  auto start = [&](supervisor_actor, coordinator_actor, const std::vector<shard_actor>&)
-      -> caf::expected<std::vector<worker_actor>> {
+  auto start = [&](supervisor_actor, coordinator_actor,
+                   const std::vector<shard_actor>&) -> caf::expected<std::vector<worker_actor>> {
     auto faulty = sys.spawn([](worker_actor::pointer self) -> worker_actor::behavior_type {
       end_on_exception(self);
       return {[](start_atom) { throw std::runtime_error("injected fault"); }};
