@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "actors/failure.hpp"
 #include "runtime/checkpoint.hpp"
 #include "runtime/placement.hpp"
 
@@ -131,6 +132,7 @@ void watch_steps(saver_pointer self, std::int64_t from) {
 }
 
 saver_actor::behavior_type checkpoint_saver(saver_pointer self, saver_config cfg) {
+  end_on_exception(self);
   self->state.cfg = std::move(cfg);
   schedule_tick(self);
   watch_steps(self, self->state.cfg.start_step);

@@ -1,5 +1,6 @@
 #include "actors/evaluator.hpp"
 
+#include "actors/failure.hpp"
 #include "model/mlp.hpp"
 #include "runtime/placement.hpp"
 
@@ -60,6 +61,7 @@ void evaluate_at(evaluator_pointer self, std::int64_t step) {
 
 evaluator_actor::behavior_type evaluator(evaluator_pointer self, evaluator_config cfg,
                                          std::int64_t start_step) {
+  end_on_exception(self);
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.params.resize(st.cfg.shape.size());

@@ -124,6 +124,7 @@ enum class errc : std::uint8_t {
   stopped,              // the job is over
   unreachable,          // a peer could not be reached or listened for
   recovering,           // a ps went down: no tickets until every shard is restored
+  failed,               // an exception ended an actor; the context is its message
 };
 
 std::string to_string(errc x);

@@ -5,6 +5,7 @@
 #include <optional>
 #include <utility>
 
+#include "actors/failure.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/sync_rule.hpp"
 
@@ -284,6 +285,7 @@ caf::result<shard_snapshot> on_snapshot_at(shard_pointer self, std::int64_t step
 }
 
 shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg) {
+  end_on_exception(self);
   self->state.cfg = std::move(cfg);
   return {
       [=](hello_atom, const std::string& fp) { return on_hello(self, fp); },

@@ -4,6 +4,7 @@
 #include <memory>
 #include <set>
 
+#include "actors/failure.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/status_text.hpp"
 
@@ -231,6 +232,7 @@ caf::result<std::int64_t, float> on_end(supervisor_pointer self) {
 }
 
 supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervisor_config cfg) {
+  end_on_exception(self);
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.granted = st.cfg.start_step;

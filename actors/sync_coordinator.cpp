@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "actors/failure.hpp"
 #include "runtime/sync_rule.hpp"
 
 namespace downpour {
@@ -93,6 +94,7 @@ caf::result<std::int64_t> on_clock(coordinator_pointer self, std::uint32_t worke
 }
 
 coordinator_actor::behavior_type sync_coordinator(coordinator_pointer self, coordinator_config cfg) {
+  end_on_exception(self);
   self->state.cfg = std::move(cfg);
   self->set_down_handler([=](caf::down_msg& dm) {
     auto& st = self->state;

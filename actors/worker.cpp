@@ -4,6 +4,7 @@
 #include <optional>
 #include <utility>
 
+#include "actors/failure.hpp"
 #include "data/batch_record.hpp"
 #include "data/batcher.hpp"
 #include "model/mlp.hpp"
@@ -59,8 +60,11 @@ using worker_pointer = worker_actor::stateful_pointer<worker_state>;
 
 void advance(worker_pointer self);
 
+// A warning, not an error: the worker's exit reason goes to its node, which
+// rejoins (a lost peer) or ends with that reason as its one ERROR line.
 void fail(worker_pointer self, const char* what, const caf::error& err) {
-  self->state.cfg.log.error(std::string(what) + ": " + self->system().render(err));
+  self->state.cfg.log.warn("worker " + std::to_string(self->state.cfg.index) + " stops: " + what +
+                           ": " + self->system().render(err));
   self->quit(err);
 }
 
@@ -335,6 +339,7 @@ void start(worker_pointer self) {
 }
 
 worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
+  end_on_exception(self);
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.workspace = std::make_unique<mlp_workspace>(st.cfg.shape, st.cfg.batch_size, st.cfg.l2);

@@ -7,12 +7,16 @@ namespace downpour {
 namespace config_detail {
 namespace {
 
+// An IDX file counts its examples in 32 bits: no data set holds more, so a
+// larger batch or validation split is refused before any data is read.
+constexpr long long max_examples = 4294967295LL;
+
 options read_files_and_model(options o, const raw_values& raw) {
   o.config_file = read_text(raw, "config", o.config_file);
   o.data_dir = read_text(raw, "data-dir", o.data_dir);
   o.checkpoint_dir = read_text(raw, "checkpoint-dir", o.checkpoint_dir);
-  o.validation_size = read_integer(raw, "validation-size", o.validation_size, 0);
-  o.batch_size = read_integer(raw, "batch-size", o.batch_size, 1);
+  o.validation_size = read_integer(raw, "validation-size", o.validation_size, 0, max_examples);
+  o.batch_size = read_integer(raw, "batch-size", o.batch_size, 1, max_examples);
   o.hidden_units = read_integer(raw, "hidden-units", o.hidden_units, 1);
   o.learning_rate = read_real(raw, "learning-rate", o.learning_rate, positive);
   o.lr_decay_rate = read_real(raw, "lr-decay-rate", o.lr_decay_rate, decay_rate);
@@ -28,6 +32,7 @@ options read_files_and_model(options o, const raw_values& raw) {
       read_real(raw, "save-checkpoint-secs", o.save_checkpoint_secs, non_negative);
   o.save_checkpoint_steps = read_integer(raw, "save-checkpoint-steps", o.save_checkpoint_steps, 0);
   o.keep_checkpoints = read_integer(raw, "keep-checkpoints", o.keep_checkpoints, 1);
+  o.fresh = read_flag(raw, "fresh", o.fresh);
   o.checkpoint_file = read_text(raw, "checkpoint", o.checkpoint_file);
   o.out_file = read_text(raw, "out", o.out_file);
   o.export_ema = read_flag(raw, "ema", o.export_ema);
@@ -56,6 +61,19 @@ options read_cluster(options o, const raw_values& raw) {
   return o;
 }
 
+std::vector<named_host> named_hosts(const options& o, const raw_values& raw) {
+  std::vector<named_host> nodes;
+  auto add = [&](const std::vector<host_port>& list, const std::string& name, const char* role) {
+    const raw_value* v = find(raw, name);
+    const std::string option = v ? label(*v, name) : "--" + name;
+    for (std::size_t k = 0; k < list.size(); ++k)
+      nodes.push_back({list[k], option, role + std::to_string(k)});
+  };
+  add(o.ps_hosts, "ps-hosts", "ps ");
+  add(o.worker_hosts, "worker-hosts", "worker ");
+  return nodes;
+}
+
 // Limits that depend on another option; the error names the option whose
 // value is out of range and says which list bounds it.
 void check_cluster(const options& o, const raw_values& raw) {
@@ -70,6 +88,7 @@ void check_cluster(const options& o, const raw_values& raw) {
       bad_value(value_of("task", o.task), "task", "is out of range",
                 integer_expectation(0, static_cast<long long>(hosts) - 1) + " for " +
                     std::to_string(hosts) + (ps ? " --ps-hosts" : " --worker-hosts"));
+    check_distinct_hosts(named_hosts(o, raw));
   }
 }
 

@@ -1,6 +1,12 @@
 // Host lists in TensorFlow's ClusterSpec flag format: "host:port,host:port".
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <sys/socket.h>
+
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <set>
 
 #include "config/options.hpp"
 
@@ -28,7 +34,58 @@ std::optional<host_port> parse_entry(const std::string& entry) {
   return host_port{host, static_cast<std::uint16_t>(value)};
 }
 
+// The addresses a host name stands for; the name itself (lower case, no
+// brackets) when it does not resolve here, so that two spellings of one
+// unresolvable name still compare equal.
+std::set<std::string> addresses_of(const std::string& host) {
+  std::string name = host;
+  if (name.size() > 2 && name.front() == '[' && name.back() == ']')
+    name = name.substr(1, name.size() - 2);
+  std::transform(name.begin(), name.end(), name.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  std::set<std::string> found;
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* list = nullptr;
+  if (::getaddrinfo(name.c_str(), nullptr, &hints, &list) == 0) {
+    for (const addrinfo* a = list; a; a = a->ai_next) {
+      char text[INET6_ADDRSTRLEN] = "";
+      const void* where = a->ai_family == AF_INET
+                              ? static_cast<const void*>(
+                                    &reinterpret_cast<const sockaddr_in*>(a->ai_addr)->sin_addr)
+                              : static_cast<const void*>(
+                                    &reinterpret_cast<const sockaddr_in6*>(a->ai_addr)->sin6_addr);
+      if (::inet_ntop(a->ai_family, where, text, sizeof text)) found.insert(text);
+    }
+    ::freeaddrinfo(list);
+  }
+  if (found.empty()) found.insert(name);
+  return found;
+}
+
+bool shared_address(const std::set<std::string>& a, const std::set<std::string>& b) {
+  return std::any_of(a.begin(), a.end(), [&](const std::string& x) { return b.count(x) > 0; });
+}
+
 }  // namespace
+
+void check_distinct_hosts(const std::vector<named_host>& nodes) {
+  std::vector<std::set<std::string>> resolved;
+  for (const auto& n : nodes) resolved.push_back(addresses_of(n.where.host));
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (std::size_t j = 0; j < i; ++j) {
+      const auto& a = nodes[j];
+      const auto& b = nodes[i];
+      // Port 0 asks for an ephemeral port: each such node gets its own.
+      if (a.where.port == 0 || a.where.port != b.where.port) continue;
+      if (!shared_address(resolved[j], resolved[i])) continue;
+      throw config_error("config: " + b.option + " entry " + to_string(b.where) + " (" + b.node +
+                         ") is the same address as " + a.option + " entry " + to_string(a.where) +
+                         " (" + a.node + ") (expected its own host:port for every ps and worker)");
+    }
+  }
+}
 
 std::vector<host_port> parse_host_list(const std::string& text, const std::string& option_name) {
   if (trim(text).empty())

@@ -45,6 +45,9 @@ std::vector<option_spec> file_and_model_specs(const options& d) {
       {"save-checkpoint-steps", "N", text_of(d.save_checkpoint_steps),
        "global steps between checkpoints; 0 turns them off"},
       {"keep-checkpoints", "N", text_of(d.keep_checkpoints), "newest checkpoints kept"},
+      {"fresh", "", d.fresh ? "true" : "false",
+       "start from step 0 although --checkpoint-dir holds an earlier run: its files are moved "
+       "into a before-fresh-TIME subdirectory, never deleted (switch)"},
       {"checkpoint", "FILE", "",
        "eval, inspect, export: the checkpoint file (default: newest in --checkpoint-dir)"},
       {"out", "FILE", "", "export: the .npz file to write"},

@@ -57,6 +57,7 @@ struct options {
   double save_checkpoint_secs = 60.0;  // 0: no timed checkpoints
   std::int64_t save_checkpoint_steps = 0;  // 0: no step-count checkpoints
   std::size_t keep_checkpoints = 5;
+  bool fresh = false;           // start from step 0; an earlier run's files are moved aside
   std::string checkpoint_file;  // eval/inspect/export: one checkpoint file
   std::string out_file;         // export: the .npz to write
   bool export_ema = false;      // export: the moving averages instead of the raw weights
@@ -114,5 +115,16 @@ std::string to_string(const std::vector<host_port>& hosts);
 // "host:port,host:port" -> list; throws config_error naming the bad entry.
 // option_name is quoted as given in the message, e.g. "--ps-hosts".
 std::vector<host_port> parse_host_list(const std::string& text, const std::string& option_name);
+
+// One entry of the host lists, as messages name it.
+struct named_host {
+  host_port where;
+  std::string option;  // "--ps-hosts", or "FILE: ps-hosts" for a config file
+  std::string node;    // "ps 1", "worker 0"
+};
+
+// Two nodes on one host:port (after resolving names, so localhost:P and
+// 127.0.0.1:P clash) cannot both listen: throws config_error naming both.
+void check_distinct_hosts(const std::vector<named_host>& nodes);
 
 }  // namespace downpour

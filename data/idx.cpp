@@ -219,6 +219,12 @@ std::shared_ptr<const mnist_data> load_mnist(const std::string& dir, std::size_t
                      std::to_string(validation_size) + " exceeds the " +
                      std::to_string(full_train.count) + " training examples");
   }
+  if (validation_size == full_train.count) {
+    throw data_error("data: " + train_images + ": validation size " +
+                     std::to_string(validation_size) + " takes all " +
+                     std::to_string(full_train.count) +
+                     " training examples, leaving none to train on");
+  }
 
   auto data = std::make_shared<mnist_data>();
   data->num_classes = 1 + std::size_t{std::max(max_label(full_train), max_label(test))};

@@ -40,7 +40,8 @@ struct mnist_data {
 image_set load_idx_pair(const std::string& images_path, const std::string& labels_path);
 
 // Loads train-* and t10k-* from dir, each as NAME or NAME.gz, and holds out the
-// first validation_size training examples. Throws data_error.
+// first validation_size training examples; at least one must be left to
+// train on. Throws data_error.
 std::shared_ptr<const mnist_data> load_mnist(const std::string& dir,
                                              std::size_t validation_size);
 

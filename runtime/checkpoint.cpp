@@ -268,6 +268,12 @@ std::optional<found_checkpoint> find_newest_checkpoint(const std::string& dir,
   return std::nullopt;
 }
 
+std::vector<std::string> checkpoint_files(const std::string& dir) {
+  std::vector<std::string> paths;
+  for (const auto& name : read_history(dir).names) paths.push_back((fs::path(dir) / name).string());
+  return paths;
+}
+
 std::optional<checkpoint> load_newest_checkpoint(const std::string& dir, std::ostream& warnings) {
   auto found = find_newest_checkpoint(dir, warnings);
   if (!found) return std::nullopt;

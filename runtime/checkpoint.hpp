@@ -124,6 +124,10 @@ std::optional<found_checkpoint> find_newest_checkpoint(const std::string& dir,
                                                        std::ostream& warnings);
 std::optional<checkpoint> load_newest_checkpoint(const std::string& dir, std::ostream& warnings);
 
+// The paths of every model.ckpt-* entry of dir (readable or not), oldest
+// first, as find_newest_checkpoint orders them; empty when there is none.
+std::vector<std::string> checkpoint_files(const std::string& dir);
+
 // Refuses a checkpoint of another model: "checkpoint: FILE holds a 784-300-10
 // model but this job is 784-500-10".
 void check_shape(const checkpoint& c, const model_shape& expected, const std::string& path);

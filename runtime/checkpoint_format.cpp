@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -78,6 +79,10 @@ std::string encode_payload(const checkpoint& c) {
 }
 
 std::string read_whole_file(const std::string& path) {
+  // A directory opens and "seeks" to a huge size: refuse anything but a file.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    fail(path, "not a regular file (a directory or a device)");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
   const std::streamoff size = in.tellg();

@@ -9,8 +9,10 @@
 #include "actors/sync_coordinator.hpp"
 #include "model/mlp.hpp"
 #include "runtime/checkpoint.hpp"
+#include "runtime/checkpoint_dir.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
+#include "runtime/job_watch.hpp"
 #include "runtime/log.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/restore.hpp"
@@ -79,16 +81,6 @@ caf::error save_now(caf::scoped_actor& self, const saver_actor& saver, std::int6
   return failure;
 }
 
-// The supervisor's answer once every shard stands at the last step.
-caf::expected<std::pair<std::int64_t, float>> await_end(caf::scoped_actor& self,
-                                                        const supervisor_actor& supervisor) {
-  caf::expected<std::pair<std::int64_t, float>> end{caf::make_error(errc::stopped)};
-  self->request(supervisor, caf::infinite, end_atom_v)
-      .receive([&](std::int64_t s, float loss) { end = std::make_pair(s, loss); },
-               [&](caf::error& err) { end = std::move(err); });
-  return end;
-}
-
 void finish_summary(job_result& r, const model_shape& shape, const mnist_data& data, double wall,
                     std::int64_t start_step) {
   auto& sum = r.summary;
@@ -125,6 +117,22 @@ evaluator_actor spawn_evaluator_for(caf::actor_system& sys, const options& opts,
   return spawn_evaluator(
       sys, evaluator_config{shards, shape, data, opts.eval_every, opts.last_step, supervisor},
       step);
+}
+
+void watch_helpers(job_watch& watch, const chief_helpers& h) {
+  watch.watch(h.coordinator);
+  watch.watch(h.saver);
+  watch.watch(h.evaluator);
+}
+
+// Starts the workers and watches them.
+caf::error start_watched(job_watch& watch, const start_workers_fn& start_workers,
+                         const supervisor_actor& supervisor, const coordinator_actor& coordinator,
+                         const std::vector<shard_actor>& shards) {
+  auto workers = start_workers(supervisor, coordinator, shards);
+  if (!workers) return workers.error();
+  for (const auto& w : *workers) watch.watch(w);
+  return caf::none;
 }
 
 void stop_helpers(const chief_helpers& h) {
@@ -183,9 +191,10 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                                     std::vector<shard_actor> shards,
                                     const start_workers_fn& start_workers) {
   const model_shape shape = shape_for(opts, *data);
+  const logger log = node_logger(opts, role_kind::worker, 0);
+  prepare_checkpoint_dir(opts, log);
   if (auto err = check_peers(sys, opts, shards)) return err;
   caf::scoped_actor self{sys};
-  const logger log = node_logger(opts, role_kind::worker, 0);
   const start_state start = restore_or_init(opts, shape, log);
   auto start_step = restore_shards(sys, opts, shape, start, shards);
   if (!start_step) return start_step.error();
@@ -204,6 +213,9 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
   epoch.helpers.evaluator =
       spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
+  job_watch watch{sys, supervisor};
+  watch_helpers(watch, epoch.helpers);
+  for (const auto& s : shards) watch.watch(s);  // a local job's
   auto shut_down = [&] {
     for (auto& s : epoch.shards) self->send(s, stop_atom_v);
     stop_helpers(epoch.helpers);
@@ -216,12 +228,14 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
              "; nothing to train");
   else if (!start.restored)
     failure = save_now(self, epoch.helpers.saver, *start_step);  // the start checkpoint
-  if (!failure) failure = start_workers(supervisor, epoch.helpers.coordinator, epoch.shards);
-  float last_loss = 0.0f;
+  if (!failure)
+    failure =
+        start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
+  std::optional<float> last_loss;  // none if nothing was trained
   while (!failure) {
-    auto end = await_end(self, supervisor);
+    auto end = watch.await_end(self);
     if (end) {
-      last_loss = end->second;
+      if (!at_end) last_loss = end->second;
       break;
     }
     if (end.error() != errc::recovering) {
@@ -234,7 +248,9 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
       break;
     }
     epoch = std::move(*next);
-    failure = start_workers(supervisor, epoch.helpers.coordinator, epoch.shards);
+    watch_helpers(watch, epoch.helpers);
+    failure =
+        start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
   }
   if (!failure && !at_end)
     failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one

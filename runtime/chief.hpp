@@ -14,9 +14,10 @@
 namespace downpour {
 
 // Starts the workers of the chief's process (again after a recovery, with
-// the new shard handles).
-using start_workers_fn =
-    std::function<caf::error(supervisor_actor, coordinator_actor, const std::vector<shard_actor>&)>;
+// the new shard handles) and returns them, so that the chief ends the job
+// when one of them fails.
+using start_workers_fn = std::function<caf::expected<std::vector<worker_actor>>(
+    supervisor_actor, coordinator_actor, const std::vector<shard_actor>&)>;
 
 caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                                     std::shared_ptr<const mnist_data> data,

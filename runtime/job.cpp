@@ -14,6 +14,16 @@ model_shape shape_for(const options& opts, const mnist_data& data) {
   return model_shape{data.input_size(), opts.hidden_units, data.num_classes};
 }
 
+std::shared_ptr<const mnist_data> load_training_data(const options& opts) {
+  auto data = load_mnist(opts.data_dir, opts.validation_size);
+  if (opts.batch_size > data->train.count)
+    throw data_error("data: --batch-size=" + std::to_string(opts.batch_size) + " exceeds the " +
+                     std::to_string(data->train.count) + " training examples of " + opts.data_dir +
+                     " (--validation-size=" + std::to_string(opts.validation_size) +
+                     " are held out)");
+  return data;
+}
+
 lr_schedule schedule_for(const options& opts) {
   return lr_schedule{opts.learning_rate, opts.lr_decay_rate, opts.lr_decay_steps,
                      opts.lr_staircase};
@@ -37,23 +47,35 @@ std::string step_log_line(std::int64_t global_step, std::int64_t step, float los
   return out.str();
 }
 
+namespace {
+
+// The loss with the given precision, or `none` (nothing trained, so no loss).
+std::string loss_text(const run_summary& s, const char* none, int digits) {
+  if (!s.loss) return none;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(*s.loss));
+  return buf;
+}
+
+}  // namespace
+
 std::string final_line(const run_summary& s) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
-                "final: global_step=%lld loss=%.6g test_accuracy=%.4f ema_test_accuracy=%.4f "
+                "final: global_step=%lld loss=%s test_accuracy=%.4f ema_test_accuracy=%.4f "
                 "wall_s=%.3f steps_per_s=%.2f",
-                static_cast<long long>(s.global_step), s.loss, s.test_accuracy,
-                s.ema_test_accuracy, s.wall_s, s.steps_per_s);
+                static_cast<long long>(s.global_step), loss_text(s, "none", 6).c_str(),
+                s.test_accuracy, s.ema_test_accuracy, s.wall_s, s.steps_per_s);
   return buf;
 }
 
 std::string summary_json(const run_summary& s) {
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "{\"global_step\": %lld, \"loss\": %.9g, \"test_accuracy\": %.6f, "
+                "{\"global_step\": %lld, \"loss\": %s, \"test_accuracy\": %.6f, "
                 "\"ema_test_accuracy\": %.6f, \"wall_s\": %.3f, \"steps_per_s\": %.3f}\n",
-                static_cast<long long>(s.global_step), s.loss, s.test_accuracy,
-                s.ema_test_accuracy, s.wall_s, s.steps_per_s);
+                static_cast<long long>(s.global_step), loss_text(s, "null", 9).c_str(),
+                s.test_accuracy, s.ema_test_accuracy, s.wall_s, s.steps_per_s);
   return buf;
 }
 

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
+#include <optional>
 #include <string>
 
 #include "config/options.hpp"
@@ -14,6 +16,12 @@
 namespace downpour {
 
 model_shape shape_for(const options& opts, const mnist_data& data);
+
+// The data set of a training node: --data-dir with --validation-size held
+// out, and a training split that can fill a --batch-size batch. Checked
+// before any actor starts, so that a size no worker could train on is one
+// data error line, not an exception in every worker. Throws data_error.
+std::shared_ptr<const mnist_data> load_training_data(const options& opts);
 lr_schedule schedule_for(const options& opts);
 
 // replicas_to_aggregate with 0 resolved to the number of workers.
@@ -28,7 +36,7 @@ std::string step_log_line(std::int64_t global_step, std::int64_t step, float los
 
 struct run_summary {
   std::int64_t global_step = 0;
-  float loss = 0.0f;
+  std::optional<float> loss;  // none when nothing was trained (the job was at its last step)
   double test_accuracy = 0.0;
   double ema_test_accuracy = 0.0;
   double wall_s = 0.0;

@@ -13,6 +13,7 @@
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/placement.hpp"
+#include "runtime/ps_watch.hpp"
 #include "runtime/sync_rule.hpp"
 #include "runtime/tls_guard.hpp"
 
@@ -124,20 +125,22 @@ void report_final(const options& opts, const run_summary& summary, const logger&
 namespace {
 
 caf::expected<job_result> run_local_inproc(const options& opts) {
-  auto data = load_mnist(opts.data_dir, opts.validation_size);
+  auto data = load_training_data(opts);
   node_config cfg{opts};
   caf::actor_system sys{cfg};
   std::vector<shard_actor> shards;
   for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k)
     shards.push_back(spawn_parameter_shard(sys, shard_config_for(opts, k)));
-  auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator,
-                   const std::vector<shard_actor>& current) -> caf::error {
+  auto start =
+      [&](supervisor_actor supervisor, coordinator_actor coordinator,
+          const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
+    std::vector<worker_actor> workers;
     for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w) {
-      auto worker =
-          spawn_worker(sys, worker_config_for(opts, w, data, current, supervisor, coordinator));
-      caf::anon_send(worker, start_atom_v);
+      workers.push_back(
+          spawn_worker(sys, worker_config_for(opts, w, data, current, supervisor, coordinator)));
+      caf::anon_send(workers.back(), start_atom_v);
     }
-    return caf::none;
+    return workers;
   };
   return run_chief(sys, opts, data, shards, start);
 }
@@ -168,12 +171,21 @@ caf::expected<job_result> run_local_tcp(const options& opts) {
     o.task = w;
     std::size_t slot = base.ps_hosts.size() + w;
     threads.emplace_back([o, &failures, &chief, slot, w] {
-      auto r = run_worker_node(o);
-      if (!r) failures[slot] = r.error();
-      else if (w == 0) chief = std::move(r);
+      // Thrown here, an error would end the process (std::terminate).
+      try {
+        auto r = run_worker_node(o);
+        if (!r)
+          failures[slot] = r.error();
+        else if (w == 0)
+          chief = std::move(r);
+      } catch (const std::exception& e) {
+        failures[slot] = make_node_error(errc::failed, e.what());
+      }
     });
   }
   for (auto& t : threads) t.join();
+  // The chief's reason first: the others only follow from it.
+  if (auto& f = failures[base.ps_hosts.size()]) return f;
   for (auto& f : failures)
     if (f) return f;
   return chief;
@@ -269,7 +281,10 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
 }  // namespace
 
 caf::expected<job_result> run_local(const options& opts) {
-  if (opts.transport == transport_kind::tcp) return run_local_tcp(opts);
+  if (opts.transport == transport_kind::tcp) {
+    load_training_data(opts);  // bad sizes fail here, not in every node's thread
+    return run_local_tcp(opts);
+  }
   return run_local_inproc(opts);
 }
 
@@ -283,21 +298,22 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const listening_cal
     return port.error();
   }
   if (on_listening) on_listening(*port);
-  if (auto err = wait_for(sys, caf::actor_cast<caf::actor>(shard))) return err;
+  if (auto err = serve_while_led(sys, opts, shard)) return err;
   return opts.last_step;
 }
 
 caf::expected<job_result> run_worker_node(const options& opts,
                                           const listening_callback& on_listening) {
-  auto data = load_mnist(opts.data_dir, opts.validation_size);
+  auto data = load_training_data(opts);
   node_config cfg{opts};
   caf::actor_system sys{cfg};
   auto shards = connect_shards(sys, opts);
   if (!shards) return shards.error();
   if (opts.task != 0) return run_non_chief(sys, opts, data, *shards);
   bool published = false;  // the supervisor outlives recoveries: published once
-  auto start = [&](supervisor_actor supervisor, coordinator_actor coordinator,
-                   const std::vector<shard_actor>& current) -> caf::error {
+  auto start =
+      [&](supervisor_actor supervisor, coordinator_actor coordinator,
+          const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
     if (!published) {
       auto port = publish_on(sys, opts, supervisor, opts.worker_hosts[0], "the chief (worker 0)");
       if (!port) return port.error();
@@ -307,7 +323,7 @@ caf::expected<job_result> run_worker_node(const options& opts,
     auto worker =
         spawn_worker(sys, worker_config_for(opts, 0, data, current, supervisor, coordinator));
     caf::anon_send(worker, start_atom_v);
-    return caf::none;
+    return std::vector<worker_actor>{worker};
   };
   return run_chief(sys, opts, data, *shards, start);
 }

@@ -55,6 +55,15 @@ inline std::int64_t restored_step(const std::string& text) {
   return std::regex_search(text, m, restored) ? std::stoll(m[1]) : -1;
 }
 
+// How many ERROR lines a node's output holds: a failure is one line, never
+// repeated by the actor that met it and by its node.
+inline std::size_t error_lines(const std::string& text) {
+  std::size_t n = 0;
+  for (auto at = text.find(" ERROR "); at != std::string::npos; at = text.find(" ERROR ", at + 1))
+    ++n;
+  return n;
+}
+
 inline double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }

@@ -174,13 +174,14 @@ TEST_CASE("a missing config file is an error naming it") {
 
 TEST_CASE("bad values give one line naming the option, the value and what was expected") {
   CHECK(error_of({"--batch-size=0"}) ==
-        "config: --batch-size=0 is out of range (expected an integer >= 1)");
+        "config: --batch-size=0 is out of range (expected an integer from 1 to 4294967295)");
   CHECK(error_of({"--batch-size=abc"}) ==
-        "config: --batch-size=abc is not valid (expected an integer >= 1)");
+        "config: --batch-size=abc is not valid (expected an integer from 1 to 4294967295)");
   CHECK(error_of({"--batch-size=-1"}) ==
-        "config: --batch-size=-1 is out of range (expected an integer >= 1)");
+        "config: --batch-size=-1 is out of range (expected an integer from 1 to 4294967295)");
   CHECK(error_of({"--batch-size=99999999999999999999"}) ==
-        "config: --batch-size=99999999999999999999 is out of range (expected an integer >= 1)");
+        "config: --batch-size=99999999999999999999 is out of range (expected an integer from 1 to "
+        "4294967295)");
   CHECK(error_of({"--mode=foo"}) == "config: --mode=foo is not valid (expected async|sync|ssp)");
   CHECK(error_of({"--role=chief"}) ==
         "config: --role=chief is not valid (expected local|ps|worker|reference)");
@@ -210,7 +211,8 @@ TEST_CASE("bad values give one line naming the option, the value and what was ex
 TEST_CASE("a bad value in the config file names the file") {
   temp_ini ini("downpour-bad-value", "batch-size = 0\n");
   CHECK(error_of({"--config", ini.str()}) ==
-        "config: " + ini.str() + ": batch-size=0 is out of range (expected an integer >= 1)");
+        "config: " + ini.str() +
+            ": batch-size=0 is out of range (expected an integer from 1 to 4294967295)");
 }
 
 TEST_CASE("malformed host lists name the bad entry") {
@@ -400,6 +402,48 @@ TEST_CASE("a node gets one scheduler thread more than its workers, at least two,
   CHECK(default_scheduler_threads(o, 16) == 4);
   o.role = role_kind::ps;
   CHECK(default_scheduler_threads(o, 2) == 2);
+}
+
+TEST_CASE("two nodes on one host:port are refused after resolving names, naming both entries") {
+  const std::vector<std::string> ps = {"--role=ps", "--worker-hosts=127.0.0.1:3000"};
+  auto with = [&](std::string hosts) {
+    auto args = ps;
+    args.push_back(std::move(hosts));
+    return error_of(args);
+  };
+  CHECK(with("--ps-hosts=127.0.0.1:2000,127.0.0.1:2000") ==
+        "config: --ps-hosts entry 127.0.0.1:2000 (ps 1) is the same address as --ps-hosts entry "
+        "127.0.0.1:2000 (ps 0) (expected its own host:port for every ps and worker)");
+  CHECK(
+      with("--ps-hosts=127.0.0.1:2000,LocalHost:2000")
+          .find("config: --ps-hosts entry LocalHost:2000 (ps 1) is the same address as --ps-hosts "
+                "entry 127.0.0.1:2000 (ps 0)") == 0);
+  CHECK(with("--ps-hosts=127.0.0.1:3000")
+            .find("config: --worker-hosts entry 127.0.0.1:3000 (worker 0) is the same address as "
+                  "--ps-hosts entry 127.0.0.1:3000 (ps 0)") == 0);
+  // An unresolvable name still clashes with itself.
+  CHECK(with("--ps-hosts=nowhere.invalid:2000,NOWHERE.invalid:2000")
+            .find("(ps 1) is the same address as --ps-hosts entry nowhere.invalid:2000") !=
+        std::string::npos);
+  temp_ini ini("dup-hosts", "ps-hosts = 127.0.0.1:2000,127.0.0.1:2000\n");
+  CHECK(with("--config=" + ini.str()).find("config: " + ini.str() + ": ps-hosts entry") == 0);
+  // Distinct ports, port 0 (ephemeral) and a local job are fine.
+  CHECK(parse({"--role=ps", "--ps-hosts=127.0.0.1:2000,localhost:2001",
+               "--worker-hosts=127.0.0.1:3000"})
+            .ps_hosts.size() == 2);
+  CHECK(parse({"--role=worker", "--ps-hosts=127.0.0.1:0,127.0.0.1:0", "--worker-hosts=127.0.0.1:0"})
+            .ps_hosts.size() == 2);
+  CHECK(parse({"--ps-hosts=127.0.0.1:2000,127.0.0.1:2000"}).ps_hosts.size() == 2);
+}
+
+TEST_CASE("batch and validation sizes beyond any IDX file's count are refused as options") {
+  CHECK(error_of({"--batch-size=4294967296"}) ==
+        "config: --batch-size=4294967296 is out of range (expected an integer from 1 to "
+        "4294967295)");
+  CHECK(error_of({"--validation-size=4294967296"}) ==
+        "config: --validation-size=4294967296 is out of range (expected an integer from 0 to "
+        "4294967295)");
+  CHECK(parse({"--batch-size=4294967295"}).batch_size == 4294967295u);
 }
 
 }  // namespace downpour

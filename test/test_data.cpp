@@ -64,7 +64,11 @@ TEST_CASE("the validation set is the first training examples and train is the re
                    full.pixels.begin() + 3 * 12));
   CHECK(std::equal(data->train.labels.begin(), data->train.labels.end(), full.labels.begin() + 3));
 
-  CHECK(load_mnist(dir.str(), 10)->train.count == 0);
+  CHECK(load_mnist(dir.str(), 9)->train.count == 1);
+  // Holding out every example would leave workers nothing to draw a batch from.
+  CHECK(mnist_error(dir.str(), 10)
+            .find("validation size 10 takes all 10 training examples, "
+                  "leaving none to train on") != std::string::npos);
   const std::string msg = mnist_error(dir.str(), 11);
   CHECK(msg.find("validation size 11 exceeds the 10 training examples") != std::string::npos);
 }

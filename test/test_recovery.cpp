@@ -102,12 +102,12 @@ TEST_CASE("a ps that does not come back within --connect-timeout ends every node
           "naming it, and nothing more is saved") {
   temp_dir dir("ps-gone");
   auto args = job;
-  args.back() = "--connect-timeout=2";
+  args.pop_back();  // --connect-timeout: 2 s for the workers; a ps must outwait the chief's start
   auto c = make_cluster(2, 2, dir, args);
-  process ps0(c.node("ps", 0), dir / "ps0.log");
-  process ps1(c.node("ps", 1), dir / "ps1.log");
-  process chief(c.node("worker", 0), dir / "w0.log");
-  process w1(c.node("worker", 1), dir / "w1.log");
+  process ps0(c.node("ps", 0, {"--connect-timeout=30"}), dir / "ps0.log");
+  process ps1(c.node("ps", 1, {"--connect-timeout=30"}), dir / "ps1.log");
+  process chief(c.node("worker", 0, {"--connect-timeout=2"}), dir / "w0.log");
+  process w1(c.node("worker", 1, {"--connect-timeout=2"}), dir / "w1.log");
   REQUIRE(chief.wait_for_output("model.ckpt-500", 120s));
   ps1.kill(SIGKILL);
   const std::string named = "ps 1 at 127.0.0.1:" + c.ps.substr(c.ps.rfind(':') + 1);
@@ -127,6 +127,10 @@ TEST_CASE("a ps that does not come back within --connect-timeout ends every node
   }
   const auto after = out.substr(out.find("ps 1 went down"));
   CHECK(after.find("checkpoint: saved") == std::string::npos);
+  // Each node says why it ends once.
+  CHECK(error_lines(out) == 1);
+  CHECK(error_lines(w1.output()) == 1);
+  CHECK(error_lines(ps0.output()) == 1);
 }
 
 TEST_CASE("sync mode: a ps killed with -9 and started again rolls every shard back and the job "

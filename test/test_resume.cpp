@@ -104,7 +104,11 @@ TEST_CASE("a job already at its last step says so and exits 0") {
   process p(binary({"--last-step=30", "--quiet", "--checkpoint-dir=" + dir.str()}), dir / "p.log");
   CHECK(p.wait(60s) == 0);
   CHECK(p.output().find("already at its last step 30") != std::string::npos);
-  CHECK(p.output().find("final: global_step=30 ") != std::string::npos);
+  // Nothing was trained, so there is no loss to report (not a made-up 0).
+  CHECK(p.output().find("final: global_step=30 loss=none ") != std::string::npos);
+  std::ifstream summary(dir / "summary.json");
+  const std::string json(std::istreambuf_iterator<char>(summary), {});
+  CHECK(json.find("\"loss\": null,") != std::string::npos);
 }
 
 TEST_CASE("a checkpoint of another model shape is refused, naming both shapes") {

@@ -21,7 +21,7 @@ int fail(const logger& log, const caf::error& err) {
 }
 
 int run_reference_role(const options& opts, const logger& log) {
-  auto data = load_mnist(opts.data_dir, opts.validation_size);
+  auto data = load_training_data(opts);
   log_stream steps{log, log_level::info};
   auto result = run_reference(opts, *data, steps);
   report_final(opts, result.summary, log);

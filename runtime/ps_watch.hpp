@@ -1,0 +1,17 @@
+// A ps serves its shard only while a chief leads the job, so that no ps is
+// left running forever, holding its port, after the chief is gone.
+#pragma once
+
+#include "actors/messages.hpp"
+#include "config/options.hpp"
+
+namespace downpour {
+
+// Waits until the shard stops and returns its exit reason (none when the
+// chief stopped it at the end of the job). It gives up, stops the shard and
+// fails naming the chief when no chief has initialised the shard within
+// --connect-timeout of the call, or when the chief it served is lost (killed,
+// or hung past --node-timeout) and none is back within --connect-timeout.
+caf::error serve_while_led(caf::actor_system& sys, const options& opts, const shard_actor& shard);
+
+}  // namespace downpour
