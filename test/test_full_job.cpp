@@ -11,6 +11,7 @@
 using namespace downpour;
 using downpour::testing::process;
 using downpour::testing::temp_dir;
+using downpour::testing::final_of;
 using namespace std::chrono_literals;
 
 namespace {

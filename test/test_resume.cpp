@@ -18,6 +18,8 @@ using downpour::testing::process;
 using downpour::testing::bit_identical;
 using downpour::testing::local_job;
 using downpour::testing::temp_dir;
+using downpour::testing::final_of;
+using downpour::testing::restored_step;
 using namespace std::chrono_literals;
 
 namespace {
