@@ -14,6 +14,7 @@
 #include "bench/bench_common.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/node.hpp"
+#include "runtime/ports.hpp"
 #include "test/subprocess.hpp"
 
 namespace downpour::bench {
@@ -66,7 +67,7 @@ inline run_summary_numbers read_summary(const testing::temp_dir& dir) {
   return {json_number(text, "wall_s"), json_number(text, "global_step")};
 }
 
-inline std::string host_list(const std::vector<std::uint16_t>& ports, std::size_t from,
+inline std::string host_list(const port_reservation& ports, std::size_t from,
                              std::size_t n) {
   std::string out;
   for (std::size_t i = 0; i < n; ++i)
@@ -110,7 +111,7 @@ struct cluster_run {
 inline cluster_run run_cluster(const std::string& bin, std::size_t n_ps, std::size_t n_workers,
                                const std::vector<std::string>& extra,
                                const testing::temp_dir& dir) {
-  auto ports = pick_free_ports(n_ps + n_workers);
+  const port_reservation ports(n_ps + n_workers);
   std::string ps = host_list(ports, 0, n_ps), workers = host_list(ports, n_ps, n_workers);
   std::vector<std::unique_ptr<testing::process>> nodes;
   auto start = [&](const std::string& role, std::size_t task) {

@@ -34,6 +34,7 @@ void check_timeouts(const options& o) {
 
 options read_operations(options o, const raw_values& raw) {
   o.bind_address = read_text(raw, "bind", o.bind_address);
+  if (find(raw, "bind")) o.bind_address = parse_address(o.bind_address, "--bind");
   o.cluster_name = read_text(raw, "cluster-name", o.cluster_name);
   o.heartbeat_interval_s =
       read_real(raw, "heartbeat-interval", o.heartbeat_interval_s, non_negative);

@@ -112,7 +112,7 @@ std::string to_string(command_kind c);
 std::string to_string(const host_port& h);
 std::string to_string(const std::vector<host_port>& hosts);
 
-// "host:port,host:port" -> list; throws config_error naming the bad entry.
+// "host:port,[ipv6]:port" -> list (IPv6 hosts without brackets); throws config_error naming the bad entry.
 // option_name is quoted as given in the message, e.g. "--ps-hosts".
 std::vector<host_port> parse_host_list(const std::string& text, const std::string& option_name);
 
@@ -126,5 +126,9 @@ struct named_host {
 // Two nodes on one host:port (after resolving names, so localhost:P and
 // 127.0.0.1:P clash) cannot both listen: throws config_error naming both.
 void check_distinct_hosts(const std::vector<named_host>& nodes);
+
+// An address to listen on without a port: "0.0.0.0", "::1" or "[::1]" (brackets
+// dropped); throws config_error naming option_name for anything else.
+std::string parse_address(const std::string& text, const std::string& option_name);
 
 }  // namespace downpour

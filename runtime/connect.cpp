@@ -1,12 +1,6 @@
 #include "runtime/connect.hpp"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <cstdio>
-#include <stdexcept>
 
 namespace downpour {
 
@@ -46,28 +40,6 @@ std::string seconds_text(double s) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g s", s);
   return buf;
-}
-
-std::vector<std::uint16_t> pick_free_ports(std::size_t n) {
-  std::vector<int> fds;
-  std::vector<std::uint16_t> ports;
-  for (std::size_t i = 0; i < n; ++i) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0) throw std::runtime_error("socket() failed while picking free ports");
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      ::close(fd);
-      throw std::runtime_error("cannot bind an ephemeral port on 127.0.0.1");
-    }
-    fds.push_back(fd);  // held open until all are picked, so they differ
-    ports.push_back(ntohs(addr.sin_port));
-  }
-  for (int fd : fds) ::close(fd);
-  return ports;
 }
 
 }  // namespace downpour

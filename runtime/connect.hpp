@@ -156,16 +156,13 @@ caf::expected<std::uint16_t> publish_on(caf::actor_system& sys, const options& o
   auto port = opts.tls() ? caf::openssl::publish(h, at.port, address.c_str(), true)
                          : sys.middleman().publish(h, at.port, address.c_str(), true);
   if (!port)
-    return make_node_error(errc::unreachable, "cannot listen as " + what + " on " + address +
-                                                  ":" + std::to_string(at.port) + " (" +
+    return make_node_error(errc::unreachable, "cannot listen as " + what + " on " +
+                                                  to_string(host_port{address, at.port}) + " (" +
                                                   describe(port.error()) +
                                                   "); is the port in use?");
   node_logger(opts, opts.role, opts.task)
-      .info("listening as " + what + " on " + address + ":" + std::to_string(*port));
+      .info("listening as " + what + " on " + to_string(host_port{address, *port}));
   return port;
 }
-
-// Ports that were free a moment ago on 127.0.0.1 (the kernel's ephemeral range).
-std::vector<std::uint16_t> pick_free_ports(std::size_t n);
 
 }  // namespace downpour

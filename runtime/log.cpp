@@ -1,6 +1,7 @@
 #include "runtime/log.hpp"
 
 #include <ctime>
+#include <regex>
 #include <streambuf>
 
 namespace downpour {
@@ -47,6 +48,27 @@ std::string format_log_line(std::chrono::system_clock::time_point t, const std::
   line += message;
   line += '\n';
   return line;
+}
+
+std::optional<log_record> parse_log_line(const std::string& line) {
+  static const std::regex format(R"((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) )"
+                                 R"(([a-z]+:\d+) (ERROR|WARN|INFO|DEBUG) (.*)\n?)");
+  std::smatch m;
+  if (!std::regex_match(line, m, format)) return std::nullopt;
+  log_record r{m[1], m[2], log_level::info, m[4]};
+  for (auto level : {log_level::error, log_level::warn, log_level::info, log_level::debug})
+    if (m[3] == level_name(level)) r.level = level;
+  return r;
+}
+
+std::vector<log_record> parse_log(const std::string& text) {
+  std::vector<log_record> records;
+  std::size_t begin = 0;
+  for (auto end = text.find('\n'); end != std::string::npos; end = text.find('\n', begin)) {
+    if (auto r = parse_log_line(text.substr(begin, end - begin))) records.push_back(*r);
+    begin = end + 1;
+  }
+  return records;
 }
 
 std::string node_name(role_kind role, std::size_t task) {

@@ -13,8 +13,10 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "config/options.hpp"
 
@@ -29,6 +31,24 @@ std::string utc_timestamp(std::chrono::system_clock::time_point t);
 // One whole line, newline included.
 std::string format_log_line(std::chrono::system_clock::time_point t, const std::string& node,
                             log_level level, const std::string& message);
+
+// One line taken apart again: the only reader of the format, used by
+// everything that scrapes logs (the tests' helpers, the chaos tool), so a
+// change of format_log_line breaks a test that feeds its output back here.
+struct log_record {
+  std::string time;  // "2026-11-30T03:43:13.123Z"
+  std::string node;  // "worker:1"
+  log_level level = log_level::info;
+  std::string message;
+};
+
+// The record of one line (a trailing newline allowed); nullopt for text that is
+// not a log line (a child's stray output, a partly written line).
+std::optional<log_record> parse_log_line(const std::string& line);
+
+// The records of every complete log line in text (a process's whole output),
+// in order; other lines are skipped.
+std::vector<log_record> parse_log(const std::string& text);
 
 // "worker:1", "ps:0"; the chief is worker:0.
 std::string node_name(role_kind role, std::size_t task);

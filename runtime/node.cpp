@@ -14,6 +14,7 @@
 #include "runtime/connect.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/ps_watch.hpp"
+#include "runtime/ports.hpp"
 #include "runtime/sync_rule.hpp"
 #include "runtime/tls_guard.hpp"
 
@@ -149,7 +150,7 @@ caf::expected<job_result> run_local_inproc(const options& opts) {
 // the same code as separate processes, so it exercises the real wire path.
 caf::expected<job_result> run_local_tcp(const options& opts) {
   options base = opts;
-  auto ports = pick_free_ports(opts.ps_hosts.size() + opts.worker_hosts.size());
+  const port_reservation ports(opts.ps_hosts.size() + opts.worker_hosts.size());
   std::size_t next = 0;
   for (auto& h : base.ps_hosts) h = {"127.0.0.1", ports[next++]};
   for (auto& h : base.worker_hosts) h = {"127.0.0.1", ports[next++]};

@@ -1,18 +1,21 @@
-// A cluster of downpour processes on 127.0.0.1 with ephemeral ports: the
-// command line of each node, and helpers to read numbers from their logs.
+// A cluster of downpour processes on loopback with reserved ports (held until
+// the cluster_args is gone, so parallel tests never share one): the command
+// line of each node; log_lines.hpp reads numbers from their logs.
 #pragma once
 
 #include <cstdint>
-#include <regex>
 #include <string>
 #include <vector>
 
-#include "runtime/connect.hpp"
+#include "config/options.hpp"
+#include "log_lines.hpp"
+#include "runtime/ports.hpp"
 #include "subprocess.hpp"
 
 namespace downpour::testing {
 
 struct cluster_args {
+  port_reservation ports;
   std::string ps, workers, dir;
   std::vector<std::string> common;
   std::vector<std::string> node(const std::string& role, int task,
@@ -26,33 +29,22 @@ struct cluster_args {
   }
 };
 
-inline cluster_args make_cluster(std::size_t ps, std::size_t workers, const temp_dir& dir,
-                                 std::vector<std::string> common) {
-  auto ports = pick_free_ports(ps + workers);
-  cluster_args c;
+// Checkpoints in dir; loopback: "127.0.0.1" or "::1" (written [::1]:PORT in the host lists).
+inline cluster_args make_cluster(std::size_t ps, std::size_t workers, const std::string& dir,
+                                 std::vector<std::string> common,
+                                 const std::string& loopback = "127.0.0.1") {
+  cluster_args c{port_reservation(ps + workers, loopback), "", "", dir, std::move(common)};
   for (std::size_t i = 0; i < ps + workers; ++i) {
     auto& list = i < ps ? c.ps : c.workers;
-    list += (list.empty() ? "" : ",") + std::string("127.0.0.1:") + std::to_string(ports[i]);
+    list += (list.empty() ? "" : ",") + to_string(host_port{loopback, c.ports[i]});
   }
-  c.dir = dir.str();
-  c.common = std::move(common);
   return c;
 }
 
-// The step of the newest "checkpoint: saved DIR/model.ckpt-N" line in text, -1 if none.
-inline std::int64_t newest_saved_step(const std::string& text) {
-  static const std::regex saved("checkpoint: saved \\S*model\\.ckpt-(\\d+)");
-  std::int64_t newest = -1;
-  for (std::sregex_iterator it(text.begin(), text.end(), saved), end; it != end; ++it)
-    newest = std::max<std::int64_t>(newest, std::stoll((*it)[1]));
-  return newest;
-}
-
-// S of the first "checkpoint: restored PATH at global step S" line, -1 if none.
-inline std::int64_t restored_step(const std::string& text) {
-  static const std::regex restored("checkpoint: restored \\S+ at global step (\\d+)");
-  std::smatch m;
-  return std::regex_search(text, m, restored) ? std::stoll(m[1]) : -1;
+inline cluster_args make_cluster(std::size_t ps, std::size_t workers, const temp_dir& dir,
+                                 std::vector<std::string> common,
+                                 const std::string& loopback = "127.0.0.1") {
+  return make_cluster(ps, workers, dir.str(), std::move(common), loopback);
 }
 
 // How many ERROR lines a node's output holds: a failure is one line, never

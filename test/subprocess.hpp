@@ -83,10 +83,18 @@ class process {
 
   // True once text has appeared in the output, false after scaled(timeout).
   bool wait_for_output(const std::string& text, std::chrono::seconds timeout) {
+    return wait_until([&](const std::string& out) { return out.find(text) != std::string::npos; },
+                      timeout);
+  }
+
+  // True once ready(output so far) holds (checked whenever output arrives;
+  // log_lines.hpp reads numbers from it), false once the output has closed
+  // without it or after scaled(timeout).
+  template <class Ready>
+  bool wait_until(Ready ready, std::chrono::seconds timeout) {
     std::unique_lock<std::mutex> lock(mutex_);
-    return changed_.wait_for(lock, scaled(timeout), [&] {
-      return output_.find(text) != std::string::npos || closed_;
-    }) && output_.find(text) != std::string::npos;
+    return changed_.wait_for(lock, scaled(timeout), [&] { return ready(output_) || closed_; }) &&
+           ready(output_);
   }
 
   // The child's peak resident set size in KiB (ru_maxrss); 0 until it has exited.

@@ -216,22 +216,49 @@ TEST_CASE("a bad value in the config file names the file") {
 }
 
 TEST_CASE("malformed host lists name the bad entry") {
+  const std::string expected = "(expected host:port or [IPv6]:port with port 0-65535)";
   CHECK(error_of({"--ps-hosts=localhost"}) ==
-        "config: --ps-hosts entry 'localhost' is malformed "
-        "(expected host:port with port 0-65535)");
+        "config: --ps-hosts entry 'localhost' is malformed " + expected);
   CHECK(error_of({"--worker-hosts=a:1,b:65536"}) ==
-        "config: --worker-hosts entry 'b:65536' is malformed "
-        "(expected host:port with port 0-65535)");
+        "config: --worker-hosts entry 'b:65536' is malformed " + expected);
   CHECK(error_of({"--worker-hosts=a:1,"}) ==
-        "config: --worker-hosts entry '' is malformed (expected host:port with port 0-65535)");
+        "config: --worker-hosts entry '' is malformed " + expected);
   CHECK(error_of({"--ps-hosts="}) ==
         "config: --ps-hosts= has an empty value (expected --ps-hosts=VALUE)");
   CHECK(error_of({"--ps-hosts", " "}) ==
         "config: --ps-hosts is empty (expected a comma-separated list of host:port)");
-  const auto hosts = parse_host_list("a:1, [::1]:0", "--ps-hosts");
-  REQUIRE(hosts.size() == 2);
-  CHECK(hosts[1].host == "[::1]");
+  // An IPv6 address needs its brackets, or its last group would be read as the port.
+  for (const char* entry : {"::1:2222", "[::1]", "[::1]2222", "[]:1", "[127.0.0.1]:1", "[::1:1",
+                            "::1]:1", "[[::1]]:1", ":1"})
+    CHECK(error_of({"--ps-hosts=" + std::string(entry)}) ==
+          "config: --ps-hosts entry '" + std::string(entry) + "' is malformed " + expected);
+}
+
+TEST_CASE("IPv6 hosts are written in brackets and held without them") {
+  const auto hosts = parse_host_list("a:1, [::1]:0,[fe80::1%lo]:2222,10.0.0.1:3", "--ps-hosts");
+  REQUIRE(hosts.size() == 4);
+  CHECK(hosts[1].host == "::1");
   CHECK(hosts[1].port == 0);
+  CHECK(hosts[2].host == "fe80::1%lo");
+  CHECK(hosts[3].host == "10.0.0.1");
+  CHECK(to_string(hosts) == "a:1,[::1]:0,[fe80::1%lo]:2222,10.0.0.1:3");
+  const auto o = parse({"--role=worker", "--ps-hosts=[::1]:1111", "--worker-hosts=[::1]:2222,[::1]:2223",
+                        "--chief=[::1]:2222"});
+  CHECK(o.ps_hosts.at(0).host == "::1");
+  CHECK(to_string(o.worker_hosts) == "[::1]:2222,[::1]:2223");
+  CHECK(parse_host_list(o.chief_address, "--chief").at(0).port == 2222);
+}
+
+TEST_CASE("--bind takes an address with or without brackets, never a port") {
+  CHECK(parse({"--bind=[::1]"}).bind_address == "::1");
+  CHECK(parse({"--bind=::"}).bind_address == "::");
+  CHECK(parse({"--bind=0.0.0.0"}).bind_address == "0.0.0.0");
+  CHECK(parse({"--bind=node-1.example"}).bind_address == "node-1.example");
+  const std::string expected =
+      " is malformed (expected a host name, an IPv4 address or an IPv6 address, without a port)";
+  CHECK(error_of({"--bind=[::1]:80"}) == "config: --bind=[::1]:80" + expected);
+  CHECK(error_of({"--bind=10.0.0.1:80"}) == "config: --bind=10.0.0.1:80" + expected);
+  CHECK(error_of({"--bind=a b"}) == "config: --bind=a b" + expected);
 }
 
 TEST_CASE("the task must index its role's host list") {

@@ -3,14 +3,15 @@
 #include <doctest/doctest.h>
 
 #include <fstream>
-#include <regex>
 
-#include "runtime/connect.hpp"
+#include "log_lines.hpp"
+#include "runtime/ports.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;
 using downpour::testing::process;
 using downpour::testing::temp_dir;
+using downpour::testing::final_of;
 using namespace std::chrono_literals;
 
 namespace {
@@ -21,12 +22,10 @@ struct final_numbers {
 };
 
 final_numbers parse_final(const std::string& output) {
-  std::smatch m;
-  std::regex line(R"(final: global_step=(\d+) .*ema_test_accuracy=([0-9.]+))");
   final_numbers f;
-  if (std::regex_search(output, m, line)) {
-    f.global_step = std::stoll(m[1]);
-    f.ema_test_accuracy = std::stod(m[2]);
+  if (auto got = final_of(output)) {
+    f.global_step = got->global_step;
+    f.ema_test_accuracy = got->ema_test_accuracy;
   }
   return f;
 }
@@ -74,7 +73,7 @@ TEST_CASE("the original ssp cluster in one process reaches 0.855 at exactly step
 
 TEST_CASE("the original async cluster as four processes reaches 0.855 and every process exits 0") {
   temp_dir dir("full-mp");
-  auto ports = pick_free_ports(4);
+  const port_reservation ports(4);
   auto list = [&](std::size_t from) {
     return "127.0.0.1:" + std::to_string(ports[from]) + ",127.0.0.1:" +
            std::to_string(ports[from + 1]);

@@ -5,23 +5,22 @@
 
 #include <cstdio>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include "runtime/connect.hpp"
+#include "runtime/ports.hpp"
+#include "log_lines.hpp"
+#include "runtime/job.hpp"
 #include "runtime/log.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;
+using namespace downpour::testing;
 using downpour::testing::process;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
 
 namespace {
-
-// time node LEVEL text, e.g. "2026-11-30T03:43:13.123Z worker:1 INFO text".
-const std::regex line_format(R"((\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)\.(\d{3})Z )"
-                             R"(([a-z]+:\d+) (ERROR|WARN|INFO|DEBUG) (.*))");
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
@@ -35,15 +34,13 @@ std::vector<std::string> lines_of(const std::string& text) {
   return lines;
 }
 
-// Seconds since the epoch of a line's time stamp (UTC, without the libc's zone).
-long long epoch_seconds(const std::smatch& m) {
+// Seconds since the epoch of a record's time stamp (UTC, without the libc's zone).
+long long epoch_seconds(const log_record& r) {
   std::tm t{};
-  t.tm_year = std::stoi(m[1]) - 1900;
-  t.tm_mon = std::stoi(m[2]) - 1;
-  t.tm_mday = std::stoi(m[3]);
-  t.tm_hour = std::stoi(m[4]);
-  t.tm_min = std::stoi(m[5]);
-  t.tm_sec = std::stoi(m[6]);
+  REQUIRE(std::sscanf(r.time.c_str(), "%d-%d-%dT%d:%d:%d", &t.tm_year, &t.tm_mon, &t.tm_mday,
+                      &t.tm_hour, &t.tm_min, &t.tm_sec) == 6);
+  t.tm_year -= 1900;
+  t.tm_mon -= 1;
   return static_cast<long long>(::timegm(&t));
 }
 
@@ -76,10 +73,7 @@ void one_of_each(const logger& log) {
 
 std::string levels_in(const std::string& text) {
   std::string levels;
-  for (const auto& line : lines_of(text)) {
-    std::smatch m;
-    if (std::regex_match(line, m, line_format)) levels += m[9].str() + " ";
-  }
+  for (const auto& r : parse_log(text)) levels += std::string(level_name(r.level)) + " ";
   return levels;
 }
 
@@ -112,6 +106,45 @@ TEST_CASE("a log line has the UTC time with milliseconds, the node, the level an
         "2026-11-30T03:43:13.123Z ps:0 WARN x\n");
 }
 
+TEST_CASE("the one log reader takes apart every line the logger writes, and nothing else") {
+  auto got = capture("worker:3", log_level::debug, [](const logger& log) {
+    one_of_each(log);
+    log.info(step_log_line(120, 60, 0.53f));
+    run_summary s;
+    s.global_step = 20000;
+    s.ema_test_accuracy = 0.8623;
+    s.test_accuracy = 0.8581;
+    log.info(final_line(s));
+    log.info("checkpoint: saved /tmp/x/model.ckpt-1000 (shards answered in 1.2 ms, written in "
+             "3.4 ms)");
+    log.info("checkpoint: restored /tmp/x/model.ckpt-1000 at global step 1000");
+  });
+  const auto records = parse_log(got.out + "stray output of a child\n" + got.err);
+  REQUIRE(records.size() == 8);
+  CHECK(records[0].node == "worker:3");
+  CHECK(records[0].level == log_level::info);
+  CHECK(records[0].message == "i");
+  CHECK(records[1].level == log_level::debug);
+  CHECK(records[6].level == log_level::error);
+  CHECK(records[6].message == "e");
+  CHECK(records[7].level == log_level::warn);
+  CHECK(records[0].time.size() == std::string("2026-11-30T03:43:13.123Z").size());
+  REQUIRE(progress_of(records[2]));
+  CHECK(progress_of(records[2])->global_step == 120);
+  CHECK(progress_of(records[2])->step == 60);
+  CHECK(progress_lines(got.out) == 1);
+  CHECK(newest_progress_step(got.out) == 120);
+  REQUIRE(final_of(got.out));
+  CHECK(final_of(got.out)->global_step == 20000);
+  CHECK(final_of(got.out)->ema_test_accuracy == doctest::Approx(0.8623));
+  CHECK(newest_saved_step(got.out) == 1000);
+  CHECK(restored_step(got.out) == 1000);
+  // A line cut short, or text that only looks like one, is no record.
+  CHECK_FALSE(parse_log_line("2026-11-30T03:43:13.123Z worker:1"));
+  CHECK_FALSE(parse_log_line("global_step:120,step:60,loss:0.53"));
+  CHECK_FALSE(parse_log_line("2026-11-30 03:43:13 worker:1 INFO x"));
+}
+
 TEST_CASE("nodes are named role:task and a local job's chief is worker:0") {
   CHECK(node_name(role_kind::worker, 1) == "worker:1");
   CHECK(node_name(role_kind::ps, 0) == "ps:0");
@@ -129,12 +162,11 @@ TEST_CASE("a logged line carries the current time and goes to stdout or stderr b
   const auto after = std::chrono::system_clock::now();
   CHECK(levels_in(got.out) == "INFO DEBUG ");
   CHECK(levels_in(got.err) == "ERROR WARN ");
-  std::smatch m;
-  const std::string first = lines_of(got.out).at(0);
-  REQUIRE(std::regex_match(first, m, line_format));
-  CHECK(m[8] == "worker:2");
-  CHECK(m[10] == "i");
-  const long long at = epoch_seconds(m);
+  const auto first = parse_log_line(lines_of(got.out).at(0));
+  REQUIRE(first);
+  CHECK(first->node == "worker:2");
+  CHECK(first->message == "i");
+  const long long at = epoch_seconds(*first);
   CHECK(at >= std::chrono::system_clock::to_time_t(before));
   CHECK(at <= std::chrono::system_clock::to_time_t(after));
 }
@@ -175,7 +207,7 @@ TEST_CASE("a bad --log-level is a one-line error naming the value and the choice
 
 TEST_CASE("a node's failure is an ERROR line of that node on stderr, nothing on stdout") {
   temp_dir dir("logerr");
-  auto ports = pick_free_ports(2);
+  const port_reservation ports(2);
   auto r = run_split({DOWNPOUR_BINARY, "--role=worker", "--task=1",
                       "--ps-hosts=127.0.0.1:" + std::to_string(ports[0]),
                       "--worker-hosts=127.0.0.1:" + std::to_string(ports[1]) + ",127.0.0.1:1",
@@ -185,11 +217,11 @@ TEST_CASE("a node's failure is an ERROR line of that node on stderr, nothing on 
   CHECK(r.out.empty());
   auto lines = lines_of(r.err);
   REQUIRE(lines.size() == 1);
-  std::smatch m;
-  REQUIRE(std::regex_match(lines[0], m, line_format));
-  CHECK(m[8] == "worker:1");
-  CHECK(m[9] == "ERROR");
-  CHECK(m[10].str().rfind("cannot reach ps 0 at 127.0.0.1:", 0) == 0);
+  const auto line = parse_log_line(lines[0]);
+  REQUIRE(line);
+  CHECK(line->node == "worker:1");
+  CHECK(line->level == log_level::error);
+  CHECK(line->message.rfind("cannot reach ps 0 at 127.0.0.1:", 0) == 0);
 }
 
 TEST_CASE("a short job logs INFO lines on stdout, DEBUG lines only at debug, nothing below warn") {
@@ -209,13 +241,15 @@ TEST_CASE("a short job logs INFO lines on stdout, DEBUG lines only at debug, not
   CHECK(info.err.empty());
   std::size_t steps = 0;
   for (const auto& line : lines_of(info.out)) {
-    std::smatch m;
-    REQUIRE_MESSAGE(std::regex_match(line, m, line_format), line);
-    CHECK(m[9] == "INFO");
-    if (std::regex_match(m[10].str(), std::regex(R"(global_step:\d+,step:\d+,loss:[0-9.e+-]+)")))
-      ++steps;
+    const auto r = parse_log_line(line);
+    REQUIRE_MESSAGE(r, line);
+    CHECK(r->level == log_level::info);
+    if (progress_of(*r)) ++steps;
   }
   CHECK(steps == 4);  // one worker, 20 steps, a line every 5
+  CHECK(progress_lines(info.out) == 4);
+  REQUIRE(final_of(info.out));
+  CHECK(final_of(info.out)->global_step == 20);
   CHECK(info.out.find(" worker:0 INFO final: global_step=20 ") != std::string::npos);
   CHECK(info.out.find(" ps:1 INFO listening as ps 1 on 127.0.0.1:") != std::string::npos);
   CHECK(levels_in(info.out).find("DEBUG") == std::string::npos);
@@ -237,7 +271,9 @@ TEST_CASE("a damaged newest checkpoint is a WARN line on stderr; the job uses th
                                   "--checkpoint-dir=" + ckpt, "--log-every=1000"};
   auto first = job;
   first.push_back("--last-step=20");
-  REQUIRE(run_split(first, dir, "first").code == 0);
+  const auto first_run = run_split(first, dir, "first");
+  REQUIRE(first_run.code == 0);
+  CHECK(newest_saved_step(first_run.out) == 20);
   std::filesystem::resize_file(ckpt + "/model.ckpt-20", 100);
   auto second = job;
   second.push_back("--last-step=40");
@@ -245,14 +281,15 @@ TEST_CASE("a damaged newest checkpoint is a WARN line on stderr; the job uses th
   CHECK(r.code == 0);
   auto warnings = lines_of(r.err);
   REQUIRE(warnings.size() == 1);
-  std::smatch m;
-  REQUIRE(std::regex_match(warnings[0], m, line_format));
-  CHECK(m[8] == "worker:0");
-  CHECK(m[9] == "WARN");
-  CHECK(m[10].str().rfind("checkpoint: " + ckpt + "/model.ckpt-20: truncated", 0) == 0);
-  CHECK(m[10].str().find("; using model.ckpt-0") != std::string::npos);
+  const auto w = parse_log_line(warnings[0]);
+  REQUIRE(w);
+  CHECK(w->node == "worker:0");
+  CHECK(w->level == log_level::warn);
+  CHECK(w->message.rfind("checkpoint: " + ckpt + "/model.ckpt-20: truncated", 0) == 0);
+  CHECK(w->message.find("; using model.ckpt-0") != std::string::npos);
   const std::string restored =
       " worker:0 INFO checkpoint: restored " + ckpt + "/model.ckpt-0 at global step 0\n";
   CHECK(r.out.find(restored) != std::string::npos);
+  CHECK(restored_step(r.out) == 0);
   CHECK(r.out.find(" worker:0 INFO final: global_step=40 ") != std::string::npos);
 }

@@ -12,6 +12,7 @@
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/node.hpp"
+#include "runtime/ports.hpp"
 #include "test_jobs.hpp"
 
 using namespace downpour;
@@ -45,7 +46,7 @@ std::size_t lines_in(const std::string& text) {
 
 TEST_CASE("a host:port named twice, in any spelling or role, is one config line and exit 2") {
   temp_dir dir("duplicate-hosts");
-  const auto ports = pick_free_ports(2);
+  const port_reservation ports(2);
   const std::string p = std::to_string(ports[0]);
   struct clash {
     std::string ps, workers, first, second;
@@ -78,7 +79,7 @@ TEST_CASE("a host:port named twice, in any spelling or role, is one config line 
 
 TEST_CASE("sizes no data set can fill are one line before anything starts, in every role") {
   temp_dir dir("sizes");
-  const auto ports = pick_free_ports(2);
+  const port_reservation ports(2);
   struct refusal {
     std::vector<std::string> options;
     std::string role;
@@ -120,7 +121,7 @@ TEST_CASE("sizes no data set can fill are one line before anything starts, in ev
 
 TEST_CASE("a ps that no chief ever reaches exits 1 after --connect-timeout, saying so") {
   temp_dir dir("lone-ps");
-  const auto ports = pick_free_ports(2);
+  const port_reservation ports(2);
   process ps(node_args("ps", at(ports[0]), at(ports[1]), dir, {"--connect-timeout=2"}),
              dir / "ps.log");
   CHECK(ps.wait(30s) == 1);

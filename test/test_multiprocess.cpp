@@ -9,6 +9,7 @@
 #include "runtime/checkpoint.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/reference_trainer.hpp"
+#include "runtime/ports.hpp"
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 
@@ -19,7 +20,7 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string hosts(const std::vector<std::uint16_t>& ports, std::size_t from, std::size_t n) {
+std::string hosts(const port_reservation& ports, std::size_t from, std::size_t n) {
   std::string out;
   for (std::size_t i = 0; i < n; ++i)
     out += (i ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[from + i]);
@@ -46,7 +47,7 @@ std::string read_file(const std::string& path) {
 
 TEST_CASE("two ps and two worker processes on loopback train to the exact last step and exit 0") {
   temp_dir dir("mp");
-  auto ports = pick_free_ports(4);
+  const port_reservation ports(4);
   auto ps = hosts(ports, 0, 2), workers = hosts(ports, 2, 2);
   std::vector<std::unique_ptr<process>> nodes;
   for (std::size_t k = 0; k < 2; ++k)
@@ -70,7 +71,7 @@ TEST_CASE("two ps and two worker processes on loopback train to the exact last s
 
 TEST_CASE("one ps and one worker process end where the reference trainer ends") {
   temp_dir dir("mp-oracle");
-  auto ports = pick_free_ports(2);
+  const port_reservation ports(2);
   auto ps = hosts(ports, 0, 1), workers = hosts(ports, 1, 1);
   process ps0(node_args("ps", 0, ps, workers, dir.str(), {"--last-step=60"}), dir / "ps.log");
   process w0(node_args("worker", 0, ps, workers, dir.str(), {"--last-step=60", "--pipeline=off"}),
@@ -86,7 +87,7 @@ TEST_CASE("one ps and one worker process end where the reference trainer ends") 
 
 TEST_CASE("a worker started with a different cluster config is refused with the difference named") {
   temp_dir dir("mismatch");
-  auto ports = pick_free_ports(2);
+  const port_reservation ports(2);
   auto ps = hosts(ports, 0, 1), workers = hosts(ports, 1, 1);
   process ps0(node_args("ps", 0, ps, workers, dir.str(), {"--last-step=100"}), dir / "ps.log");
   process w0(node_args("worker", 0, ps, workers, dir.str(), {"--last-step=200"}), dir / "w.log");
@@ -127,7 +128,7 @@ TEST_CASE("a ps whose port is taken fails with one line naming the address") {
 
 TEST_CASE("a worker gives up on an unreachable ps after the connect timeout, naming it") {
   temp_dir dir("unreachable");
-  auto ports = pick_free_ports(2);
+  const port_reservation ports(2);
   auto args = node_args("worker", 0, hosts(ports, 0, 1), hosts(ports, 1, 1), dir.str());
   args.back() = "--connect-timeout=0.5";
   process w0(args, dir / "w.log");

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "config/options.hpp"
+#include "runtime/log.hpp"
 
 using namespace downpour;
 
@@ -56,13 +57,11 @@ TEST_CASE("the README's excerpt of make run is in the log format and ends with t
   REQUIRE(begin != std::string::npos);
   const auto end = text.find("```", begin + 4);
   REQUIRE(end != std::string::npos);
-  const std::regex line_format(
-      R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (ps|worker):\d+ (ERROR|WARN|INFO|DEBUG) .+)");
   std::istringstream excerpt(text.substr(begin + 4, end - begin - 4));
   std::string line, last;
   int lines = 0;
   while (std::getline(excerpt, line)) {
-    CHECK_MESSAGE(std::regex_match(line, line_format), line);
+    CHECK_MESSAGE(parse_log_line(line), line);
     last = line;
     ++lines;
   }

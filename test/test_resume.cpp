@@ -5,8 +5,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
+#include "log_lines.hpp"
 #include "runtime/checkpoint.hpp"
 #include "runtime/node.hpp"
 #include "runtime/reference_trainer.hpp"
@@ -18,6 +18,8 @@ using downpour::testing::process;
 using downpour::testing::holds_bits_of;
 using downpour::testing::local_job;
 using downpour::testing::temp_dir;
+using downpour::testing::final_of;
+using downpour::testing::restored_step;
 using namespace std::chrono_literals;
 
 namespace {
@@ -72,9 +74,7 @@ TEST_CASE("a local run killed with -9 resumes from its newest checkpoint and end
   process second(args, dir / "second.log");
   CHECK(second.wait(300s) == 0);
   auto out = second.output();
-  std::smatch m;
-  REQUIRE(std::regex_search(out, m, std::regex(R"(restored \S+ at global step (\d+))")));
-  CHECK(std::stoll(m[1]) >= 1000);
+  CHECK(restored_step(out) >= 1000);
   CHECK(out.find("final: global_step=3000 ") != std::string::npos);
   CHECK(read_checkpoint(dir / "model.ckpt-3000").global_step == 3000);
 }
@@ -127,10 +127,10 @@ TEST_CASE("eval of the final checkpoint prints the accuracies of the training's 
   process train(binary({"--last-step=200", "--quiet", "--checkpoint-dir=" + dir.str()}),
                 dir / "train.log");
   REQUIRE(train.wait(120s) == 0);
-  std::smatch m;
-  auto out = train.output();
-  REQUIRE(std::regex_search(out, m, std::regex(R"(final: global_step=200 \S+ (test_accuracy=\S+ ema_test_accuracy=\S+))")));
+  const auto final = final_of(train.output());
+  REQUIRE(final);
+  CHECK(final->global_step == 200);
   process eval(binary({"eval", "--checkpoint-dir=" + dir.str()}), dir / "eval.log");
   REQUIRE(eval.wait(60s) == 0);
-  CHECK(eval.output().find("eval: global_step=200 " + std::string(m[1])) != std::string::npos);
+  CHECK(eval.output().find("eval: global_step=200 " + final->accuracies) != std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include "model/init.hpp"
 #include "model/mlp.hpp"
 #include "runtime/connect.hpp"
+#include "runtime/ports.hpp"
 #include "runtime/node.hpp"
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
@@ -105,7 +106,7 @@ TEST_CASE("ssp training with staleness 0 and 2 reaches the exact last step") {
 
 TEST_CASE("a sync job survives kill -9 of one of three workers, and the worker rejoins") {
   temp_dir dir("sync-kill");
-  auto ports = pick_free_ports(4);
+  const port_reservation ports(4);
   auto ps = "127.0.0.1:" + std::to_string(ports[0]);
   std::string workers;
   for (int w = 1; w <= 3; ++w) workers += (w > 1 ? "," : "") + std::string("127.0.0.1:") + std::to_string(ports[w]);

@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "runtime/connect.hpp"
+#include "runtime/ports.hpp"
 #include "runtime/node.hpp"
 #include "runtime/tls_guard.hpp"
 #include "subprocess.hpp"
@@ -90,11 +91,11 @@ std::uint16_t port_of(const std::string& host_port) {
 
 struct tls_cluster {
   temp_dir dir{"tls"};
+  port_reservation ports{4};
   std::string ps, workers;
   tls_cluster() {
     make_certs(dir / "good");
     make_certs(dir / "foreign");
-    auto ports = pick_free_ports(4);
     ps = "127.0.0.1:" + std::to_string(ports[0]) + ",127.0.0.1:" + std::to_string(ports[1]);
     workers = "127.0.0.1:" + std::to_string(ports[2]) + ",127.0.0.1:" + std::to_string(ports[3]);
   }
