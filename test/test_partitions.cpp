@@ -51,7 +51,7 @@ struct partitioned_cluster {
     // Every node has a namespace, and so a port space, of its own: a fixed
     // port cannot collide with another test or run.
     auto at = [&](std::size_t k) { return net->address(k) + ":7070"; };
-    cluster_args c;
+    cluster_args c{port_reservation(0)};  // its own port space: none to reserve
     c.ps = at(ps0) + "," + at(ps1);
     c.workers = at(chief) + "," + at(worker1);
     c.dir = dir.str();
