@@ -1,4 +1,5 @@
-// Reads the command line and the --config file into raw text per option, then
+// Reads the command line, the environment (DOWNPOUR_*, TF_CONFIG) and the
+// --config file into raw text per option, then
 // hands the merged text to build_options (convert.cpp) for validation.
 // Every value is taken as a string so that conversion errors are ours to word:
 // boost's messages quote oddly and do not say what was expected.
@@ -184,9 +185,11 @@ std::optional<options> parse_options(int argc, const char* const* argv, std::ost
     out << version_text() << '\n';
     return std::nullopt;
   }
+  // insert keeps the existing key: command line > environment > config file.
+  raw_values from_environment = config_detail::read_environment();
+  raw.insert(from_environment.begin(), from_environment.end());
   if (auto it = raw.find("config"); it != raw.end()) {
     raw_values from_file = read_config_file(it->second.text);
-    // insert keeps the existing key, so the command line wins.
     raw.insert(from_file.begin(), from_file.end());
   }
   options o = config_detail::build_options(raw);
