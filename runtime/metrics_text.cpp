@@ -67,6 +67,12 @@ void shard_metrics(exposition& e, const shard_list& shards) {
                [](const shard_facts& s) { return static_cast<double>(s.replayed); });
 }
 
+void build_info(exposition& e, const char* role) {
+  e.family("downpour_build_info", "gauge", "always 1: the Downpour version and this node's role");
+  e.sample("downpour_build_info",
+           std::string("version=\"") + DOWNPOUR_VERSION + "\",role=\"" + role + "\"", 1);
+}
+
 // N of ".../model.ckpt-N", -1 if the name has no step.
 double checkpoint_step(const std::string& path) {
   static const std::regex step("model\\.ckpt-(\\d+)$");
@@ -104,6 +110,7 @@ std::string exposition_number(double x) {
 
 std::string chief_exposition(const status_facts& f) {
   exposition e;
+  build_info(e, "chief");
   progress_metrics(e, f);
   e.gauge("downpour_workers_live", "workers taking part in training",
           static_cast<double>(f.live_workers.size()));
@@ -123,6 +130,7 @@ std::string chief_exposition(const status_facts& f) {
 
 std::string ps_exposition(const shard_list& shards) {
   exposition e;
+  build_info(e, "ps");
   shard_metrics(e, shards);
   return e.text();
 }

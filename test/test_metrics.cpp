@@ -81,6 +81,8 @@ TEST_CASE("the chief's exposition follows the text format and names") {
   const std::string text = chief_exposition(f);
   CAPTURE(text);
   check_exposition(text);
+  CHECK(text.find("downpour_build_info{version=\"" DOWNPOUR_VERSION "\",role=\"chief\"} 1\n") !=
+        std::string::npos);
   CHECK(text.find("\ndownpour_global_step 120\n") != std::string::npos);
   CHECK(text.find("\ndownpour_train_loss +Inf\n") != std::string::npos);
   CHECK(text.find("downpour_shard_up{shard=\"1\"} 0\n") != std::string::npos);
@@ -152,4 +154,16 @@ TEST_CASE("a running job answers status --json and serves metrics from the chief
   CHECK(shard->body.find("downpour_shard_step{shard=\"0\"} ") != std::string::npos);
   chief.kill(SIGKILL);
   ps0.kill(SIGKILL);
+}
+
+TEST_CASE("a chief whose metrics port is taken ends with a line naming the address") {
+  temp_dir dir("metrics-taken");
+  auto holder = metrics_endpoint::start("127.0.0.1", 0, [] { return std::string(); });
+  REQUIRE(holder);
+  const std::string port = std::to_string((*holder)->port());
+  process job({DOWNPOUR_BINARY, "--last-step=50", "--quiet", "--checkpoint-dir=" + dir.str(),
+               "--metrics-port=" + port},
+              dir / "job.log");
+  CHECK(job.wait(120s) == 1);
+  CHECK(job.output().find("metrics: cannot listen on 127.0.0.1:" + port) != std::string::npos);
 }
