@@ -201,7 +201,7 @@ std::vector<std::string> env_only_node(const std::string& tf_config, const std::
   return {"/usr/bin/env",          "TF_CONFIG=" + tf_config,
           "DOWNPOUR_CHECKPOINT_DIR=" + dir, "DOWNPOUR_LAST_STEP=200",
           "DOWNPOUR_QUIET=true",   "DOWNPOUR_CONNECT_TIMEOUT=30",
-          "DOWNPOUR_BIND=127.0.0.1", DOWNPOUR_BINARY};
+          DOWNPOUR_BINARY};
 }
 
 TEST_CASE("a job configured only through TF_CONFIG and DOWNPOUR_ variables trains as processes") {
