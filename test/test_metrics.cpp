@@ -96,7 +96,7 @@ TEST_CASE("the chief's exposition follows the text format and names") {
 }
 
 TEST_CASE("the metrics endpoint serves /metrics and /healthz and answers 503 when collecting fails") {
-  bool fail = false;
+  std::atomic<bool> fail{false};
   auto endpoint = metrics_endpoint::start("127.0.0.1", 0, [&] {
     if (fail) throw std::runtime_error("the chief did not answer");
     return ps_exposition({{1, shard_facts{true, 7, {0, 4}, 0, 0, 0}}});
