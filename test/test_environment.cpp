@@ -98,6 +98,8 @@ TEST_CASE("DOWNPOUR_CONFIG names the config file and unknown DOWNPOUR_ variables
   const options o = parse();
   std::filesystem::remove(ini);
   CHECK(o.last_step == 13);
+  scoped_env missing{{"DOWNPOUR_CONFIG", "/nonexistent/cluster.ini"}};
+  CHECK(error_of() == "config: DOWNPOUR_CONFIG file '/nonexistent/cluster.ini' does not exist");
 }
 
 TEST_CASE("Kubeflow's TF_CONFIG makes the chief worker 0 and worker i worker i+1") {
