@@ -188,6 +188,7 @@ caf::result<std::string> on_status(supervisor_pointer self) {
   facts->loss = st.last_loss;
   facts->learning_rate = learning_rate_at(st.cfg.progress.schedule, facts->global_step);
   facts->validation = st.validation;
+  facts->config_sources = st.cfg.config_sources;
   facts->expected_workers = st.cfg.workers;
   facts->shards.resize(st.cfg.shards.size());
   auto rp = self->make_response_promise<std::string>();

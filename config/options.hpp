@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -94,6 +95,9 @@ struct options {
   std::uint16_t metrics_port = 0;           // chief and ps: /metrics over HTTP; 0: off
   std::string metrics_bind = "127.0.0.1";   // plain HTTP: loopback unless asked
   log_level log_threshold = log_level::info;  // --log-level
+  // Where each option given was set: "--batch-size", "DOWNPOUR_BATCH_SIZE",
+  // "TF_CONFIG task.index" or "FILE: batch-size" (status shows it).
+  std::map<std::string, std::string> sources;
   bool tls() const { return !tls_ca.empty(); }
 };
 

@@ -202,6 +202,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                          epoch.helpers.saver,
                          opts.worker_hosts.size(),
                          log};
+  scfg.config_sources = opts.sources;
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
   epoch.helpers.evaluator =
       spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);

@@ -87,6 +87,7 @@ std::string status_json(const status_facts& f) {
       f.last_checkpoint.empty()
           ? json()
           : json{{"path", f.last_checkpoint}, {"age_s", number(f.checkpoint_age_s)}};
+  j["config_sources"] = f.config_sources;
   return j.dump();
 }
 
@@ -112,6 +113,7 @@ status_facts parse_status_json(const std::string& text) {
       f.last_checkpoint = c.at("path").get<std::string>();
       f.checkpoint_age_s = number_of(c, "age_s");
     }
+    f.config_sources = j.at("config_sources").get<std::map<std::string, std::string>>();
     return f;
   } catch (const nlohmann::json::exception& e) {
     throw std::runtime_error(std::string("the chief's status is not valid: ") + e.what());

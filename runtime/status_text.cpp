@@ -57,6 +57,13 @@ std::string format_status(const status_facts& f) {
       << " (live: " << join(f.live_workers) << "; dead: " << join(f.dead_workers) << ")\n";
   for (std::size_t k = 0; k < f.shards.size(); ++k) out << shard_line(k, f.shards[k]) << "\n";
   out << "dropped_stale_gradients: " << dropped << "\n";
+  out << "config_sources:";
+  const char* separator = " ";
+  for (const auto& [name, where] : f.config_sources) {
+    out << separator << name << " from " << where;
+    separator = ", ";
+  }
+  out << (f.config_sources.empty() ? " defaults only\n" : "\n");
   if (f.last_checkpoint.empty())
     out << "last_checkpoint: none\n";
   else

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@ struct status_facts {
   std::size_t expected_workers = 0;
   std::vector<shard_facts> shards;
   std::string last_checkpoint;  // empty: none yet
+  std::map<std::string, std::string> config_sources;  // the chief's options.sources
   double checkpoint_age_s = 0.0;
 };
 

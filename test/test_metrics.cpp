@@ -34,6 +34,7 @@ status_facts sample_facts() {
   f.shards = {shard_facts{true, 120, {0, 10, 20, 5}, 1, 2, 3}, shard_facts{}};
   f.last_checkpoint = "/x/model.ckpt-100";
   f.checkpoint_age_s = 4.5;
+  f.config_sources = {{"role", "TF_CONFIG task.type"}, {"batch-size", "DOWNPOUR_BATCH_SIZE"}};
   return f;
 }
 
@@ -71,6 +72,9 @@ TEST_CASE("status JSON keeps every fact of the text form and writes a diverged l
   CHECK(j.at("shards").at(0).at("floats") == 15);
   CHECK(j.at("eta_s") == 22.0);
   CHECK(j.at("last_checkpoint").at("path") == "/x/model.ckpt-100");
+  CHECK(j.at("config_sources").at("role") == "TF_CONFIG task.type");
+  CHECK(format_status(f).find("config_sources: batch-size from DOWNPOUR_BATCH_SIZE, role from "
+                              "TF_CONFIG task.type\n") != std::string::npos);
   f.loss = std::numeric_limits<float>::quiet_NaN();
   CHECK(nlohmann::json::parse(status_json(f)).at("loss").is_null());
 }
@@ -125,8 +129,15 @@ TEST_CASE("a running job answers status --json and serves metrics from the chief
   temp_dir dir("metrics");
   auto c = make_cluster(1, 1, dir, {"--connect-timeout=20", "--last-step=200000", "--log-every=200"});
   const auto ports = pick_free_ports(2);
-  process ps0(c.node("ps", 0, {"--metrics-port=" + std::to_string(ports[0])}), dir / "ps0.log");
-  process chief(c.node("worker", 0, {"--metrics-port=" + std::to_string(ports[1])}), dir / "w0.log");
+  // One option from the environment, to see status name its source.
+  auto with_env = [](std::vector<std::string> args) {
+    args.insert(args.begin(), {"/usr/bin/env", "DOWNPOUR_SAVE_CHECKPOINT_SECS=60"});
+    return args;
+  };
+  process ps0(with_env(c.node("ps", 0, {"--metrics-port=" + std::to_string(ports[0])})),
+              dir / "ps0.log");
+  process chief(with_env(c.node("worker", 0, {"--metrics-port=" + std::to_string(ports[1])})),
+                dir / "w0.log");
   REQUIRE(chief.wait_for_output("global_step:", 60s));
   process status({DOWNPOUR_BINARY, "status", "--json", "--chief=" + c.workers}, dir / "status.log");
   REQUIRE(status.wait(30s) == 0);
@@ -140,6 +151,8 @@ TEST_CASE("a running job answers status --json and serves metrics from the chief
   CHECK(j.at("shards").at(0).at("floats") == 397510);
   CHECK(j.at("last_checkpoint").at("path").get<std::string>().find("model.ckpt-") !=
         std::string::npos);
+  CHECK(j.at("config_sources").at("last-step") == "--last-step");
+  CHECK(j.at("config_sources").at("save-checkpoint-secs") == "DOWNPOUR_SAVE_CHECKPOINT_SECS");
   httplib::Client chief_http("127.0.0.1", ports[1]);
   auto metrics = chief_http.Get("/metrics");
   REQUIRE(metrics);
