@@ -242,7 +242,7 @@ using supervisor_actor = caf::typed_actor<
     caf::replies_to<end_atom>::with<std::int64_t, float>,
     // From the evaluator: global step, validation accuracy raw and EMA (metrics.csv).
     caf::reacts_to<eval_atom, std::int64_t, double, double>,
-    // `downpour status`: the job's state as "key: value" lines.
+    // `downpour status` and the metrics endpoint: the job's state as JSON (runtime/status_json.hpp).
     caf::replies_to<status_atom>::with<std::string>,
     // From the chief after a lost ps came back: resume at the restored step -> that step.
     caf::replies_to<restore_atom, recovery_plan>::with<std::int64_t>>;

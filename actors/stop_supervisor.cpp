@@ -6,7 +6,7 @@
 
 #include "actors/failure.hpp"
 #include "runtime/cluster_config.hpp"
-#include "runtime/status_text.hpp"
+#include "runtime/status_json.hpp"
 
 namespace downpour {
 
@@ -26,6 +26,7 @@ struct stop_supervisor_state {
   std::int64_t final_step = -1;
   std::int64_t reported_step = 0;
   float last_loss = 0.0f;
+  std::optional<validation_facts> validation;  // the newest, for status
   std::vector<caf::typed_response_promise<std::int64_t, float>> end_waiters;
   std::unique_ptr<progress_reporter> progress;
   // A ps went down: no tickets, joining nodes wait, until the chief restores
@@ -185,12 +186,16 @@ caf::result<std::string> on_status(supervisor_pointer self) {
   facts->global_step = current_step(st);
   facts->last_step = st.cfg.last_step;
   facts->steps_per_s = st.progress->steps_per_s(facts->global_step);
+  facts->loss = st.last_loss;
+  facts->learning_rate = learning_rate_at(st.cfg.progress.schedule, facts->global_step);
+  facts->validation = st.validation;
+  facts->config_sources = st.cfg.config_sources;
   facts->expected_workers = st.cfg.workers;
   facts->shards.resize(st.cfg.shards.size());
   auto rp = self->make_response_promise<std::string>();
   auto missing = std::make_shared<std::size_t>(st.cfg.shards.size() + 2);
   auto done = [=]() mutable {
-    if (--*missing == 0) rp.deliver(format_status(*facts));
+    if (--*missing == 0) rp.deliver(status_json(*facts));
   };
   const auto timeout = std::chrono::seconds(5);
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k)
@@ -261,6 +266,7 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
       [=](end_atom) { return on_end(self); },
       [=](eval_atom, std::int64_t step, double accuracy, double ema_accuracy) {
         self->state.progress->on_eval(step, accuracy, ema_accuracy);
+        self->state.validation = validation_facts{step, accuracy, ema_accuracy};
       },
       [=](status_atom) { return on_status(self); },
       [=](restore_atom, recovery_plan& plan) { return on_restore(self, plan); },

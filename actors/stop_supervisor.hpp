@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct supervisor_config {
   saver_actor saver;              // for status: the newest checkpoint
   std::size_t workers = 0;        // the worker host list's size
   logger log;                     // the chief
+  std::map<std::string, std::string> config_sources;  // for status: options.sources
 };
 
 supervisor_actor spawn_stop_supervisor(caf::actor_system& sys, supervisor_config cfg);

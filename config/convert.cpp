@@ -97,6 +97,7 @@ void check_cluster(const options& o, const raw_values& raw) {
 options build_options(const raw_values& raw) {
   options o = read_operations(read_cluster(read_files_and_model(options{}, raw), raw), raw);
   check_cluster(o, raw);
+  for (const auto& [name, v] : raw) o.sources[name] = label(v, name);
   return o;
 }
 

@@ -46,6 +46,9 @@ options read_operations(options o, const raw_values& raw) {
   o.eval_every = read_integer(raw, "eval-every", o.eval_every, 0);
   o.metrics_file = read_text(raw, "metrics", o.metrics_file);
   o.chief_address = read_text(raw, "chief", o.chief_address);
+  o.status_json = read_flag(raw, "json", o.status_json);
+  o.metrics_port = read_integer(raw, "metrics-port", o.metrics_port, 0, 65535);
+  o.metrics_bind = read_text(raw, "metrics-bind", o.metrics_bind);
   using L = log_level;
   o.log_threshold =
       read_choice(raw, "log-level", o.log_threshold, {L::error, L::warn, L::info, L::debug});

@@ -19,7 +19,7 @@ std::vector<option_spec> file_and_model_specs(const options& d) {
   return {
       {"config", "FILE", "",
        "INI file of name = value lines using these long names "
-       "(optional [downpour] section); the command line wins"},
+       "(optional [downpour] section); the command line and the environment win"},
       {"data-dir", "DIR", d.data_dir, "directory holding the MNIST IDX files"},
       {"checkpoint-dir", "DIR", d.checkpoint_dir, "where checkpoints and logs are written"},
       {"validation-size", "N", text_of(d.validation_size),
@@ -104,6 +104,12 @@ std::vector<option_spec> cluster_specs(const options& d) {
        "error, warn, info or debug: lines below it are not printed; errors and warnings go "
        "to stderr, the rest to stdout"},
       {"chief", "HOST:PORT", "", "status: the chief to ask (default: the first --worker-hosts entry)"},
+      {"json", "", d.status_json ? "true" : "false",
+       "status: print one JSON object (fields in docs/operations.md) instead of text (switch)"},
+      {"metrics-port", "PORT", text_of(d.metrics_port),
+       "chief and ps: serve Prometheus /metrics and /healthz over HTTP on PORT; 0 turns it off"},
+      {"metrics-bind", "ADDR", d.metrics_bind,
+       "address of the metrics endpoint (plain HTTP: keep it on loopback or a private network)"},
       {"help", "", "", "print this help and exit"},
       {"version", "", "", "print the version and exit"},
   };
@@ -134,6 +140,8 @@ std::vector<alias_spec> alias_specs() {
 }
 
 std::string label(const raw_value& v, const std::string& name) {
+  if (v.source == environment_source) return v.spelled;
+  if (v.source == tf_config_source) return "TF_CONFIG " + v.spelled;
   return v.source.empty() ? "--" + name : v.source + ": " + name;
 }
 
@@ -142,11 +150,19 @@ std::string label(const raw_value& v, const std::string& name) {
 std::string help_text() {
   std::string text =
       "Usage: downpour [COMMAND] [options]\n\n"
-      "Commands:\n"
-      "  train (default)   run the job in the --role given\n"
+      "Commands (and the options of each; the cluster and TLS options let status reach a "
+      "chief):\n"
+      "  train (default)   run the job in the --role given (every option but those below)\n"
       "  eval              test accuracy of a checkpoint, raw and EMA, per class\n"
+      "                    (--checkpoint or --checkpoint-dir, --data-dir, --validation-size)\n"
       "  inspect           a checkpoint's metadata and checksum\n"
-      "  export            a checkpoint's weights as a NumPy .npz (--out)\n\n"
+      "                    (--checkpoint or --checkpoint-dir)\n"
+      "  export            a checkpoint's weights as a NumPy .npz\n"
+      "                    (--out, --ema, --checkpoint or --checkpoint-dir)\n"
+      "  status            ask a running chief for its job's state\n"
+      "                    (--chief, --json, --connect-timeout, --cluster-name, --tls-*)\n"
+      "  plot              draw a job's metrics.csv as a PNG with gnuplot\n"
+      "                    (--out, --metrics or --checkpoint-dir)\n\n"
       "Options:\n";
   for (const auto& spec : config_detail::option_specs()) {
     std::string left = "--" + spec.name + (spec.arg.empty() ? "" : " " + spec.arg);
@@ -160,6 +176,11 @@ std::string help_text() {
   for (const auto& alias : config_detail::alias_specs())
     config_detail::append_line(text, "--" + alias.name + " " + alias.arg,
                                "same as --" + alias.canonical);
+  text +=
+      "\nEnvironment (the command line wins over it, it wins over the --config file):\n"
+      "  DOWNPOUR_<OPTION>   any option, e.g. DOWNPOUR_BATCH_SIZE=50, DOWNPOUR_LR_STAIRCASE=true\n"
+      "  TF_CONFIG           TensorFlow's cluster JSON: sets --role, --task, --ps-hosts and\n"
+      "                      --worker-hosts (a chief task is worker 0; DOWNPOUR_* wins over it)\n";
   return text;
 }
 

@@ -26,9 +26,14 @@ struct alias_spec {
 // One option's text as the user wrote it, before validation.
 struct raw_value {
   std::string text;
-  std::string source;   // empty: command line; otherwise the config file path
+  // Empty: command line; environment_source or tf_config_source; otherwise
+  // the config file path.
+  std::string source;
   std::string spelled;  // the name as written (an alias keeps its own name)
 };
+
+inline const std::string environment_source = "environment";  // spelled: DOWNPOUR_<OPTION>
+inline const std::string tf_config_source = "TF_CONFIG";      // spelled: the JSON path
 
 // Canonical option name -> value.
 using raw_values = std::map<std::string, raw_value>;
@@ -36,9 +41,20 @@ using raw_values = std::map<std::string, raw_value>;
 std::vector<option_spec> option_specs();
 std::vector<alias_spec> alias_specs();
 
-// "--batch-size" on the command line, "cluster.ini: batch-size" from a file:
-// errors must tell the user where to look.
+// "--batch-size" on the command line, "cluster.ini: batch-size" from a file,
+// "DOWNPOUR_BATCH_SIZE" from the environment: errors must tell the user where to look.
 std::string label(const raw_value& v, const std::string& name);
+
+// "batch-size" -> "DOWNPOUR_BATCH_SIZE".
+std::string environment_name(const std::string& option);
+
+// The DOWNPOUR_<OPTION> variables, then what TF_CONFIG says (role, task and
+// host lists) for the options no variable set.
+raw_values read_environment();
+
+// TF_CONFIG's JSON -> role, task, ps-hosts and worker-hosts (config/tf_config.cpp).
+// Empty for "{}" or no cluster (a one-replica job). Throws config_error.
+raw_values read_tf_config(const std::string& json_text);
 
 // The options of failure detection, security, watching and transfer.
 options read_operations(options o, const raw_values& raw);

@@ -1,4 +1,5 @@
-// Reads the command line and the --config file into raw text per option, then
+// Reads the command line, the environment (DOWNPOUR_*, TF_CONFIG) and the
+// --config file into raw text per option, then
 // hands the merged text to build_options (convert.cpp) for validation.
 // Every value is taken as a string so that conversion errors are ours to word:
 // boost's messages quote oddly and do not say what was expected.
@@ -132,14 +133,15 @@ raw_values collect_file(const po::parsed_options& parsed, const std::string& pat
   return raw;
 }
 
-raw_values read_config_file(const std::string& path) {
+// named: where the path came from ("--config" or "DOWNPOUR_CONFIG").
+raw_values read_config_file(const std::string& path, const std::string& named) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
-    throw config_error("config: --config file '" + path + "' does not exist");
+    throw config_error("config: " + named + " file '" + path + "' does not exist");
   if (std::filesystem::is_directory(path, ec))
-    throw config_error("config: --config file '" + path + "' is a directory");
+    throw config_error("config: " + named + " file '" + path + "' is a directory");
   std::ifstream in(path);
-  if (!in) throw config_error("config: --config file '" + path + "' cannot be read");
+  if (!in) throw config_error("config: " + named + " file '" + path + "' cannot be read");
   try {
     return collect_file(po::parse_config_file(in, describe_options(), true), path);
   } catch (const po::invalid_config_file_syntax& e) {
@@ -185,9 +187,12 @@ std::optional<options> parse_options(int argc, const char* const* argv, std::ost
     out << version_text() << '\n';
     return std::nullopt;
   }
+  // insert keeps the existing key: command line > environment > config file.
+  raw_values from_environment = config_detail::read_environment();
+  raw.insert(from_environment.begin(), from_environment.end());
   if (auto it = raw.find("config"); it != raw.end()) {
-    raw_values from_file = read_config_file(it->second.text);
-    // insert keeps the existing key, so the command line wins.
+    raw_values from_file =
+        read_config_file(it->second.text, config_detail::label(it->second, "config"));
     raw.insert(from_file.begin(), from_file.end());
   }
   options o = config_detail::build_options(raw);

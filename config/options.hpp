@@ -1,9 +1,11 @@
 // The one options struct of Downpour, filled in one place (parse_options) from
-// the command line and an INI file; the command line wins.
+// the command line, the environment (DOWNPOUR_<OPTION>, TF_CONFIG) and an INI
+// file, in that order of precedence.
 #pragma once
 
 #include <cstdint>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -90,7 +92,13 @@ struct options {
   std::int64_t eval_every = 0;  // global steps between validation evaluations; 0: never
   std::string metrics_file;   // plot: the metrics.csv to draw
   std::string chief_address;  // status: host:port of the chief; empty: worker-hosts[0]
+  bool status_json = false;   // status: one JSON object instead of text
+  std::uint16_t metrics_port = 0;           // chief and ps: /metrics over HTTP; 0: off
+  std::string metrics_bind = "127.0.0.1";   // plain HTTP: loopback unless asked
   log_level log_threshold = log_level::info;  // --log-level
+  // Where each option given was set: "--batch-size", "DOWNPOUR_BATCH_SIZE",
+  // "TF_CONFIG task.index" or "FILE: batch-size" (status shows it).
+  std::map<std::string, std::string> sources;
   bool tls() const { return !tls_ca.empty(); }
 };
 

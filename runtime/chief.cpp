@@ -14,6 +14,7 @@
 #include "runtime/connect.hpp"
 #include "runtime/job_watch.hpp"
 #include "runtime/log.hpp"
+#include "runtime/metrics_http.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/restore.hpp"
 
@@ -210,6 +211,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                          epoch.helpers.saver,
                          opts.worker_hosts.size(),
                          log};
+  scfg.config_sources = opts.sources;
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
   epoch.helpers.evaluator =
       spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
@@ -222,11 +224,13 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
     caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
   };
   caf::error failure;
+  auto metrics = serve_chief_metrics(sys, opts, supervisor);
+  if (!metrics) failure = metrics.error();
   const bool at_end = *start_step >= opts.last_step;
   if (at_end)
     log.info("checkpoint: the job is already at its last step " + std::to_string(*start_step) +
              "; nothing to train");
-  else if (!start.restored)
+  else if (!start.restored && !failure)
     failure = save_now(self, epoch.helpers.saver, *start_step);  // the start checkpoint
   if (!failure)
     failure =

@@ -1,5 +1,6 @@
 #include "runtime/job.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -7,6 +8,8 @@
 #include <stdexcept>
 #include <unistd.h>
 #include <fcntl.h>
+
+#include <nlohmann/json.hpp>
 
 namespace downpour {
 
@@ -70,13 +73,16 @@ std::string final_line(const run_summary& s) {
 }
 
 std::string summary_json(const run_summary& s) {
-  char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "{\"global_step\": %lld, \"loss\": %s, \"test_accuracy\": %.6f, "
-                "\"ema_test_accuracy\": %.6f, \"wall_s\": %.3f, \"steps_per_s\": %.3f}\n",
-                static_cast<long long>(s.global_step), loss_text(s, "null", 9).c_str(),
-                s.test_accuracy, s.ema_test_accuracy, s.wall_s, s.steps_per_s);
-  return buf;
+  // JSON has no nan or inf: a diverged loss is written as null.
+  auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); };
+  nlohmann::ordered_json j;
+  j["global_step"] = s.global_step;
+  j["loss"] = s.loss ? number(*s.loss) : nlohmann::json();  // none: nothing trained
+  j["test_accuracy"] = number(s.test_accuracy);
+  j["ema_test_accuracy"] = number(s.ema_test_accuracy);
+  j["wall_s"] = number(s.wall_s);
+  j["steps_per_s"] = number(s.steps_per_s);
+  return j.dump(2) + "\n";
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

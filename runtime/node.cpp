@@ -12,6 +12,7 @@
 #include "runtime/chief.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
+#include "runtime/metrics_http.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/ps_watch.hpp"
 #include "runtime/ports.hpp"
@@ -161,6 +162,7 @@ caf::expected<job_result> run_local_tcp(const options& opts) {
     options o = base;
     o.role = role_kind::ps;
     o.task = k;
+    o.metrics_port = 0;  // the chief's endpoint covers the whole local job
     threads.emplace_back([o, &failures, k] {
       auto r = run_ps_node(o);
       if (!r) failures[k] = r.error();
@@ -299,6 +301,11 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const listening_cal
     return port.error();
   }
   if (on_listening) on_listening(*port);
+  auto metrics = serve_ps_metrics(sys, opts, shard);
+  if (!metrics) {
+    caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
+    return metrics.error();
+  }
   if (auto err = serve_while_led(sys, opts, shard)) return err;
   return opts.last_step;
 }

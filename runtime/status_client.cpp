@@ -4,6 +4,7 @@
 
 #include "runtime/connect.hpp"
 #include "runtime/node.hpp"
+#include "runtime/status_json.hpp"
 
 namespace downpour {
 
@@ -21,9 +22,17 @@ int run_status(const options& opts, std::ostream& out, std::ostream& err) {
   int code = 1;
   self->request(*supervisor, std::chrono::seconds(10), status_atom_v)
       .receive(
-          [&](std::string& text) {
-            out << "chief: " << to_string(chief) << "\n" << text;
-            code = 0;
+          [&](std::string& json_text) {
+            try {
+              if (opts.status_json)
+                out << with_chief(json_text, to_string(chief)) << std::endl;
+              else
+                out << "chief: " << to_string(chief) << "\n"
+                    << format_status(parse_status_json(json_text));
+              code = 0;
+            } catch (const std::exception& e) {
+              err << "downpour: error: " << e.what() << std::endl;
+            }
           },
           [&](caf::error& e) {
             err << "downpour: error: the chief at " << to_string(chief)

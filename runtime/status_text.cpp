@@ -27,6 +27,14 @@ std::string shard_line(std::size_t k, const shard_facts& s) {
   return out.str();
 }
 
+std::string validation_text(const std::optional<validation_facts>& v) {
+  if (!v) return "none";
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "accuracy=%.4f ema_accuracy=%.4f at global_step=%lld",
+                v->accuracy, v->ema_accuracy, static_cast<long long>(v->global_step));
+  return buf;
+}
+
 }  // namespace
 
 std::string format_status(const status_facts& f) {
@@ -42,10 +50,20 @@ std::string format_status(const status_facts& f) {
       << "steps_per_s: " << rate << "\n"
       << "eta_s: " << (eta < 0 ? std::string("unknown") : std::to_string(static_cast<long>(eta)))
       << "\n"
+      << "loss: " << f.loss << "\n"
+      << "learning_rate: " << f.learning_rate << "\n"
+      << "validation: " << validation_text(f.validation) << "\n"
       << "workers: " << f.live_workers.size() << " live of " << f.expected_workers
       << " (live: " << join(f.live_workers) << "; dead: " << join(f.dead_workers) << ")\n";
   for (std::size_t k = 0; k < f.shards.size(); ++k) out << shard_line(k, f.shards[k]) << "\n";
   out << "dropped_stale_gradients: " << dropped << "\n";
+  out << "config_sources:";
+  const char* separator = " ";
+  for (const auto& [name, where] : f.config_sources) {
+    out << separator << name << " from " << where;
+    separator = ", ";
+  }
+  out << (f.config_sources.empty() ? " defaults only\n" : "\n");
   if (f.last_checkpoint.empty())
     out << "last_checkpoint: none\n";
   else
