@@ -1,9 +1,10 @@
-#include "config/version.hpp"
 #include "runtime/metrics_text.hpp"
 
 #include <cmath>
 #include <cstdio>
 #include <regex>
+
+#include "config/version.hpp"
 
 namespace downpour {
 
