@@ -16,6 +16,8 @@ std::string to_string(errc x) {
       return "unreachable";
     case errc::recovering:
       return "recovering";
+    case errc::unauthorized:
+      return "unauthorized";
   }
   return "unknown";
 }

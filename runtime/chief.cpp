@@ -167,14 +167,21 @@ caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& se
 
 }  // namespace
 
+caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard_actor& shard,
+                       std::size_t k) {
+  caf::error failure;
+  self->request(shard, seconds(opts.connect_timeout_s), hello_atom_v, cluster_fingerprint(opts),
+                static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(opts.task))
+      .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
+  return failure;
+}
+
 caf::error check_peers(caf::actor_system& sys, const options& opts,
                        const std::vector<shard_actor>& shards) {
   caf::scoped_actor self{sys};
   caf::error failure;
-  auto fp = cluster_fingerprint(opts);
   for (std::size_t k = 0; k < shards.size() && !failure; ++k)
-    self->request(shards[k], seconds(opts.connect_timeout_s), hello_atom_v, fp)
-        .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
+    failure = hello_shard(self, opts, shards[k], k);
   return failure;
 }
 
@@ -207,7 +214,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   auto shut_down = [&] {
     for (auto& s : epoch.shards) self->send(s, stop_atom_v);
     stop_helpers(epoch.helpers);
-    caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
+    self->send_exit(supervisor, caf::exit_reason::user_shutdown);  // from this node: obeyed
   };
   caf::error failure;
   const bool at_end = *start_step >= opts.last_step;

@@ -7,6 +7,7 @@
 #include "actors/worker.hpp"
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
+#include "runtime/basp_guard.hpp"
 #include "runtime/chief.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
@@ -70,6 +71,7 @@ node_config::node_config(const options& opts) {
   set("middleman.workers", std::size_t{0});
   set("logger.console", caf::atom("none"));
   apply_network_settings(*this, opts);
+  guard_basp(basp_payload_bound(opts), node_logger(opts, opts.role, opts.task));
 }
 
 static shard_config shard_config_for(const options& opts, std::size_t index) {
@@ -236,10 +238,15 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     auto supervisor =
         connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
     if (!supervisor) return supervisor.error();
-    if (auto err = check_peers(sys, opts, shards)) return err;
+    // The chief answers once every shard is back with this job's settings
+    // (a ps started with others is refused there), so shards are reached after.
     auto hello = greet_chief(sys, opts, *supervisor);
     if (!hello) return hello.error();
     if (hello->step >= opts.last_step) return job_result{};  // rejoined as the job ended
+    auto fresh = reconnect_shards(sys, opts, std::move(shards));
+    if (!fresh) return fresh.error();
+    shards = std::move(*fresh);
+    if (auto err = check_peers(sys, opts, shards)) return err;
     auto worker = spawn_worker(
         sys, worker_config_for(opts, opts.task, data, shards, *supervisor, hello->coordinator));
     caf::anon_send(worker, start_atom_v);
@@ -248,9 +255,6 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     if (!lost_a_peer(reason)) return reason;
     node_logger(opts, role_kind::worker, opts.task)
         .warn("lost a peer (" + describe(reason) + "); joining again");
-    auto fresh = reconnect_shards(sys, opts, std::move(shards));
-    if (!fresh) return fresh.error();
-    shards = std::move(*fresh);
   }
 }
 
@@ -267,7 +271,7 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const listening_cal
   auto shard = spawn_parameter_shard(sys, shard_config_for(opts, opts.task));
   auto port = publish_on(sys, opts, shard, opts.ps_hosts[opts.task], "ps " + std::to_string(opts.task));
   if (!port) {
-    caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
+    caf::scoped_actor{sys}->send_exit(shard, caf::exit_reason::user_shutdown);
     return port.error();
   }
   if (on_listening) on_listening(*port);
