@@ -76,6 +76,15 @@ bool from_chief(Self* self, const char* what) {
   return false;
 }
 
+// Whether a down message comes from the actor that went down (a proxy, for
+// a lost connection); one sent by anyone else is forged, and logged.
+template <class Self>
+bool from_source(Self* self, const caf::down_msg& dm) {
+  if (caf::actor_cast<caf::actor_addr>(self->current_sender()) == dm.source) return true;
+  self->state.guard.refuse("a down message", self->current_sender());
+  return false;
+}
+
 // The same for any admitted node.
 template <class Self>
 bool from_member(Self* self, const char* what) {

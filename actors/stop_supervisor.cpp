@@ -134,11 +134,8 @@ void on_shard_down(supervisor_pointer self, std::size_t k) {
   st.end_waiters.clear();
 }
 
-// A down message comes from the actor that went down (a proxy, for a lost
-// connection); one sent by anyone else is forged.
 void on_down(supervisor_pointer self, const caf::down_msg& dm) {
-  if (caf::actor_cast<caf::actor_addr>(self->current_sender()) != dm.source)
-    return self->state.guard.refuse("a down message", self->current_sender());
+  if (!from_source(self, dm)) return;
   auto& shards = self->state.cfg.shards;
   for (std::size_t k = 0; k < shards.size(); ++k)
     if (caf::actor_cast<caf::actor_addr>(shards[k]) == dm.source) return on_shard_down(self, k);

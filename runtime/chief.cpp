@@ -127,10 +127,11 @@ evaluator_actor spawn_evaluator_for(caf::actor_system& sys, const options& opts,
       step);
 }
 
-void stop_helpers(const chief_helpers& h) {
+// From self: an actor obeys exits only from a known sender of its own node.
+void stop_helpers(caf::scoped_actor& self, const chief_helpers& h) {
   for (auto a : {caf::actor_cast<caf::actor>(h.coordinator), caf::actor_cast<caf::actor>(h.saver),
                  caf::actor_cast<caf::actor>(h.evaluator)})
-    if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
 }
 
 // What changes when a lost ps comes back: its handle and the helpers.
@@ -146,7 +147,7 @@ caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& se
                                    const options& opts, const model_shape& shape,
                                    const std::shared_ptr<const mnist_data>& data,
                                    const supervisor_actor& supervisor, const chief_epoch& old) {
-  stop_helpers(old.helpers);
+  stop_helpers(self, old.helpers);
   auto back = recover_cluster(sys, opts, shape, old.shards);
   if (!back) {
     for (auto& s : old.shards) self->send_exit(s, back.error());
@@ -213,7 +214,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
       spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
   auto shut_down = [&] {
     for (auto& s : epoch.shards) self->send(s, stop_atom_v);
-    stop_helpers(epoch.helpers);
+    stop_helpers(self, epoch.helpers);
     self->send_exit(supervisor, caf::exit_reason::user_shutdown);  // from this node: obeyed
   };
   caf::error failure;

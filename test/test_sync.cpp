@@ -193,7 +193,7 @@ TEST_CASE_FIXTURE(sync_fixture,
   push(shard, 1, 1, {1.0f});
   CHECK(snapshot(shard).step == 2);
   for (auto a : {caf::actor_cast<caf::actor>(coordinator), w0, w1b})
-    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    (*chief)->send_exit(a, caf::exit_reason::user_shutdown);
   (*chief)->send(shard, stop_atom_v);
   sched->run();
 }
@@ -228,7 +228,7 @@ TEST_CASE_FIXTURE(
   sched->run();
   CHECK(*slots == std::vector<std::int64_t>{0, 1, 2});
   for (auto a : {caf::actor_cast<caf::actor>(coordinator), fast, slow})
-    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    (*chief)->send_exit(a, caf::exit_reason::user_shutdown);
   sched->run();
 }
 
@@ -296,6 +296,6 @@ TEST_CASE_FIXTURE(sync_fixture, "under ssp a dead slow worker no longer holds th
   sched->run();
   CHECK(*granted == std::vector<std::int64_t>{0, 1});
   for (auto a : {caf::actor_cast<caf::actor>(coordinator), fast})
-    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    (*chief)->send_exit(a, caf::exit_reason::user_shutdown);
   sched->run();
 }

@@ -215,6 +215,14 @@ TEST_CASE_FIXTURE(tls_cluster,
   CHECK(ps0.output().find("refused a stop from node ") != std::string::npos);
 }
 
+TEST_CASE("an expired certificate is called expired, not foreign") {
+  CHECK(certificate_fault(X509_V_ERR_CERT_HAS_EXPIRED) ==
+        "its certificate has expired (certificate has expired)");
+  CHECK(certificate_fault(X509_V_ERR_CERT_NOT_YET_VALID).rfind("its certificate is not valid yet", 0) == 0);
+  CHECK(certificate_fault(X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY)
+            .rfind("its certificate is not from this cluster's CA", 0) == 0);
+}
+
 TEST_CASE("a peer that closed every handshake gets a hint about TLS and CAs") {
   CHECK(handshake_hint(caf::sec::disconnect_during_handshake).find("do both sides use TLS") !=
         std::string::npos);
