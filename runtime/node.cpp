@@ -238,15 +238,20 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     auto supervisor =
         connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
     if (!supervisor) return supervisor.error();
-    // The chief answers once every shard is back with this job's settings
-    // (a ps started with others is refused there), so shards are reached after.
     auto hello = greet_chief(sys, opts, *supervisor);
     if (!hello) return hello.error();
     if (hello->step >= opts.last_step) return job_result{};  // rejoined as the job ended
+    // The chief answers once every shard is back with its settings, which
+    // are ours: a ps that differs was refused there and is replaced.
     auto fresh = reconnect_shards(sys, opts, std::move(shards));
     if (!fresh) return fresh.error();
     shards = std::move(*fresh);
-    if (auto err = check_peers(sys, opts, shards)) return err;
+    if (auto err = check_peers(sys, opts, shards)) {
+      if (err != errc::config_mismatch) return err;
+      node_logger(opts, role_kind::worker, opts.task)
+          .warn(describe(err) + "; the chief refuses that ps; joining again");
+      continue;
+    }
     auto worker = spawn_worker(
         sys, worker_config_for(opts, opts.task, data, shards, *supervisor, hello->coordinator));
     caf::anon_send(worker, start_atom_v);
@@ -255,6 +260,9 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     if (!lost_a_peer(reason)) return reason;
     node_logger(opts, role_kind::worker, opts.task)
         .warn("lost a peer (" + describe(reason) + "); joining again");
+    auto back = reconnect_shards(sys, opts, std::move(shards));  // names a ps that stays away
+    if (!back) return back.error();
+    shards = std::move(*back);
   }
 }
 

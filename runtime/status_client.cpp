@@ -2,7 +2,6 @@
 
 #include <ostream>
 
-#include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/node.hpp"
 
@@ -20,9 +19,6 @@ int run_status(const options& opts, std::ostream& out, std::ostream& err) {
   }
   caf::scoped_actor self{sys};
   int code = 1;
-  // The chief serves nothing to a node before its hello (the answer does not
-  // matter here; it may be held while the cluster recovers).
-  self->send(*supervisor, hello_atom_v, cluster_fingerprint(opts));
   self->request(*supervisor, std::chrono::seconds(10), status_atom_v)
       .receive(
           [&](std::string& text) {

@@ -39,6 +39,12 @@ inline cluster_args make_cluster(std::size_t ps, std::size_t workers, const temp
   return c;
 }
 
+// The port of the first entry of a host list ("127.0.0.1:P,127.0.0.1:Q" -> P).
+inline std::uint16_t first_port(const std::string& hosts) {
+  const auto first = hosts.substr(0, hosts.find(','));
+  return static_cast<std::uint16_t>(std::stoi(first.substr(first.rfind(':') + 1)));
+}
+
 // The step of the newest "checkpoint: saved DIR/model.ckpt-N" line in text, -1 if none.
 inline std::int64_t newest_saved_step(const std::string& text) {
   static const std::regex saved("checkpoint: saved \\S*model\\.ckpt-(\\d+)");

@@ -14,11 +14,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::uint16_t first_port(const std::string& hosts) {
-  const auto first = hosts.substr(0, hosts.find(','));
-  return static_cast<std::uint16_t>(std::stoi(first.substr(first.rfind(':') + 1)));
-}
-
 // 32 bytes asking for 4 GiB (the header of issue 15), and one byte more than the bound.
 std::string huge_header() {
   return basp_header(basp_client_handshake, 0xFFFFFFFFu);

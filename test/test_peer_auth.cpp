@@ -11,15 +11,6 @@ using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
 
-namespace {
-
-std::uint16_t first_port(const std::string& hosts) {
-  const auto first = hosts.substr(0, hosts.find(','));
-  return static_cast<std::uint16_t>(std::stoi(first.substr(first.rfind(':') + 1)));
-}
-
-}  // namespace
-
 TEST_CASE("a forged BASP client cannot stop, exit, init, restore, snapshot, pull from or push to "
           "a ps, nor take tickets from the chief; the job ends exactly") {
   temp_dir dir("forged");
