@@ -169,9 +169,9 @@ caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& se
 }  // namespace
 
 caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard_actor& shard,
-                       std::size_t k) {
+                       std::size_t k, caf::timespan timeout) {
   caf::error failure;
-  self->request(shard, seconds(opts.connect_timeout_s), hello_atom_v, cluster_fingerprint(opts),
+  self->request(shard, timeout, hello_atom_v, cluster_fingerprint(opts),
                 static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(opts.task))
       .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
   return failure;
@@ -182,7 +182,7 @@ caf::error check_peers(caf::actor_system& sys, const options& opts,
   caf::scoped_actor self{sys};
   caf::error failure;
   for (std::size_t k = 0; k < shards.size() && !failure; ++k)
-    failure = hello_shard(self, opts, shards[k], k);
+    failure = hello_shard(self, opts, shards[k], k, seconds(opts.connect_timeout_s));
   return failure;
 }
 

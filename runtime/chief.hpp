@@ -25,9 +25,10 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
 
 // Says hello to shard k: this node's settings and the shard it takes it for
 // (with its worker index; 0 is the chief). A shard serves a remote node
-// nothing else before. The shard's refusal or a failure is returned.
+// nothing else before. The shard's refusal or a failure (no answer within
+// timeout) is returned.
 caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard_actor& shard,
-                       std::size_t k);
+                       std::size_t k, caf::timespan timeout);
 
 // Says hello to every shard; the first mismatch or failure is returned.
 caf::error check_peers(caf::actor_system& sys, const options& opts,

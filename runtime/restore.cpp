@@ -77,7 +77,15 @@ caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& o
                              where + " did not come back within " +
                                  seconds_text(opts.connect_timeout_s) +
                                  "; the job stops (no checkpoint saved since it went down)");
-    auto refused = hello_shard(self, opts, *h, k);
+    // Right after a refused ps exits, the middleman can still hand out its
+    // dead handle, which never answers: a bounded hello, then connect again.
+    const auto left = deadline - std::chrono::steady_clock::now();
+    auto refused = hello_shard(self, opts, *h, k,
+                               std::chrono::duration_cast<caf::timespan>(
+                                   std::min<std::chrono::steady_clock::duration>(
+                                       left, std::chrono::seconds(5))));
+    if (refused == caf::sec::request_timeout && std::chrono::steady_clock::now() < deadline)
+      continue;
     if (!refused) {
       log.info("chief: " + what + " is back after " + three_decimals(seconds_since(began)) + " s");
       return h;
