@@ -18,6 +18,8 @@ std::string to_string(errc x) {
       return "recovering";
     case errc::failed:
       return "failed";
+    case errc::unauthorized:
+      return "unauthorized";
   }
   return "unknown";
 }

@@ -125,6 +125,7 @@ enum class errc : std::uint8_t {
   unreachable,          // a peer could not be reached or listened for
   recovering,           // a ps went down: no tickets until every shard is restored
   failed,               // an exception ended an actor; the context is its message
+  unauthorized,         // a message from a node that did not prove it belongs to the cluster
 };
 
 std::string to_string(errc x);
@@ -160,8 +161,10 @@ namespace downpour {
 
 // A parameter shard: owns ranges of the flat parameter buffer and their EMA.
 using shard_actor = caf::typed_actor<
-    // Cluster fingerprint of the caller -> the shard's global step (-1 before init).
-    caf::replies_to<hello_atom, std::string>::with<std::int64_t>,
+    // Cluster fingerprint of the caller, the shard it takes this one for, and
+    // its worker index (0: the chief) -> the shard's global step (-1 before
+    // init). Nothing else from a remote node is served before its hello.
+    caf::replies_to<hello_atom, std::string, std::uint32_t, std::uint32_t>::with<std::int64_t>,
     // Initial values or a restore -> the step the shard now stands at.
     caf::replies_to<init_atom, shard_init>::with<std::int64_t>,
     // Recovery: overwrite whatever the shard holds (pending awaits and snapshots

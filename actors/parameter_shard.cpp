@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "actors/failure.hpp"
+#include "actors/peer_guard.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/sync_rule.hpp"
 
@@ -39,6 +40,10 @@ struct parameter_shard_state {
   std::multimap<std::int64_t, caf::typed_response_promise<pull_reply>> pull_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<shard_snapshot>> snapshot_waiters;
+  peer_guard guard;  // control only from the chief, pulls and pushes from members
+  // A chief whose hello this fresh shard refused (other settings) and the
+  // difference seen from here: its exit then ends this ps with that reason.
+  std::optional<std::pair<caf::node_id, std::string>> refused_by;
   static inline const char* name = "parameter_shard";
 };
 
@@ -266,12 +271,41 @@ caf::result<std::int64_t> on_await(shard_pointer self, std::int64_t target) {
   return rp;
 }
 
-caf::result<std::int64_t> on_hello(shard_pointer self, const std::string& fingerprint) {
+// The caller must take this shard for the one it is (one ps answering at two
+// entries of --ps-hosts would be initialised as both) and share its settings.
+caf::result<std::int64_t> on_hello(shard_pointer self, const std::string& fingerprint,
+                                   std::uint32_t shard, std::uint32_t worker) {
   auto& st = self->state;
-  auto peer = "ps " + std::to_string(st.cfg.index);
-  if (auto diff = fingerprint_difference(fingerprint, st.cfg.fingerprint, peer))
+  const auto sender = self->current_sender();
+  auto me = "ps " + std::to_string(st.cfg.index);
+  if (shard != st.cfg.index)
+    return caf::make_error(errc::config_mismatch,
+                           "the node at the address of ps " + std::to_string(shard) + " is " + me +
+                               " (is one host:port in --ps-hosts twice, or under two names?)");
+  if (auto diff = fingerprint_difference(fingerprint, st.cfg.fingerprint, me)) {
+    st.guard.refuse("a hello with other settings", sender, " (" + *diff + ")");
+    if (worker == 0 && st.step < 0 && sender)
+      st.refused_by.emplace(sender->node(),
+                            *fingerprint_difference(st.cfg.fingerprint, fingerprint, "the chief"));
     return caf::make_error(errc::config_mismatch, *diff);
+  }
+  if (sender && worker == 0)
+    st.guard.admit_chief(sender->node());
+  else if (sender)
+    st.guard.admit_member(sender->node());
   return st.step;
+}
+
+// Exits from the chief (or this node) end the shard; one from a chief that
+// refused this fresh ps ends it with the difference named.
+void on_exit(shard_pointer self, caf::exit_msg& m) {
+  auto& st = self->state;
+  const auto sender = self->current_sender();
+  if (st.refused_by && sender && sender->node() == st.refused_by->first)
+    return self->quit(caf::make_error(errc::config_mismatch,
+                                      "refused by the chief: " + st.refused_by->second));
+  if (!st.guard.from_chief(sender, self->node())) return st.guard.refuse("an exit", sender);
+  if (m.reason) self->quit(std::move(m.reason));
 }
 
 caf::result<shard_snapshot> on_snapshot_at(shard_pointer self, std::int64_t step) {
@@ -286,26 +320,62 @@ caf::result<shard_snapshot> on_snapshot_at(shard_pointer self, std::int64_t step
 
 shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg) {
   end_on_exception(self);
+  self->state.guard.set_log(cfg.log);
   self->state.cfg = std::move(cfg);
+  self->state.guard.install(self);
+  self->set_exit_handler([=](caf::exit_msg& m) { on_exit(self, m); });
+  using step_result = caf::result<std::int64_t>;
+  using pull_result = caf::result<pull_reply>;
+  using snapshot_result = caf::result<shard_snapshot>;
   return {
-      [=](hello_atom, const std::string& fp) { return on_hello(self, fp); },
-      [=](init_atom, shard_init& init) { return on_init(self, init); },
-      [=](restore_atom, shard_init& init) { return on_restore(self, init); },
-      [=](pull_atom, std::int64_t min_step) { return on_pull(self, min_step); },
-      [=](pull_atom, const replay_offer& offer) { return on_pull_offer(self, offer); },
-      [=](push_atom, push_msg& m) { return on_push(self, m); },  // mutable: its buffer is reused
+      [=](hello_atom, const std::string& fp, std::uint32_t shard, std::uint32_t worker) {
+        return on_hello(self, fp, shard, worker);
+      },
+      [=](init_atom, shard_init& init) -> step_result {
+        if (!from_chief(self, "an init")) return unauthorized("init");
+        return on_init(self, init);
+      },
+      [=](restore_atom, shard_init& init) -> step_result {
+        if (!from_chief(self, "a restore")) return unauthorized("restore");
+        return on_restore(self, init);
+      },
+      [=](pull_atom, std::int64_t min_step) -> pull_result {
+        if (!from_member(self, "a pull")) return unauthorized("pull");
+        return on_pull(self, min_step);
+      },
+      [=](pull_atom, const replay_offer& offer) -> pull_result {
+        if (!from_member(self, "a pull")) return unauthorized("pull");
+        return on_pull_offer(self, offer);
+      },
+      [=](push_atom, push_msg& m) -> step_result {  // mutable: its buffer is reused
+        if (!from_member(self, "a push")) return unauthorized("push");
+        return on_push(self, m);
+      },
       [=](required_atom, std::uint64_t n) {
+        if (!from_chief(self, "a round size")) return;
         self->state.cfg.required = std::max<std::uint64_t>(1, n);
         maybe_complete_round(self->state);
       },
-      [=](await_atom, std::int64_t target) { return on_await(self, target); },
-      [=](snapshot_atom) { return snapshot_of(self->state); },
-      [=](snapshot_atom, std::int64_t step) { return on_snapshot_at(self, step); },
-      [=](stats_atom) {
+      [=](await_atom, std::int64_t target) -> step_result {
+        if (!from_chief(self, "an await")) return unauthorized("await");
+        return on_await(self, target);
+      },
+      [=](snapshot_atom) -> snapshot_result {
+        if (!from_chief(self, "a snapshot")) return unauthorized("snapshot");
+        return snapshot_of(self->state);
+      },
+      [=](snapshot_atom, std::int64_t step) -> snapshot_result {
+        if (!from_chief(self, "a snapshot")) return unauthorized("snapshot");
+        return on_snapshot_at(self, step);
+      },
+      [=](stats_atom) -> caf::result<shard_stats> {
+        if (!from_chief(self, "a stats request")) return unauthorized("stats");
         auto& st = self->state;
         return shard_stats{st.step, st.ranges, st.dropped, st.rejected, st.replayed};
       },
-      [=](stop_atom) { self->quit(); },
+      [=](stop_atom) {
+        if (from_chief(self, "a stop")) self->quit();
+      },
   };
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "actors/failure.hpp"
+#include "actors/peer_guard.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/status_json.hpp"
 
@@ -34,6 +35,7 @@ struct stop_supervisor_state {
   bool recovering = false;
   std::int64_t epoch = 0;
   std::vector<caf::typed_response_promise<std::int64_t, coordinator_actor>> held_hellos;
+  peer_guard guard;  // workers that said hello; the rest only from this node
   static inline const char* name = "stop_supervisor";
 };
 
@@ -135,6 +137,7 @@ void on_shard_down(supervisor_pointer self, std::size_t k) {
 }
 
 void on_down(supervisor_pointer self, const caf::down_msg& dm) {
+  if (!from_source(self, dm)) return;
   auto& shards = self->state.cfg.shards;
   for (std::size_t k = 0; k < shards.size(); ++k)
     if (caf::actor_cast<caf::actor_addr>(shards[k]) == dm.source) return on_shard_down(self, k);
@@ -236,40 +239,62 @@ caf::result<std::int64_t, float> on_end(supervisor_pointer self) {
   return st.end_waiters.back();
 }
 
+caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
+                                                      const std::string& fp) {
+  auto& s = self->state;
+  if (auto diff = fingerprint_difference(fp, s.cfg.fingerprint, "the chief")) {
+    s.guard.refuse("a hello with other settings", self->current_sender(), " (" + *diff + ")");
+    return caf::make_error(errc::config_mismatch, *diff);
+  }
+  if (auto sender = self->current_sender()) s.guard.admit_member(sender->node());
+  if (!s.recovering) return {s.granted, s.cfg.coordinator};
+  s.held_hellos.push_back(self->make_response_promise<std::int64_t, coordinator_actor>());
+  return s.held_hellos.back();
+}
+
 supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervisor_config cfg) {
   end_on_exception(self);
   auto& st = self->state;
+  st.guard.set_log(cfg.log);
   st.cfg = std::move(cfg);
   st.granted = st.cfg.start_step;
   st.reported_step = st.cfg.start_step;
   st.progress = std::make_unique<progress_reporter>(st.cfg.progress);
+  st.guard.install(self);
   self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
   for (auto& s : st.cfg.shards) self->monitor(s);
+  // Workers (admitted by their hello) ask for tickets and report; status is
+  // open; the rest comes from the chief's own actors (from_chief: this node).
   return {
-      [=](hello_atom, const std::string& fp) -> caf::result<std::int64_t, coordinator_actor> {
-        auto& s = self->state;
-        if (auto diff = fingerprint_difference(fp, s.cfg.fingerprint, "the chief"))
-          return caf::make_error(errc::config_mismatch, *diff);
-        if (!s.recovering) return {s.granted, s.cfg.coordinator};
-        s.held_hellos.push_back(self->make_response_promise<std::int64_t, coordinator_actor>());
-        return s.held_hellos.back();
+      [=](hello_atom, const std::string& fp) { return on_hello(self, fp); },
+      [=](ticket_atom, std::uint32_t worker, float loss) -> caf::result<std::int64_t> {
+        if (!from_member(self, "a ticket request")) return unauthorized("ticket");
+        return on_ticket(self, worker, loss);
       },
-      [=](ticket_atom, std::uint32_t worker, float loss) { return on_ticket(self, worker, loss); },
       [=](done_atom, std::uint32_t worker) {
+        if (!from_member(self, "a done")) return;
         self->state.active.erase(worker);
         self->state.holding.erase(worker);
         maybe_drain(self);
       },
       [=](report_atom, std::uint32_t, std::int64_t step, float loss) {
-        on_report(self, step, loss);
+        if (from_member(self, "a report")) on_report(self, step, loss);
       },
-      [=](end_atom) { return on_end(self); },
+      [=](end_atom) -> caf::result<std::int64_t, float> {
+        if (!from_chief(self, "an end request")) return unauthorized("end");
+        return on_end(self);
+      },
       [=](eval_atom, std::int64_t step, double accuracy, double ema_accuracy) {
+        if (!from_chief(self, "an evaluation")) return;
         self->state.progress->on_eval(step, accuracy, ema_accuracy);
         self->state.validation = validation_facts{step, accuracy, ema_accuracy};
       },
+      // Read-only, and `downpour status --chief=HOST:PORT` has no config to say hello with.
       [=](status_atom) { return on_status(self); },
-      [=](restore_atom, recovery_plan& plan) { return on_restore(self, plan); },
+      [=](restore_atom, recovery_plan& plan) -> caf::result<std::int64_t> {
+        if (!from_chief(self, "a restore")) return unauthorized("restore");
+        return on_restore(self, plan);
+      },
   };
 }
 

@@ -1,5 +1,7 @@
 #include "actors/sync_coordinator.hpp"
 
+#include "actors/peer_guard.hpp"
+
 #include <map>
 #include <set>
 
@@ -17,6 +19,7 @@ struct sync_coordinator_state {
       waiting;                                          // ssp: workers held at the bound
   std::set<std::uint32_t> gone;                         // joined, then died; not back yet
   std::size_t required = 0;                             // last count sent to the shards
+  peer_guard guard;  // exits and errors only from this node
   static inline const char* name = "sync_coordinator";
 };
 
@@ -95,8 +98,11 @@ caf::result<std::int64_t> on_clock(coordinator_pointer self, std::uint32_t worke
 
 coordinator_actor::behavior_type sync_coordinator(coordinator_pointer self, coordinator_config cfg) {
   end_on_exception(self);
+  self->state.guard.set_log(cfg.log);
   self->state.cfg = std::move(cfg);
+  self->state.guard.install(self);
   self->set_down_handler([=](caf::down_msg& dm) {
+    if (!from_source(self, dm)) return;
     auto& st = self->state;
     for (auto& [worker, addr] : st.live)
       if (addr == dm.source) {

@@ -1,5 +1,7 @@
 #include "actors/worker.hpp"
 
+#include "actors/peer_guard.hpp"
+
 #include <algorithm>
 #include <optional>
 #include <utility>
@@ -53,6 +55,7 @@ struct worker_state {
   std::int64_t local_step = 0;
   float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
   float last_loss = 0.0f;  // the loss of the last pushed gradient
+  peer_guard guard;  // exits and errors only from this node; nothing else served
   static inline const char* name = "worker";
 };
 
@@ -349,7 +352,10 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   st.computed_at = st.pulled_at;
   st.replies.assign(st.cfg.shards.size(), shared_tensor{});
   st.replays = replays_own_updates(st.cfg, self->node());
+  st.guard.set_log(st.cfg.log);
+  st.guard.install(self);
   self->set_down_handler([=](caf::down_msg& dm) {
+    if (!from_source(self, dm)) return;
     fail(self, "a peer went down", dm.reason ? dm.reason : caf::make_error(errc::stopped));
   });
   for (auto& s : st.cfg.shards) self->monitor(s);

@@ -199,6 +199,12 @@ image_set load_idx_pair(const std::string& images_path, const std::string& label
   return set;
 }
 
+std::size_t idx_image_size(const std::string& dir) {
+  gz_input in(find_file(dir, "train-images-idx3-ubyte"));
+  const std::vector<std::uint32_t> h = read_header(in, kImageMagic, "image", 3);
+  return std::size_t{h[1]} * h[2];
+}
+
 std::shared_ptr<const mnist_data> load_mnist(const std::string& dir, std::size_t validation_size) {
   std::error_code ec;
   if (!std::filesystem::is_directory(dir, ec)) {

@@ -39,6 +39,10 @@ struct mnist_data {
 // magic numbers (2051/2049), dimensions, matching counts and file length.
 image_set load_idx_pair(const std::string& images_path, const std::string& labels_path);
 
+// The input size (rows x cols) of the training images in dir, from the
+// header only. Throws data_error.
+std::size_t idx_image_size(const std::string& dir);
+
 // Loads train-* and t10k-* from dir, each as NAME or NAME.gz, and holds out the
 // first validation_size training examples; at least one must be left to
 // train on. Throws data_error.

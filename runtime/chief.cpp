@@ -136,10 +136,11 @@ caf::error start_watched(job_watch& watch, const start_workers_fn& start_workers
   return caf::none;
 }
 
-void stop_helpers(const chief_helpers& h) {
+// From self: an actor obeys exits only from a known sender of its own node.
+void stop_helpers(caf::scoped_actor& self, const chief_helpers& h) {
   for (auto a : {caf::actor_cast<caf::actor>(h.coordinator), caf::actor_cast<caf::actor>(h.saver),
                  caf::actor_cast<caf::actor>(h.evaluator)})
-    if (a) caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
 }
 
 // What changes when a lost ps comes back: its handle and the helpers.
@@ -155,7 +156,7 @@ caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& se
                                    const options& opts, const model_shape& shape,
                                    const std::shared_ptr<const mnist_data>& data,
                                    const supervisor_actor& supervisor, const chief_epoch& old) {
-  stop_helpers(old.helpers);
+  stop_helpers(self, old.helpers);
   auto back = recover_cluster(sys, opts, shape, old.shards);
   if (!back) {
     for (auto& s : old.shards) self->send_exit(s, back.error());
@@ -176,14 +177,21 @@ caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& se
 
 }  // namespace
 
+caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard_actor& shard,
+                       std::size_t k, caf::timespan timeout) {
+  caf::error failure;
+  self->request(shard, timeout, hello_atom_v, cluster_fingerprint(opts),
+                static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(opts.task))
+      .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
+  return failure;
+}
+
 caf::error check_peers(caf::actor_system& sys, const options& opts,
                        const std::vector<shard_actor>& shards) {
   caf::scoped_actor self{sys};
   caf::error failure;
-  auto fp = cluster_fingerprint(opts);
   for (std::size_t k = 0; k < shards.size() && !failure; ++k)
-    self->request(shards[k], seconds(opts.connect_timeout_s), hello_atom_v, fp)
-        .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
+    failure = hello_shard(self, opts, shards[k], k, seconds(opts.connect_timeout_s));
   return failure;
 }
 
@@ -220,8 +228,8 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   for (const auto& s : shards) watch.watch(s);  // a local job's
   auto shut_down = [&] {
     for (auto& s : epoch.shards) self->send(s, stop_atom_v);
-    stop_helpers(epoch.helpers);
-    caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
+    stop_helpers(self, epoch.helpers);
+    self->send_exit(supervisor, caf::exit_reason::user_shutdown);  // from this node: obeyed
   };
   caf::error failure;
   auto metrics = serve_chief_metrics(sys, opts, supervisor);

@@ -24,8 +24,14 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                                     std::vector<shard_actor> shards,
                                     const start_workers_fn& start_workers);
 
-// Asks every shard for its config fingerprint check; the first mismatch or
-// failure is returned.
+// Says hello to shard k: this node's settings and the shard it takes it for
+// (with its worker index; 0 is the chief). A shard serves a remote node
+// nothing else before. The shard's refusal or a failure (no answer within
+// timeout) is returned.
+caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard_actor& shard,
+                       std::size_t k, caf::timespan timeout);
+
+// Says hello to every shard; the first mismatch or failure is returned.
 caf::error check_peers(caf::actor_system& sys, const options& opts,
                        const std::vector<shard_actor>& shards);
 

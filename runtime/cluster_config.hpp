@@ -9,8 +9,8 @@
 
 namespace downpour {
 
-// "key=value;key=value;..." over the shared settings (host lists, model shape,
-// mode, schedule, last step, batch size, placement).
+// "key=value;key=value;..." over the shared settings (version, cluster name,
+// host lists, model shape, mode, schedule, last step, batch size, placement).
 std::string cluster_fingerprint(const options& opts);
 
 // The first setting that differs, as "last-step=100 here but 20000 at <peer>",

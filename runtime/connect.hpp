@@ -92,8 +92,8 @@ caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
     }
     last = h.error();
     if (auto why = final_refusal(last))
-      return make_node_error(errc::unreachable,
-                             what + " at " + to_string(where) + " refused us: " + *why);
+      return make_node_error(errc::unreachable, "refused " + what + " at " + to_string(where) +
+                                                    ": " + *why);
     if (std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -127,13 +127,13 @@ bool is_gone(caf::actor_system& sys, const Handle& h) {
   return gone;
 }
 
-// connect_to for a peer that may have just died: right after a failure the
-// middleman can hand back its cached dead proxy, so a dead handle is dropped
-// and the attempt repeated (every 20 ms) until --connect-timeout.
+// connect_until for a peer that may have just died: right after a failure
+// the middleman can hand back its cached dead proxy, so a dead handle is
+// dropped and the attempt repeated (every 20 ms) until the deadline.
 template <class Handle>
-caf::expected<Handle> connect_live(caf::actor_system& sys, const options& opts,
-                                   const host_port& where, const std::string& what) {
-  const auto deadline = deadline_after(opts.connect_timeout_s);
+caf::expected<Handle> connect_live_until(caf::actor_system& sys, const options& opts,
+                                         const host_port& where, const std::string& what,
+                                         std::chrono::steady_clock::time_point deadline) {
   for (;;) {
     auto h = connect_until<Handle>(sys, opts, where, what, deadline);
     if (!h || !is_gone(sys, *h)) return h;
@@ -143,6 +143,14 @@ caf::expected<Handle> connect_live(caf::actor_system& sys, const options& opts,
                                                     seconds_text(opts.connect_timeout_s));
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+// connect_live_until --connect-timeout from now.
+template <class Handle>
+caf::expected<Handle> connect_live(caf::actor_system& sys, const options& opts,
+                                   const host_port& where, const std::string& what) {
+  return connect_live_until<Handle>(sys, opts, where, what,
+                                    deadline_after(opts.connect_timeout_s));
 }
 
 // Publishes an actor on the node's own host:port (over mutual TLS when

@@ -101,6 +101,31 @@ logger node_logger(const options& opts, role_kind role, std::size_t task) {
   return logger{node_name(role, task), opts.log_threshold};
 }
 
+log_throttle::log_throttle(std::chrono::steady_clock::duration interval)
+    : interval_(interval) {}
+
+std::optional<std::string> log_throttle::pass(const std::string& kind) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, first] = kinds_.try_emplace(kind);
+  seen& s = it->second;
+  if (!first && now - s.last < interval_) {
+    ++s.suppressed;
+    return std::nullopt;
+  }
+  std::string more;
+  if (s.suppressed > 0) {
+    char seconds[32];
+    std::snprintf(seconds, sizeof seconds, "%.0f",
+                  std::chrono::duration<double>(now - s.last).count());
+    more = " (and " + std::to_string(s.suppressed) + " more like it in the last " + seconds +
+           " s)";
+  }
+  s.last = now;
+  s.suppressed = 0;
+  return more;
+}
+
 // Collects characters until a newline, then logs the line without it.
 class log_stream::line_buffer : public std::streambuf {
  public:

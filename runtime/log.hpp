@@ -12,7 +12,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdint>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -81,6 +84,27 @@ class logger {
 
 // This process's logger for a node of the job.
 logger node_logger(const options& opts, role_kind role, std::size_t task);
+
+// Refusals a stranger can repeat at will (retrying every 50 ms) are logged
+// once per interval and kind: the first one at once, later ones counted and
+// the count added to the next line of that kind logged after the interval.
+// Kinds are a few fixed words chosen by the caller. Thread-safe.
+class log_throttle {
+ public:
+  explicit log_throttle(std::chrono::steady_clock::duration interval);
+  // nullopt: stay silent; otherwise what to append to the line: "" or
+  // " (and N more like it in the last 10 s)".
+  std::optional<std::string> pass(const std::string& kind);
+
+ private:
+  struct seen {
+    std::chrono::steady_clock::time_point last;
+    std::uint64_t suppressed = 0;
+  };
+  std::chrono::steady_clock::duration interval_;
+  std::mutex mutex_;
+  std::map<std::string, seen> kinds_;
+};
 
 // An ostream whose every line becomes one log line at the given level, for
 // code that reports through a stream (checkpoint warnings, the reference

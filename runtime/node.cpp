@@ -9,6 +9,7 @@
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
 #include "config/version.hpp"
+#include "runtime/basp_guard.hpp"
 #include "runtime/chief.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
@@ -85,6 +86,7 @@ node_config::node_config(const options& opts) {
   set("middleman.workers", std::size_t{0});
   set("logger.console", caf::atom("none"));
   apply_network_settings(*this, opts);
+  guard_basp(basp_payload_bound(opts), node_logger(opts, opts.role, opts.task));
 }
 
 static shard_config shard_config_for(const options& opts, std::size_t index) {
@@ -263,10 +265,20 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     auto supervisor =
         connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
     if (!supervisor) return supervisor.error();
-    if (auto err = check_peers(sys, opts, shards)) return err;
     auto hello = greet_chief(sys, opts, *supervisor);
     if (!hello) return hello.error();
     if (hello->step >= opts.last_step) return job_result{};  // rejoined as the job ended
+    // The chief answers once every shard is back with its settings, which
+    // are ours: a ps that differs was refused there and is replaced.
+    auto fresh = reconnect_shards(sys, opts, std::move(shards));
+    if (!fresh) return fresh.error();
+    shards = std::move(*fresh);
+    if (auto err = check_peers(sys, opts, shards)) {
+      if (err != errc::config_mismatch) return err;
+      node_logger(opts, role_kind::worker, opts.task)
+          .warn(describe(err) + "; the chief refuses that ps; joining again");
+      continue;
+    }
     auto worker = spawn_worker(
         sys, worker_config_for(opts, opts.task, data, shards, *supervisor, hello->coordinator));
     caf::anon_send(worker, start_atom_v);
@@ -275,9 +287,9 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     if (!lost_a_peer(reason)) return reason;
     node_logger(opts, role_kind::worker, opts.task)
         .warn("lost a peer (" + describe(reason) + "); joining again");
-    auto fresh = reconnect_shards(sys, opts, std::move(shards));
-    if (!fresh) return fresh.error();
-    shards = std::move(*fresh);
+    auto back = reconnect_shards(sys, opts, std::move(shards));  // names a ps that stays away
+    if (!back) return back.error();
+    shards = std::move(*back);
   }
 }
 
@@ -297,13 +309,13 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const listening_cal
   auto shard = spawn_parameter_shard(sys, shard_config_for(opts, opts.task));
   auto port = publish_on(sys, opts, shard, opts.ps_hosts[opts.task], "ps " + std::to_string(opts.task));
   if (!port) {
-    caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
+    caf::scoped_actor{sys}->send_exit(shard, caf::exit_reason::user_shutdown);
     return port.error();
   }
   if (on_listening) on_listening(*port);
   auto metrics = serve_ps_metrics(sys, opts, shard);
   if (!metrics) {
-    caf::anon_send_exit(shard, caf::exit_reason::user_shutdown);
+    caf::scoped_actor{sys}->send_exit(shard, caf::exit_reason::user_shutdown);
     return metrics.error();
   }
   if (auto err = serve_while_led(sys, opts, shard)) return err;

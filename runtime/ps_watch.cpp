@@ -64,7 +64,7 @@ class ps_watch {
 
   // Stops the shard and says why: a ps without a chief serves nobody.
   void give_up(const std::string& why) {
-    caf::anon_send_exit(shard_, caf::exit_reason::user_shutdown);
+    self_->send_exit(shard_, caf::exit_reason::user_shutdown);  // the shard obeys no anonymous exit
     outcome_ = make_node_error(errc::unreachable, why + "; this ps stops");
   }
 

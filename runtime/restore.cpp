@@ -46,22 +46,55 @@ shard_init make_init(const model_shape& shape, const shard_layout& layout,
   return init;
 }
 
-// A lost ps, started again on its port: a fresh handle to it.
+// Refuses a ps started with other settings: it is told to exit (it then
+// names the difference itself) and the chief waits until it is gone.
+void refuse_ps(caf::scoped_actor& self, const shard_actor& ps, const caf::error& why,
+               std::chrono::steady_clock::time_point deadline) {
+  self->monitor(ps);
+  self->send_exit(ps, why);
+  const auto left = std::chrono::duration_cast<caf::timespan>(
+      std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{}));
+  self->receive([](caf::down_msg&) {}, caf::after(left) >> [] {});
+}
+
+// A lost ps, started again on its port with this job's settings: a fresh
+// handle to it. One started with other settings is refused alone and the
+// wait goes on for a correct one.
 caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& opts,
                                         std::size_t k) {
   const auto began = std::chrono::steady_clock::now();
+  const auto deadline = deadline_after(opts.connect_timeout_s);
   const auto what = "ps " + std::to_string(k);
+  const auto where = what + " at " + to_string(opts.ps_hosts[k]);
   const logger log = node_logger(opts, role_kind::worker, 0);
   log.warn("chief: " + what + " is gone; waiting up to " + seconds_text(opts.connect_timeout_s) +
            " for it to be started again");
-  auto h = connect_live<shard_actor>(sys, opts, opts.ps_hosts[k], what);
-  if (!h)
-    return make_node_error(errc::unreachable,
-                           what + " at " + to_string(opts.ps_hosts[k]) + " did not come back within " +
-                               seconds_text(opts.connect_timeout_s) +
-                               "; the job stops (no checkpoint saved since it went down)");
-  log.info("chief: " + what + " is back after " + three_decimals(seconds_since(began)) + " s");
-  return h;
+  caf::scoped_actor self{sys};
+  for (;;) {
+    auto h = connect_live_until<shard_actor>(sys, opts, opts.ps_hosts[k], what, deadline);
+    if (!h)
+      return make_node_error(errc::unreachable,
+                             where + " did not come back within " +
+                                 seconds_text(opts.connect_timeout_s) +
+                                 "; the job stops (no checkpoint saved since it went down)");
+    // Right after a refused ps exits, the middleman can still hand out its
+    // dead handle, which never answers: a bounded hello, then connect again.
+    const auto left = deadline - std::chrono::steady_clock::now();
+    auto refused = hello_shard(self, opts, *h, k,
+                               std::chrono::duration_cast<caf::timespan>(
+                                   std::min<std::chrono::steady_clock::duration>(
+                                       left, std::chrono::seconds(5))));
+    if (refused == caf::sec::request_timeout && std::chrono::steady_clock::now() < deadline)
+      continue;
+    if (!refused) {
+      log.info("chief: " + what + " is back after " + three_decimals(seconds_since(began)) + " s");
+      return h;
+    }
+    if (refused != errc::config_mismatch) return refused;
+    log.warn("chief: " + where + " was started with other settings (" + describe(refused) +
+             "); refused it, still waiting for one with this job's settings");
+    refuse_ps(self, *h, refused, deadline);
+  }
 }
 
 }  // namespace

@@ -17,6 +17,8 @@
 // SSL_accept also logs a refused peer (CAF drops it without a word).
 #include "runtime/tls_guard.hpp"
 
+#include "runtime/log.hpp"
+
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
@@ -64,9 +66,7 @@ std::string peer_of(int fd) {
 // OpenSSL's own words.
 std::string refusal_reason(const SSL* ssl, int error) {
   long verify = SSL_get_verify_result(ssl);
-  if (verify != X509_V_OK)
-    return std::string("its certificate is not from this cluster's CA (") +
-           X509_verify_cert_error_string(verify) + ")";
+  if (verify != X509_V_OK) return downpour::certificate_fault(verify);
   unsigned long e = ERR_peek_last_error();
   const char* text = e != 0 ? ERR_reason_error_string(e) : nullptr;
   if (text == nullptr)
@@ -113,8 +113,11 @@ void report_refusal(SSL* ssl, int ret) {
   int error = SSL_get_error(ssl, ret);
   auto* note = static_cast<char*>(SSL_get_ex_data(ssl, note_index()));
   if (error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE && note != reported) {
-    std::fprintf(stderr, "downpour: refused a TLS connection from %s: %s\n",
-                 note != nullptr ? note : "a peer", refusal_reason(ssl, error).c_str());
+    static downpour::log_throttle throttle{std::chrono::seconds(10)};
+    const std::string why = refusal_reason(ssl, error);  // one of OpenSSL's few reasons
+    if (auto more = throttle.pass(why))
+      std::fprintf(stderr, "downpour: refused a TLS connection from %s: %s%s\n",
+                   note != nullptr ? note : "a peer", why.c_str(), more->c_str());
     SSL_set_ex_data(ssl, note_index(), const_cast<char*>(reported));
     OPENSSL_free(note);
   }
@@ -155,6 +158,27 @@ int SSL_accept(SSL* ssl) {
 }  // extern "C"
 
 namespace downpour {
+
+// What is wrong with a peer's certificate: expired or not yet valid ones
+// can be from the right CA; the rest means another issuer (or none).
+std::string certificate_fault(long verify) {
+  const std::string text = std::string(" (") + X509_verify_cert_error_string(verify) + ")";
+  switch (verify) {
+    case X509_V_ERR_CERT_HAS_EXPIRED:
+      return "its certificate has expired" + text;
+    case X509_V_ERR_CERT_NOT_YET_VALID:
+      return "its certificate is not valid yet" + text;
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+    case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+    case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+    case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+    case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+    case X509_V_ERR_CERT_SIGNATURE_FAILURE:
+      return "its certificate is not from this cluster's CA" + text;
+    default:
+      return "its certificate was refused" + text;
+  }
+}
 
 bool tls_guard_linked() {
   return true;

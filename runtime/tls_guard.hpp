@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace downpour {
 
@@ -15,6 +16,11 @@ namespace downpour {
 // come (measured: 6 such stops in 2,000 steps of 2 ps + 2 workers). With
 // this bound the loop only ever ends when OpenSSL wants more from the socket.
 inline constexpr std::size_t tls_consecutive_reads = 1'000'000;
+
+// Why a peer's certificate was refused, from OpenSSL's verify result: an
+// expired or not yet valid one can be from the right CA; the rest means
+// another issuer (or none). OpenSSL's words follow in parentheses.
+std::string certificate_fault(long verify_result);
 
 // Whether the OpenSSL interposers of runtime/tls_guard.cpp are linked in.
 // Calling it is what pulls that object out of the static library (nothing

@@ -47,6 +47,12 @@ inline cluster_args make_cluster(std::size_t ps, std::size_t workers, const temp
   return make_cluster(ps, workers, dir.str(), std::move(common), loopback);
 }
 
+// The port of the first entry of a host list ("127.0.0.1:P,127.0.0.1:Q" -> P).
+inline std::uint16_t first_port(const std::string& hosts) {
+  const auto first = hosts.substr(0, hosts.find(','));
+  return static_cast<std::uint16_t>(std::stoi(first.substr(first.rfind(':') + 1)));
+}
+
 // How many ERROR lines a node's output holds: a failure is one line, never
 // repeated by the actor that met it and by its node.
 inline std::size_t error_lines(const std::string& text) {

@@ -74,7 +74,7 @@ TEST_CASE("a node of another cluster is refused with a message naming the reason
   process ps0(c.node("ps", 0, {"--cluster-name=blue"}), dir / "ps.log");
   process w0(c.node("worker", 0, {"--cluster-name=green"}), dir / "w.log");
   CHECK(w0.wait(60s) == 1);
-  CHECK(w0.output().find("ps 0 at " + c.ps + " refused us: it belongs to another cluster") !=
+  CHECK(w0.output().find("refused ps 0 at " + c.ps + ": it belongs to another cluster") !=
         std::string::npos);
   CAPTURE(w0.output());
 }

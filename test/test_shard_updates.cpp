@@ -47,6 +47,9 @@ struct shard_fixture {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   caf::scheduler::test_coordinator* sched = nullptr;
+  // The sender of control messages: a shard obeys only its own node (or its
+  // chief), and anonymous messages could come from anywhere.
+  std::unique_ptr<caf::scoped_actor> chief;
 
   shard_fixture() {
     cfg.set("scheduler.policy", caf::atom("testing"));
@@ -54,6 +57,7 @@ struct shard_fixture {
     cfg.add_message_types<caf::id_block::downpour>();
     sys = std::make_unique<caf::actor_system>(cfg);
     sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+    chief = std::make_unique<caf::scoped_actor>(*sys);
   }
 
   shard_actor async_shard(const std::vector<float>& params) {
@@ -65,13 +69,13 @@ struct shard_fixture {
     init.ranges = {0, params.size()};
     init.params.values = to_floats(params);
     init.ema.values = to_floats(params);
-    caf::anon_send(shard, init_atom_v, std::move(init));
+    (*chief)->send(shard, init_atom_v, std::move(init));
     sched->run();
     return shard;
   }
 
   void stop(const shard_actor& shard) {
-    caf::anon_send(shard, stop_atom_v);
+    (*chief)->send(shard, stop_atom_v);
     sched->run();
   }
 
@@ -86,7 +90,10 @@ struct shard_fixture {
     return std::move(**slot);
   }
 
-  ~shard_fixture() { sys->registry().await_running_count_equal(0); }
+  ~shard_fixture() {
+    chief.reset();
+    sys->registry().await_running_count_equal(0);
+  }
 };
 
 }  // namespace
@@ -171,7 +178,7 @@ TEST_CASE_FIXTURE(shard_fixture,
   lr_schedule schedule;
   for (std::int64_t step = 0; step < 6; ++step) {
     auto grad = random_floats(n, 100 + static_cast<unsigned>(step));
-    caf::anon_send(shard, push_atom_v, push_msg{step, 0, shared_tensor{grad}});
+    (*chief)->send(shard, push_atom_v, push_msg{step, 0, shared_tensor{grad}});
     apply_sgd(ref.data(), grad.data(), n, learning_rate_at(schedule, step));
     update_ema(ema.data(), ref.data(), n, ema_decay_at(0.99f, step));
     if (step % 3 == 2) continue;  // sometimes two pushes without a pull between
@@ -191,11 +198,11 @@ TEST_CASE_FIXTURE(shard_fixture, "an inf in the last float rejects the whole pus
   auto params = random_floats(n, 6);
   auto shard = async_shard(params);
   auto grad = random_floats(n, 7);
-  caf::anon_send(shard, push_atom_v, push_msg{0, 0, shared_tensor{grad}});
+  (*chief)->send(shard, push_atom_v, push_msg{0, 0, shared_tensor{grad}});
   sched->run();
   auto before = ask<shard_snapshot>(shard, snapshot_atom_v);
   grad.back() = -inf;
-  caf::anon_send(shard, push_atom_v, push_msg{1, 0, shared_tensor{grad}});
+  (*chief)->send(shard, push_atom_v, push_msg{1, 0, shared_tensor{grad}});
   auto after = ask<shard_snapshot>(shard, snapshot_atom_v);
   CHECK(after.step == 1);
   CHECK(after.rejected == 1);
@@ -271,7 +278,7 @@ TEST_CASE_FIXTURE(shard_fixture, "a shard reads only its own parts of a pushed w
   // The worker's gradient covers 2n floats; this shard owns [n, 2n) as two parts.
   auto whole = random_floats(2 * n, 12);
   const std::vector<param_range> parts{{n, 100}, {n + 100, n - 100}};
-  caf::anon_send(
+  (*chief)->send(
       shard, push_atom_v,
       push_msg{0, 0, shared_tensor{std::make_shared<floats>(to_floats(whole)), parts}});
   auto ref = params;
@@ -289,7 +296,7 @@ TEST_CASE_FIXTURE(shard_fixture, "an update never changes the parameters an earl
   std::vector<pull_reply> held;
   for (std::int64_t step = 0; step < 8; ++step) {
     held.push_back(ask<pull_reply>(shard, pull_atom_v, std::int64_t{0}));
-    caf::anon_send(shard, push_atom_v, push_msg{step, 0, shared_tensor{random_floats(n, 14)}});
+    (*chief)->send(shard, push_atom_v, push_msg{step, 0, shared_tensor{random_floats(n, 14)}});
     sched->run();
   }
   // Each reply still shows the parameters of its own step, in buffers of its own.
@@ -312,7 +319,7 @@ TEST_CASE_FIXTURE(
   auto shard = async_shard(params);
   const auto lr0 = float_bits(learning_rate_at(lr_schedule{}, 0));
   const auto lr1 = float_bits(learning_rate_at(lr_schedule{}, 1));
-  caf::anon_send(shard, push_atom_v, push_msg{0, 3, shared_tensor{random_floats(n, 16)}});
+  (*chief)->send(shard, push_atom_v, push_msg{0, 3, shared_tensor{random_floats(n, 16)}});
   auto r = ask<pull_reply>(shard, pull_atom_v, replay_offer{3, 0, lr0});
   CHECK(r.replayed);
   CHECK(r.step == 1);
@@ -324,8 +331,8 @@ TEST_CASE_FIXTURE(
     CHECK(full.params.size() == n);
   }
   // Worker 3's push followed by worker 1's: worker 3 must pull what changed.
-  caf::anon_send(shard, push_atom_v, push_msg{1, 3, shared_tensor{random_floats(n, 17)}});
-  caf::anon_send(shard, push_atom_v, push_msg{2, 1, shared_tensor{random_floats(n, 18)}});
+  (*chief)->send(shard, push_atom_v, push_msg{1, 3, shared_tensor{random_floats(n, 17)}});
+  (*chief)->send(shard, push_atom_v, push_msg{2, 1, shared_tensor{random_floats(n, 18)}});
   auto after = ask<pull_reply>(shard, pull_atom_v, replay_offer{3, 1, lr1});
   CHECK_FALSE(after.replayed);
   CHECK(after.step == 3);

@@ -54,12 +54,12 @@ TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resu
   CHECK(ticket(sup) == 1);
   CHECK(ticket(sup) == 2);
   auto end = self->request(sup, caf::infinite, end_atom_v);
-  caf::anon_send_exit(shards[1], caf::exit_reason::kill);
+  self->send_exit(shards[1], caf::exit_reason::kill);
   caf::error ended;
   end.receive([](std::int64_t, float) {}, [&](caf::error& err) { ended = err; });
   CHECK(ended == errc::recovering);
   CHECK(ticket(sup) == -3);  // refused while recovering
-  auto hello = self->request(sup, testing::scaled(5s), hello_atom_v, std::string{"fp"});
+  auto hello = self->request(sup, testing::scaled(5s), hello_atom_v, std::string{"fp"});  // from this node: admitted
   std::vector<shard_actor> back{shards[0], shard(1)};
   std::int64_t resumed = -1;
   self->request(sup, testing::scaled(5s), restore_atom_v, recovery_plan{1, back, coordinator, saver_actor{}})
@@ -72,5 +72,5 @@ TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resu
   CHECK(ticket(sup) == -1);  // exactly last_step tickets in all
   for (auto a : {caf::actor_cast<caf::actor>(sup), caf::actor_cast<caf::actor>(coordinator),
                  caf::actor_cast<caf::actor>(back[0]), caf::actor_cast<caf::actor>(back[1])})
-    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    self->send_exit(a, caf::exit_reason::user_shutdown);
 }

@@ -47,6 +47,9 @@ struct sync_fixture {
   caf::actor_system_config cfg;
   std::unique_ptr<caf::actor_system> sys;
   caf::scheduler::test_coordinator* sched = nullptr;
+  // The sender of control messages: a shard obeys only its own node (or its
+  // chief), and anonymous messages could come from anywhere.
+  std::unique_ptr<caf::scoped_actor> chief;
 
   sync_fixture() {
     cfg.set("scheduler.policy", caf::atom("testing"));
@@ -54,6 +57,7 @@ struct sync_fixture {
     cfg.add_message_types<caf::id_block::downpour>();
     sys = std::make_unique<caf::actor_system>(cfg);
     sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+    chief = std::make_unique<caf::scoped_actor>(*sys);
   }
 
   shard_actor sync_shard(std::size_t required, std::vector<float> params) {
@@ -66,14 +70,14 @@ struct sync_fixture {
     init.ranges = {0, params.size()};
     init.params.values = to_floats(params);
     init.ema.values = to_floats(params);
-    caf::anon_send(shard, init_atom_v, std::move(init));
+    (*chief)->send(shard, init_atom_v, std::move(init));
     sched->run();
     return shard;
   }
 
   void push(const shard_actor& shard, std::int64_t stamp, std::uint32_t worker,
             std::vector<float> grad) {
-    caf::anon_send(shard, push_atom_v, push_msg{stamp, worker, shared_tensor{std::move(grad)}});
+    (*chief)->send(shard, push_atom_v, push_msg{stamp, worker, shared_tensor{std::move(grad)}});
     sched->run();
   }
 
@@ -95,7 +99,10 @@ struct sync_fixture {
     return **s;
   }
 
-  ~sync_fixture() { sys->registry().await_running_count_equal(0); }
+  ~sync_fixture() {
+    chief.reset();
+    sys->registry().await_running_count_equal(0);
+  }
 };
 
 }  // namespace
@@ -112,7 +119,7 @@ TEST_CASE_FIXTURE(sync_fixture, "exactly one global step per aggregation, applyi
   apply_mean_sgd(expected.data(), sum.data(), 2, 0.01f, 2);
   CHECK(to_vector(s.params.values) == expected);
   CHECK(s.params.values[0] == doctest::Approx(0.99));
-  caf::anon_send(shard, stop_atom_v);
+  (*chief)->send(shard, stop_atom_v);
   sched->run();
 }
 
@@ -126,7 +133,7 @@ TEST_CASE_FIXTURE(sync_fixture, "a stale gradient is dropped and counted, never 
   CHECK(s.step == 1);
   CHECK(s.dropped == 1);
   CHECK(s.params.values == after_one.params.values);
-  caf::anon_send(shard, stop_atom_v);
+  (*chief)->send(shard, stop_atom_v);
   sched->run();
 }
 
@@ -140,7 +147,7 @@ TEST_CASE_FIXTURE(sync_fixture,
   CHECK(s.step == 1);
   CHECK(s.dropped == 1);
   CHECK(s.params.values[0] == doctest::Approx(-0.02));  // mean 2.0 at lr 0.01
-  caf::anon_send(shard, stop_atom_v);
+  (*chief)->send(shard, stop_atom_v);
   sched->run();
 }
 
@@ -153,7 +160,7 @@ TEST_CASE_FIXTURE(sync_fixture, "a pull for the next step waits for the round wi
   push(shard, 0, 1, {1.0f});
   REQUIRE(reply->has_value());
   CHECK((*reply)->step == 1);
-  caf::anon_send(shard, stop_atom_v);
+  (*chief)->send(shard, stop_atom_v);
   sched->run();
 }
 
@@ -186,8 +193,8 @@ TEST_CASE_FIXTURE(sync_fixture,
   push(shard, 1, 1, {1.0f});
   CHECK(snapshot(shard).step == 2);
   for (auto a : {caf::actor_cast<caf::actor>(coordinator), w0, w1b})
-    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-  caf::anon_send(shard, stop_atom_v);
+    (*chief)->send_exit(a, caf::exit_reason::user_shutdown);
+  (*chief)->send(shard, stop_atom_v);
   sched->run();
 }
 
@@ -221,7 +228,7 @@ TEST_CASE_FIXTURE(
   sched->run();
   CHECK(*slots == std::vector<std::int64_t>{0, 1, 2});
   for (auto a : {caf::actor_cast<caf::actor>(coordinator), fast, slow})
-    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    (*chief)->send_exit(a, caf::exit_reason::user_shutdown);
   sched->run();
 }
 
@@ -237,7 +244,7 @@ TEST_CASE_FIXTURE(sync_fixture, "hostile pushes are rejected and counted, never 
   CHECK(to_vector(s.params.values) == std::vector<float>{1.0f, 2.0f});
   push(shard, 0, 1, {1.0f, 1.0f});  // an honest push still works
   CHECK(snapshot(shard).step == 1);
-  caf::anon_send(shard, stop_atom_v);
+  (*chief)->send(shard, stop_atom_v);
   sched->run();
 }
 
@@ -250,7 +257,7 @@ TEST_CASE_FIXTURE(sync_fixture, "an async shard rejects a NaN gradient but appli
   init.ranges = {0, 2};
   init.params.values = {1.0f, 1.0f};
   init.ema.values = {1.0f, 1.0f};
-  caf::anon_send(shard, init_atom_v, std::move(init));
+  (*chief)->send(shard, init_atom_v, std::move(init));
   sched->run();
   push(shard, 0, 3, {std::numeric_limits<float>::quiet_NaN(), 1.0f});
   CHECK(snapshot(shard).step == 0);
@@ -259,7 +266,7 @@ TEST_CASE_FIXTURE(sync_fixture, "an async shard rejects a NaN gradient but appli
   CHECK(s.step == 1);
   CHECK(s.rejected == 1);
   CHECK(s.params.values[0] == doctest::Approx(0.99));
-  caf::anon_send(shard, stop_atom_v);
+  (*chief)->send(shard, stop_atom_v);
   sched->run();
 }
 
@@ -289,6 +296,6 @@ TEST_CASE_FIXTURE(sync_fixture, "under ssp a dead slow worker no longer holds th
   sched->run();
   CHECK(*granted == std::vector<std::int64_t>{0, 1});
   for (auto a : {caf::actor_cast<caf::actor>(coordinator), fast})
-    caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    (*chief)->send_exit(a, caf::exit_reason::user_shutdown);
   sched->run();
 }

@@ -17,6 +17,7 @@
 #include "runtime/ports.hpp"
 #include "runtime/node.hpp"
 #include "runtime/tls_guard.hpp"
+#include "forged_client.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;
@@ -223,6 +224,43 @@ TEST_CASE_FIXTURE(tls_cluster,
   // Its last attempt usually ends in disconnect_during_handshake, which gets
   // the hint; once in about 15 runs under heavy load it ended otherwise.
   WARN_MESSAGE(plain.output().find("do both sides use TLS") != std::string::npos, plain.output());
+}
+
+// A certificate of the cluster's CA gets a stranger through TLS, and CAF's
+// listening side checks nothing more: the ps itself refuses what a node of
+// another cluster (another --cluster-name) sends.
+TEST_CASE_FIXTURE(tls_cluster,
+                  "over TLS, a forged BASP client with a valid certificate but another "
+                  "--cluster-name cannot control a ps; the job ends exactly") {
+  process ps0(node("ps", 0, tls("good", "good")), dir / "ps0.log");
+  process ps1(node("ps", 1, tls("good", "good")), dir / "ps1.log");
+  process w1(node("worker", 1, tls("good", "good")), dir / "w1.log");
+  process chief(node("worker", 0, tls("good", "good")), dir / "w0.log");
+  REQUIRE(chief.wait_for_output("global_step:", 120s));  // training has begun
+  options theirs;
+  theirs.cluster_name = "green";
+  theirs.tls_ca = dir / "good/ca.pem";
+  theirs.tls_cert = dir / "good/127.0.0.1.pem";
+  theirs.tls_key = dir / "good/127.0.0.1.key";
+  testing::forged_client stranger(theirs, "downpour");
+  testing::attack_shard(stranger,
+                        stranger.connect<shard_actor>(port_of(ps.substr(0, ps.find(',')))),
+                        "cluster-name=green here but cluster-name=downpour at ps 0");
+  WARN_MESSAGE(!chief.wait_for_output("final:", 0s), "the job ended before the attack was over");
+  for (auto* p : {&chief, &w1, &ps0, &ps1}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(300s) == 0);
+  }
+  CHECK(chief.output().find("final: global_step=1000 ") != std::string::npos);
+  CHECK(ps0.output().find("refused a stop from node ") != std::string::npos);
+}
+
+TEST_CASE("an expired certificate is called expired, not foreign") {
+  CHECK(certificate_fault(X509_V_ERR_CERT_HAS_EXPIRED) ==
+        "its certificate has expired (certificate has expired)");
+  CHECK(certificate_fault(X509_V_ERR_CERT_NOT_YET_VALID).rfind("its certificate is not valid yet", 0) == 0);
+  CHECK(certificate_fault(X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY)
+            .rfind("its certificate is not from this cluster's CA", 0) == 0);
 }
 
 TEST_CASE("a peer that closed every handshake gets a hint about TLS and CAs") {

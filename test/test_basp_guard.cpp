@@ -1,0 +1,108 @@
+// What a stranger can make a node allocate before (or without) any
+// handshake: at most one message of this job's largest size.
+#include <doctest/doctest.h>
+
+#include <memory>
+
+#include "cluster_procs.hpp"
+#include "raw_peer.hpp"
+#include "runtime/basp_guard.hpp"
+
+using namespace downpour;
+using namespace downpour::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// 32 bytes asking for 4 GiB (the header of issue 15), and one byte more than the bound.
+std::string huge_header() {
+  return basp_header(basp_client_handshake, 0xFFFFFFFFu);
+}
+
+std::string above_bound_header(std::size_t bound) {
+  return basp_header(basp_client_handshake, static_cast<std::uint32_t>(bound + 1));
+}
+
+// Sends the hostile variants to a node, first the one given (refusals are
+// logged rate-limited: the first line is that one); returns the peers held
+// open (a truncated header, a header then silence) so they stay open during
+// the job.
+std::vector<std::unique_ptr<raw_peer>> attack(std::uint16_t port, std::size_t bound,
+                                              const std::string& first) {
+  for (const auto& header : {first, huge_header(), above_bound_header(bound)}) {
+    raw_peer peer(port);
+    peer.send(header);
+    CHECK(peer.closed_within(scaled(10000ms)));
+  }
+  std::vector<std::unique_ptr<raw_peer>> many;
+  for (int i = 0; i < 50; ++i) {
+    many.push_back(std::make_unique<raw_peer>(port));
+    many.back()->send(huge_header());
+  }
+  for (auto& p : many) CHECK(p->closed_within(scaled(10000ms)));
+  std::vector<std::unique_ptr<raw_peer>> held;
+  held.push_back(std::make_unique<raw_peer>(port));
+  held.back()->send(huge_header().substr(0, 16));
+  held.push_back(std::make_unique<raw_peer>(port));
+  held.back()->send(basp_header(basp_client_handshake, static_cast<std::uint32_t>(bound / 2)));
+  return held;
+}
+
+}  // namespace
+
+TEST_CASE("the BASP bound covers a shard's parameters and shadows of the whole model") {
+  const std::size_t model_bytes = 397'510 * sizeof(float);
+  CHECK(basp_payload_bound(500, 784) > 2 * model_bytes);
+  CHECK(basp_payload_bound(500, 784) < 4 * model_bytes);
+  CHECK(basp_payload_bound(1000, 784) > basp_payload_bound(500, 784));
+}
+
+TEST_CASE("oversized, truncated and silent BASP headers sent to a ps and the chief mid-job cost "
+          "them no memory and the job ends exactly without a rollback") {
+  temp_dir dir("basp-guard");
+  auto c = make_cluster(2, 2, dir,
+                        {"--last-step=4000", "--log-every=100", "--save-checkpoint-steps=1000",
+                         "--save-checkpoint-secs=0", "--connect-timeout=30"});
+  process ps0(c.node("ps", 0), dir / "ps0.log");
+  process ps1(c.node("ps", 1), dir / "ps1.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  process w1(c.node("worker", 1), dir / "w1.log");
+  REQUIRE(chief.wait_for_output("global_step:", 120s));  // training has begun
+  const std::size_t bound = basp_payload_bound(500, 784);
+  const long ps_before = proc_status_kb(ps0.pid(), "VmHWM");
+  const long chief_before = proc_status_kb(chief.pid(), "VmHWM");
+  auto held_ps = attack(first_port(c.ps), bound, above_bound_header(bound));
+  auto held_chief = attack(first_port(c.workers), bound, huge_header());
+  const long ps_after = proc_status_kb(ps0.pid(), "VmHWM");
+  const long chief_after = proc_status_kb(chief.pid(), "VmHWM");
+  WARN_MESSAGE(!chief.wait_for_output("final:", 0s), "the job ended before the attack was over");
+  MESSAGE("peak RSS of ps 0: " << ps_before / 1024 << " -> " << ps_after / 1024
+                               << " MiB; of the chief: " << chief_before / 1024 << " -> "
+                               << chief_after / 1024 << " MiB");
+  // One bounded message held (bound / 2) and nothing more; unguarded, ps 0
+  // went from 11 MB to 4.17 GB.
+  CHECK(ps_after - ps_before < 64 * 1024);
+  CHECK(chief_after - chief_before < 64 * 1024);
+  for (auto* p : {&chief, &w1, &ps0, &ps1}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(300s) == 0);
+  }
+  const auto out = chief.output();
+  CAPTURE(out);
+  CHECK(out.find("final: global_step=4000 ") != std::string::npos);
+  CHECK(restored_step(out) == -1);
+  CHECK(out.find("went down") == std::string::npos);
+  CHECK(ps0.output().find("refused a message of " + std::to_string(bound + 1) +
+                          " bytes from 127.0.0.1:") != std::string::npos);
+  CHECK(out.find("refused a message of 4294967295 bytes from 127.0.0.1:") != std::string::npos);
+  for (auto* p : {&ps0, &chief}) {
+    const auto log = p->output();
+    CAPTURE(log);
+    // 54 refusals, rate-limited: the first lines, then a count.
+    std::size_t lines = 0;
+    for (auto at = log.find("refused a message"); at != std::string::npos;
+         at = log.find("refused a message", at + 1))
+      ++lines;
+    CHECK(lines <= 3);
+  }
+}
