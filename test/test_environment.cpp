@@ -87,7 +87,7 @@ TEST_CASE("a DOWNPOUR_ variable sets its option, below the command line and abov
 TEST_CASE("a bad DOWNPOUR_ value is one line naming the variable") {
   scoped_env env{{"DOWNPOUR_BATCH_SIZE", "many"}};
   CHECK(error_of() ==
-        "config: DOWNPOUR_BATCH_SIZE=many is not valid (expected an integer >= 1)");
+        "config: DOWNPOUR_BATCH_SIZE=many is not valid (expected an integer from 1 to 4294967295)");
   CHECK(parse({"--batch-size=5"}).batch_size == 5);  // the command line wins, so no error
 }
 
@@ -194,7 +194,7 @@ TEST_CASE("a bad TF_CONFIG is one line saying what is wrong") {
             .find("sparseCluster (enableDynamicWorker) is not supported") != std::string::npos);
   CHECK(tf_error(R"({"cluster": {"ps": ["p:1"], "worker": ["no-port"]}, "task": {"type": "ps"}})") ==
         "config: TF_CONFIG cluster.chief+cluster.worker entry 'no-port' is malformed (expected "
-        "host:port with port 0-65535)");
+        "host:port or [IPv6]:port with port 0-65535)");
   CHECK(tf_error(ps_worker + R"("task": {"type": "worker", "index": "one"}})") ==
         "config: TF_CONFIG task.index=\"one\" is not valid (expected an integer >= 0)");
 }

@@ -92,7 +92,7 @@ TEST_CASE("a node of another version is refused with a message naming the reason
   process stranger(other, dir / "stranger.log");
   CHECK(stranger.wait(60s) == 1);
   CAPTURE(stranger.output());
-  CHECK(stranger.output().find("ps 0 at " + c.ps + " refused us: it belongs to another cluster "
+  CHECK(stranger.output().find("refused ps 0 at " + c.ps + ": it belongs to another cluster "
                                "(--cluster-name) or Downpour version") != std::string::npos);
   process chief(c.node("worker", 0), dir / "w.log");
   for (auto* p : {&chief, &ps0}) {

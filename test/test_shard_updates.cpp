@@ -263,7 +263,7 @@ TEST_CASE_FIXTURE(shard_fixture,
   init.ranges = {0, params.size()};
   init.params.values = to_floats(params);
   init.ema.values = to_floats(params);
-  caf::anon_send(shard, init_atom_v, std::move(init));
+  (*chief)->send(shard, init_atom_v, std::move(init));  // the shard takes no anonymous init
   auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
   CHECK(s.step == 0);
   CHECK(s.rejected == 1);
