@@ -16,6 +16,10 @@ std::string to_string(errc x) {
       return "unreachable";
     case errc::recovering:
       return "recovering";
+    case errc::interrupted:
+      return "interrupted";
+    case errc::diverged:
+      return "diverged";
   }
   return "unknown";
 }

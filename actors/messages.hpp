@@ -124,6 +124,8 @@ enum class errc : std::uint8_t {
   stopped,              // the job is over
   unreachable,          // a peer could not be reached or listened for
   recovering,           // a ps went down: no tickets until every shard is restored
+  interrupted,          // the job was stopped (a signal) with a checkpoint at its stop step
+  diverged,             // a non-finite loss or gradient: the job fails, nothing more is saved
 };
 
 std::string to_string(errc x);
@@ -154,6 +156,7 @@ CAF_ADD_ATOM(downpour, downpour, stats_atom, "stats")
 CAF_ADD_ATOM(downpour, downpour, status_atom, "status")
 CAF_ADD_ATOM(downpour, downpour, eval_atom, "eval")
 CAF_ADD_ATOM(downpour, downpour, restore_atom, "restore")
+CAF_ADD_ATOM(downpour, downpour, diverged_atom, "diverged")
 
 namespace downpour {
 
@@ -237,8 +240,17 @@ using supervisor_actor = caf::typed_actor<
     caf::reacts_to<done_atom, std::uint32_t>,
     // Sync mode: worker, the global step its push was for, and its loss (progress).
     caf::reacts_to<report_atom, std::uint32_t, std::int64_t, float>,
-    // Answers with the final global step and last loss once every push is applied.
-    caf::replies_to<end_atom>::with<std::int64_t, float>,
+    // Answers once every push is applied: the final global step, the last loss
+    // and why the job ended early (empty: it reached last_step). Stopped, the
+    // checkpoint at that step is written first; diverged: errc::diverged.
+    caf::replies_to<end_atom>::with<std::int64_t, float, std::string>,
+    // Stop the job (a signal, on the chief or a ps), saying why: no more steps,
+    // a checkpoint at the step where it stopped, then end_atom is answered.
+    caf::reacts_to<stop_atom, std::string>,
+    // A worker's loss or gradient at this global step is not finite: the answer
+    // is the number of bad batches so far (skip it, take the next batch) or
+    // errc::diverged once more than --max-bad-batches.
+    caf::replies_to<diverged_atom, std::uint32_t, std::int64_t, float>::with<std::int64_t>,
     // From the evaluator: global step, validation accuracy raw and EMA (metrics.csv).
     caf::reacts_to<eval_atom, std::int64_t, double, double>,
     // `downpour status`: the job's state as "key: value" lines.
@@ -255,7 +267,9 @@ using evaluator_actor = caf::typed_actor<
 // A worker: pull -> compute -> push until the supervisor says stop.
 using worker_actor = caf::typed_actor<
     // Begin training.
-    caf::reacts_to<start_atom>>;
+    caf::reacts_to<start_atom>,
+    // Leave the job after the step in hand (a signal): its ticket is used, not lost.
+    caf::reacts_to<stop_atom>>;
 
 }  // namespace downpour
 

@@ -1,6 +1,7 @@
 #include "actors/worker.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -50,6 +51,8 @@ struct worker_state {
   std::int64_t local_step = 0;
   float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
   float last_loss = 0.0f;  // the loss of the last pushed gradient
+  bool verdict_pending = false;  // a bad batch was reported: skip it or stop?
+  bool leaving = false;          // told to stop: leave after the next push
   static inline const char* name = "worker";
 };
 
@@ -57,16 +60,25 @@ using worker_pointer = worker_actor::stateful_pointer<worker_state>;
 
 void advance(worker_pointer self);
 
-void fail(worker_pointer self, const char* what, const caf::error& err) {
-  self->state.cfg.log.error(std::string(what) + ": " + self->system().render(err));
-  self->quit(err);
-}
-
-void finish_job(worker_pointer self) {
+// Done, told to stop, or the job ended early: the supervisor and the
+// coordinator count this worker out (it holds no unused ticket: it pushes
+// the step it holds first).
+void leave_job(worker_pointer self, caf::error reason) {
   auto& st = self->state;
   self->send(st.cfg.supervisor, done_atom_v, st.cfg.index);
   self->send(st.cfg.coordinator, leave_atom_v, st.cfg.index);
-  self->quit();
+  self->quit(std::move(reason));
+}
+
+void finish_job(worker_pointer self) {
+  leave_job(self, caf::none);
+}
+
+// Stopped or diverged: the chief says why; this worker just leaves with it.
+void fail(worker_pointer self, const char* what, const caf::error& err) {
+  if (err == errc::interrupted || err == errc::diverged) return leave_job(self, err);
+  self->state.cfg.log.error(std::string(what) + ": " + self->system().render(err));
+  self->quit(err);
 }
 
 // A refused push is not fatal (the shard applied nothing); the worker goes
@@ -281,6 +293,30 @@ void push_gradient(worker_pointer self) {
   }
 }
 
+// A batch with a non-finite loss or gradient is never pushed: the supervisor
+// either lets the worker skip it (--max-bad-batches), computing the next
+// batch on the same parameters with the ticket it holds, or ends the job.
+bool finite_batch(const worker_state& st) {
+  return std::isfinite(st.grad_loss) && all_finite(st.grad->data(), st.grad->size());
+}
+
+void report_bad_batch(worker_pointer self) {
+  auto& st = self->state;
+  st.grad_ready = false;
+  st.verdict_pending = true;
+  const auto step = *std::min_element(st.computed_at.begin(), st.computed_at.end());
+  self->request(st.cfg.supervisor, caf::infinite, diverged_atom_v, st.cfg.index, step,
+                st.grad_loss)
+      .then(
+          [=](std::int64_t) {
+            auto& s = self->state;
+            s.verdict_pending = false;
+            if (s.pulls_pending == 0) s.params_fresh = true;
+            advance(self);
+          },
+          [=](caf::error& err) { fail(self, "bad batch", err); });
+}
+
 // Computes once the parameters are in, pushes once the ticket is in too,
 // then starts the next step; stops when the ticket (or, in sync mode, the
 // pulled steps) say the job is over. Pipelined, the next pulls go out
@@ -288,6 +324,7 @@ void push_gradient(worker_pointer self) {
 void advance(worker_pointer self) {
   auto& st = self->state;
   for (;;) {
+    if (st.verdict_pending) return;
     if (!st.grad_ready && st.params_fresh) {
       if (job_over(st)) return finish_job(self);
       st.params_fresh = false;
@@ -303,7 +340,9 @@ void advance(worker_pointer self) {
     // Pipelined replays apply the push to the prefetched parameters.
     if (st.replays && st.pulls_pending > 0) return;
     if (job_over(st)) return finish_job(self);
+    if (!finite_batch(st)) return report_bad_batch(self);
     push_gradient(self);
+    if (st.leaving) return leave_job(self, caf::make_error(errc::interrupted, "told to stop"));
     begin_step(self);
   }
 }
@@ -333,6 +372,7 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   self->monitor(st.cfg.supervisor);
   return {
       [=](start_atom) { start(self); },
+      [=](stop_atom) { self->state.leaving = true; },
   };
 }
 

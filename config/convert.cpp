@@ -28,6 +28,7 @@ options read_files_and_model(options o, const raw_values& raw) {
       read_real(raw, "save-checkpoint-secs", o.save_checkpoint_secs, non_negative);
   o.save_checkpoint_steps = read_integer(raw, "save-checkpoint-steps", o.save_checkpoint_steps, 0);
   o.keep_checkpoints = read_integer(raw, "keep-checkpoints", o.keep_checkpoints, 1);
+  o.max_bad_batches = read_integer(raw, "max-bad-batches", o.max_bad_batches, 0);
   o.checkpoint_file = read_text(raw, "checkpoint", o.checkpoint_file);
   o.out_file = read_text(raw, "out", o.out_file);
   o.export_ema = read_flag(raw, "ema", o.export_ema);

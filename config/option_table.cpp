@@ -45,6 +45,9 @@ std::vector<option_spec> file_and_model_specs(const options& d) {
       {"save-checkpoint-steps", "N", text_of(d.save_checkpoint_steps),
        "global steps between checkpoints; 0 turns them off"},
       {"keep-checkpoints", "N", text_of(d.keep_checkpoints), "newest checkpoints kept"},
+      {"max-bad-batches", "N", text_of(d.max_bad_batches),
+       "batches with a non-finite loss or gradient skipped before the job fails as diverged; "
+       "0: the first one fails it"},
       {"checkpoint", "FILE", "",
        "eval, inspect, export: the checkpoint file (default: newest in --checkpoint-dir)"},
       {"out", "FILE", "", "export: the .npz file to write"},

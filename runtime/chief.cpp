@@ -47,8 +47,10 @@ caf::expected<job_result> collect(caf::scoped_actor& self, const model_shape& sh
   return r;
 }
 
-progress_config progress_for(const options& opts, std::int64_t start_step) {
+progress_config progress_for(const options& opts, const start_state& start,
+                             std::int64_t start_step) {
   progress_config p;
+  p.resumed = start.restored;
   p.metrics_path = opts.checkpoint_dir + "/metrics.csv";
   p.schedule = schedule_for(opts);
   p.start_step = start_step;
@@ -79,14 +81,46 @@ caf::error save_now(caf::scoped_actor& self, const saver_actor& saver, std::int6
   return failure;
 }
 
-// The supervisor's answer once every shard stands at the last step.
-caf::expected<std::pair<std::int64_t, float>> await_end(caf::scoped_actor& self,
-                                                        const supervisor_actor& supervisor) {
-  caf::expected<std::pair<std::int64_t, float>> end{caf::make_error(errc::stopped)};
+// How the training ended: at the last step, or stopped (a signal) at
+// `step` with its checkpoint written.
+struct job_end {
+  std::int64_t step = 0;
+  float loss = 0.0f;
+  std::string stop_reason;  // empty: the last step was reached
+};
+
+// The supervisor's answer once every shard stands at the last (or stop) step.
+caf::expected<job_end> await_end(caf::scoped_actor& self, const supervisor_actor& supervisor) {
+  caf::expected<job_end> end{caf::make_error(errc::stopped)};
   self->request(supervisor, caf::infinite, end_atom_v)
-      .receive([&](std::int64_t s, float loss) { end = std::make_pair(s, loss); },
+      .receive([&](std::int64_t s, float loss, std::string& why) { end = job_end{s, loss, why}; },
                [&](caf::error& err) { end = std::move(err); });
   return end;
+}
+
+// The reason every shard and the supervisor quit with: a stopped or
+// diverged job ends every node of it with that status (and exit code).
+caf::error end_reason(const caf::error& failure, const job_end& end) {
+  if (failure == errc::diverged) return failure;
+  if (!failure && !end.stop_reason.empty())
+    return caf::make_error(errc::interrupted, "the job was stopped (" + end.stop_reason + ")");
+  return caf::none;
+}
+
+// Stopped: no evaluation (the stop must be quick); the checkpoint says where.
+job_result stopped_result(const options& opts, const job_end& end, double wall,
+                          std::int64_t start_step, const logger& log) {
+  job_result r;
+  auto& sum = r.summary;
+  sum.status = job_status::stopped;
+  sum.global_step = end.step;
+  sum.loss = end.loss;
+  sum.wall_s = wall;
+  sum.steps_per_s = wall > 0 ? static_cast<double>(end.step - start_step) / wall : 0.0;
+  sum.checkpoint = opts.checkpoint_dir + "/" + checkpoint_name(end.step);
+  log.info("stopped by " + end.stop_reason + " at global step " + std::to_string(end.step) +
+           "; checkpoint " + sum.checkpoint + "; the same command resumes from there");
+  return r;
 }
 
 void finish_summary(job_result& r, const model_shape& shape, const mnist_data& data, double wall,
@@ -181,7 +215,7 @@ caf::error check_peers(caf::actor_system& sys, const options& opts,
 caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                                     std::shared_ptr<const mnist_data> data,
                                     std::vector<shard_actor> shards,
-                                    const start_workers_fn& start_workers) {
+                                    const start_workers_fn& start_workers, stop_switch* stops) {
   const model_shape shape = shape_for(opts, *data);
   if (auto err = check_peers(sys, opts, shards)) return err;
   caf::scoped_actor self{sys};
@@ -195,19 +229,30 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                          *start_step,
                          opts.last_step,
                          shards,
-                         progress_for(opts, *start_step),
+                         progress_for(opts, start, *start_step),
                          opts.mode,
                          epoch.helpers.coordinator,
                          epoch.helpers.saver,
                          opts.worker_hosts.size(),
-                         log};
+                         log,
+                         opts.max_bad_batches};
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
+  armed_stop stop{stops, [supervisor, log](const std::string& why) {
+                    caf::anon_send(supervisor, stop_atom_v, why + " on " + log.node());
+                  }};
   epoch.helpers.evaluator =
       spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
-  auto shut_down = [&] {
-    for (auto& s : epoch.shards) self->send(s, stop_atom_v);
+  auto shut_down = [&](const caf::error& reason) {
+    for (auto& s : epoch.shards)
+      if (reason)
+        self->send_exit(s, reason);
+      else
+        self->send(s, stop_atom_v);
     stop_helpers(epoch.helpers);
-    caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
+    if (reason)
+      self->send_exit(supervisor, reason);
+    else
+      caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
   };
   caf::error failure;
   const bool at_end = *start_step >= opts.last_step;
@@ -217,11 +262,11 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   else if (!start.restored)
     failure = save_now(self, epoch.helpers.saver, *start_step);  // the start checkpoint
   if (!failure) failure = start_workers(supervisor, epoch.helpers.coordinator, epoch.shards);
-  float last_loss = 0.0f;
+  job_end ended;
   while (!failure) {
     auto end = await_end(self, supervisor);
     if (end) {
-      last_loss = end->second;
+      ended = std::move(*end);
       break;
     }
     if (end.error() != errc::recovering) {
@@ -236,14 +281,19 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
     epoch = std::move(*next);
     failure = start_workers(supervisor, epoch.helpers.coordinator, epoch.shards);
   }
-  if (!failure && !at_end)
+  const bool stopped = !failure && !ended.stop_reason.empty();
+  if (!failure && !at_end && !stopped)
     failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one
-  auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, epoch.shards);
   double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
-  shut_down();
+  if (stopped) {
+    shut_down(end_reason(failure, ended));
+    return stopped_result(opts, ended, wall, *start_step, log);
+  }
+  auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, epoch.shards);
+  shut_down(end_reason(failure, ended));
   if (!result) return result;
-  result->summary.loss = last_loss;
+  result->summary.loss = ended.loss;
   finish_summary(*result, shape, *data, wall, *start_step);
   return result;
 }

@@ -18,10 +18,11 @@ namespace downpour {
 using start_workers_fn =
     std::function<caf::error(supervisor_actor, coordinator_actor, const std::vector<shard_actor>&)>;
 
+// A stop request on stops (a signal) stops the job with a checkpoint.
 caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                                     std::shared_ptr<const mnist_data> data,
                                     std::vector<shard_actor> shards,
-                                    const start_workers_fn& start_workers);
+                                    const start_workers_fn& start_workers, stop_switch* stops);
 
 // Asks every shard for its config fingerprint check; the first mismatch or
 // failure is returned.

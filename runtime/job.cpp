@@ -47,14 +47,60 @@ std::string final_line(const run_summary& s) {
   return buf;
 }
 
+std::string to_string(job_status s) {
+  switch (s) {
+    case job_status::completed:
+      return "completed";
+    case job_status::stopped:
+      return "stopped";
+    case job_status::diverged:
+      return "diverged";
+    case job_status::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
+namespace {
+
+// A JSON string literal: quotes, backslashes and control characters escaped.
+std::string json_string(const std::string& text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char esc[8];
+      std::snprintf(esc, sizeof esc, "\\u%04x", c);
+      out += esc;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
 std::string summary_json(const run_summary& s) {
+  if (s.status == job_status::diverged || s.status == job_status::failed)
+    return "{\"status\": " + json_string(to_string(s.status)) +
+           ", \"error\": " + json_string(s.error) + "}\n";
   char buf[320];
-  std::snprintf(buf, sizeof buf,
-                "{\"global_step\": %lld, \"loss\": %.9g, \"test_accuracy\": %.6f, "
-                "\"ema_test_accuracy\": %.6f, \"wall_s\": %.3f, \"steps_per_s\": %.3f}\n",
-                static_cast<long long>(s.global_step), s.loss, s.test_accuracy,
-                s.ema_test_accuracy, s.wall_s, s.steps_per_s);
-  return buf;
+  std::snprintf(buf, sizeof buf, "\"global_step\": %lld, \"loss\": %.9g, ",
+                static_cast<long long>(s.global_step), s.loss);
+  std::string out = "{\"status\": " + json_string(to_string(s.status)) + ", " + buf;
+  if (s.status == job_status::completed) {
+    std::snprintf(buf, sizeof buf, "\"test_accuracy\": %.6f, \"ema_test_accuracy\": %.6f, ",
+                  s.test_accuracy, s.ema_test_accuracy);
+    out += buf;
+  } else {
+    out += "\"checkpoint\": " + json_string(s.checkpoint) + ", ";
+  }
+  std::snprintf(buf, sizeof buf, "\"wall_s\": %.3f, \"steps_per_s\": %.3f}\n", s.wall_s,
+                s.steps_per_s);
+  return out + buf;
 }
 
 void write_file_atomically(const std::string& path, const std::string& text) {

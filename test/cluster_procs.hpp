@@ -55,6 +55,23 @@ inline std::int64_t restored_step(const std::string& text) {
   return std::regex_search(text, m, restored) ? std::stoll(m[1]) : -1;
 }
 
+// S of the chief's "stopped by SIG on NODE at global step S; checkpoint PATH"
+// line, -1 if none.
+inline std::int64_t stopped_step(const std::string& text) {
+  static const std::regex stopped("stopped by \\S+ on \\S+ at global step (\\d+); checkpoint ");
+  std::smatch m;
+  return std::regex_search(text, m, stopped) ? std::stoll(m[1]) : -1;
+}
+
+// The value of "key": in a summary.json's text ("" if absent): a string's
+// contents, or a number as written.
+inline std::string summary_field(const std::string& json, const std::string& key) {
+  static const std::regex field("\"(\\w+)\": (\"([^\"]*)\"|[-0-9.eE+]+)");
+  for (std::sregex_iterator it(json.begin(), json.end(), field), end; it != end; ++it)
+    if ((*it)[1] == key) return (*it)[3].matched ? (*it)[3].str() : (*it)[2].str();
+  return "";
+}
+
 inline double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
