@@ -191,7 +191,12 @@ using shard_actor = caf::typed_actor<
     // Step, ranges and counters for `downpour status`.
     caf::replies_to<stats_atom>::with<shard_stats>,
     // The job is over: quit (a ps node exits when its shard is gone).
-    caf::reacts_to<stop_atom>>;
+    caf::reacts_to<stop_atom>,
+    // From the chief's supervisor: it is where a stop request on this ps goes.
+    caf::reacts_to<join_atom>,
+    // A stop request on this ps (a signal), passed on to the chief's
+    // supervisor, which stops the job with a checkpoint; none known: quit.
+    caf::reacts_to<stop_atom, std::string>>;
 
 // The sync coordinator on the chief: watches workers (a dead one lowers the
 // sync round's required count) and enforces the ssp staleness bound.

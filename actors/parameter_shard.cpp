@@ -38,6 +38,7 @@ struct parameter_shard_state {
   std::multimap<std::int64_t, caf::typed_response_promise<pull_reply>> pull_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<shard_snapshot>> snapshot_waiters;
+  caf::strong_actor_ptr chief;  // the supervisor, told of by itself (join_atom)
   static inline const char* name = "parameter_shard";
 };
 
@@ -304,6 +305,12 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
         return shard_stats{st.step, st.ranges, st.dropped, st.rejected, st.replayed};
       },
       [=](stop_atom) { self->quit(); },
+      [=](join_atom) { self->state.chief = self->current_sender(); },
+      [=](stop_atom, std::string& why) {
+        if (auto& chief = self->state.chief)
+          return self->send(caf::actor_cast<supervisor_actor>(chief), stop_atom_v, why);
+        self->quit(caf::make_error(errc::interrupted, why + " before the job started"));
+      },
   };
 }
 

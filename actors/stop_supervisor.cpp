@@ -183,7 +183,10 @@ std::int64_t on_restore(supervisor_pointer self, recovery_plan& plan) {
   st.cfg.shards = std::move(plan.shards);
   st.cfg.coordinator = std::move(plan.coordinator);
   st.cfg.saver = std::move(plan.saver);
-  for (auto& s : st.cfg.shards) self->monitor(s);
+  for (auto& s : st.cfg.shards) {
+    self->monitor(s);
+    self->send(s, join_atom_v);
+  }
   st.granted = plan.step;
   st.reported_step = plan.step;
   st.active.clear();
@@ -265,7 +268,9 @@ constexpr std::int64_t sync_stop_margin = 2;
 
 void on_stop(supervisor_pointer self, const std::string& why) {
   auto& st = self->state;
-  if (stopping(st) || st.draining || st.final_step >= 0 || st.failure) return;
+  // Async and ssp drain only once every ticket is out: the job is ending then.
+  const bool ending = st.draining && st.cfg.mode != train_mode::sync;
+  if (stopping(st) || ending || st.final_step >= 0 || st.failure) return;
   st.stop_reason = why;
   st.cfg.log.info("stop_supervisor: stopping (" + why +
                   "): no more steps; a checkpoint follows at the step reached");
@@ -322,7 +327,10 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
   st.reported_step = st.cfg.start_step;
   st.progress = std::make_unique<progress_reporter>(st.cfg.progress);
   self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
-  for (auto& s : st.cfg.shards) self->monitor(s);
+  for (auto& s : st.cfg.shards) {
+    self->monitor(s);
+    self->send(s, join_atom_v);  // a ps told to stop asks us
+  }
   return {
       [=](hello_atom, const std::string& fp) -> caf::result<std::int64_t, coordinator_actor> {
         auto& s = self->state;

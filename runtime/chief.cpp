@@ -249,10 +249,10 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
       else
         self->send(s, stop_atom_v);
     stop_helpers(epoch.helpers);
-    if (reason)
-      self->send_exit(supervisor, reason);
-    else
-      caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
+    // Not the reason: with it, the published supervisor's end kept the
+    // detached saver's thread from ever finishing (CAF 0.17.6, measured).
+    // Workers learn the end from their tickets or from the shards.
+    caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
   };
   caf::error failure;
   const bool at_end = *start_step >= opts.last_step;

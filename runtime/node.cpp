@@ -264,22 +264,6 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
   }
 }
 
-// A ps told to stop asks the chief to stop the job, so that the chief saves
-// a checkpoint (this shard stays up for it) and then ends every node; a
-// chief that cannot be reached leaves it to stop without one.
-void ask_chief_to_stop(caf::actor_system& sys, const options& opts, const shard_actor& shard,
-                       const std::string& why) {
-  const logger log = node_logger(opts, role_kind::ps, opts.task);
-  log.info(why + ": asking the chief to stop the job with a checkpoint");
-  sys.spawn([&sys, opts, shard, log, why](caf::blocking_actor* self) {
-    auto chief =
-        connect_to<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
-    if (chief) return self->send(*chief, stop_atom_v, why + " on " + log.node());
-    log.warn(describe(chief.error()) + "; this ps stops without a checkpoint");
-    self->send_exit(shard, make_node_error(errc::interrupted, why + " and no chief to save"));
-  });
-}
-
 }  // namespace
 
 caf::expected<job_result> run_local(const options& opts, const node_hooks& hooks) {
@@ -297,8 +281,12 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const node_hooks& h
     return port.error();
   }
   if (hooks.on_listening) hooks.on_listening(*port);
-  armed_stop ask{hooks.stops, [&sys, opts, shard](const std::string& why) {
-                   ask_chief_to_stop(sys, opts, shard, why);
+  // The shard asks the chief to stop the job with a checkpoint, which it
+  // stays up for; the chief then ends every node.
+  const logger log = node_logger(opts, role_kind::ps, opts.task);
+  armed_stop ask{hooks.stops, [shard, log](const std::string& why) {
+                   log.info(why + ": asking the chief to stop the job with a checkpoint");
+                   caf::anon_send(shard, stop_atom_v, why + " on " + log.node());
                  }};
   if (auto err = wait_for(sys, caf::actor_cast<caf::actor>(shard))) return err;
   return opts.last_step;
