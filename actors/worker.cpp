@@ -365,7 +365,11 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   st.computed_at = st.pulled_at;
   st.replies.assign(st.cfg.shards.size(), shared_tensor{});
   st.replays = replays_own_updates(st.cfg, self->node());
+  // The chief ends its supervisor plainly at the end of a job; why the job
+  // ended (stopped, diverged) comes with the shards' ends.
+  const auto supervisor = caf::actor_cast<caf::actor_addr>(st.cfg.supervisor);
   self->set_down_handler([=](caf::down_msg& dm) {
+    if (dm.source == supervisor && dm.reason == caf::exit_reason::user_shutdown) return;
     fail(self, "a peer went down", dm.reason ? dm.reason : caf::make_error(errc::stopped));
   });
   for (auto& s : st.cfg.shards) self->monitor(s);

@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -37,6 +39,25 @@ inline cluster_args make_cluster(std::size_t ps, std::size_t workers, const temp
   c.dir = dir.str();
   c.common = std::move(common);
   return c;
+}
+
+// The usual test cluster: 2 ps and 2 workers of c, each logging to DIR/NAME.log.
+struct two_by_two {
+  two_by_two(const cluster_args& c, const temp_dir& dir)
+      : ps0(c.node("ps", 0), dir / "ps0.log"),
+        ps1(c.node("ps", 1), dir / "ps1.log"),
+        chief(c.node("worker", 0), dir / "w0.log"),
+        w1(c.node("worker", 1), dir / "w1.log") {}
+  process ps0, ps1, chief, w1;
+  std::vector<process*> all() { return {&chief, &w1, &ps0, &ps1}; }
+};
+
+// A whole (small) file as text, "" if it cannot be read.
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
 }
 
 // The step of the newest "checkpoint: saved DIR/model.ckpt-N" line in text, -1 if none.

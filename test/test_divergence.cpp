@@ -20,13 +20,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t n = 0;
   for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
@@ -104,11 +97,9 @@ TEST_CASE("--max-bad-batches skips that many bad batches before the job fails") 
 TEST_CASE("a diverging cluster of processes ends every node with exit 3") {
   temp_dir dir("diverge-procs");
   auto c = make_cluster(2, 2, dir, {"--learning-rate=1e12", "--last-step=200"});
-  process ps0(c.node("ps", 0), dir / "ps0.log");
-  process ps1(c.node("ps", 1), dir / "ps1.log");
-  process chief(c.node("worker", 0), dir / "w0.log");
-  process w1(c.node("worker", 1), dir / "w1.log");
-  for (auto* p : {&chief, &w1, &ps0, &ps1}) {
+  two_by_two nodes(c, dir);
+  auto& [ps0, ps1, chief, w1] = nodes;
+  for (auto* p : nodes.all()) {
     CAPTURE(p->output());
     CHECK(p->wait(60s) == exit_diverged);
   }

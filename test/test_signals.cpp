@@ -19,13 +19,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 std::vector<std::string> local_args(const temp_dir& dir, std::int64_t last_step,
                                     std::vector<std::string> extra = {}) {
   std::vector<std::string> a = {DOWNPOUR_BINARY, "--last-step=" + std::to_string(last_step),
@@ -126,14 +119,12 @@ TEST_CASE("SIGTERM to the chief of a process cluster stops every node with exit 
   temp_dir dir("sigterm-chief");
   auto c = make_cluster(2, 2, dir, {"--last-step=100000", "--log-every=20",
                                     "--save-checkpoint-secs=0"});
-  process ps0(c.node("ps", 0), dir / "ps0.log");
-  process ps1(c.node("ps", 1), dir / "ps1.log");
-  process chief(c.node("worker", 0), dir / "w0.log");
-  process w1(c.node("worker", 1), dir / "w1.log");
+  two_by_two nodes(c, dir);
+  auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(w1.wait_for_output("global_step:", 120s));
   const auto signalled = std::chrono::steady_clock::now();
   chief.kill(SIGTERM);
-  for (auto* p : {&chief, &w1, &ps0, &ps1}) {
+  for (auto* p : nodes.all()) {
     CAPTURE(p->output());
     CHECK(p->wait(60s) == exit_stopped);
   }
@@ -151,10 +142,8 @@ TEST_CASE("a worker told to stop leaves the job and the others train on to the e
   temp_dir dir("sigterm-worker");
   auto c = make_cluster(2, 2, dir, {"--last-step=1500", "--log-every=20",
                                     "--save-checkpoint-secs=0"});
-  process ps0(c.node("ps", 0), dir / "ps0.log");
-  process ps1(c.node("ps", 1), dir / "ps1.log");
-  process chief(c.node("worker", 0), dir / "w0.log");
-  process w1(c.node("worker", 1), dir / "w1.log");
+  two_by_two nodes(c, dir);
+  auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(w1.wait_for_output("global_step:", 120s));
   w1.kill(SIGTERM);
   CHECK(w1.wait(60s) == exit_stopped);
@@ -171,10 +160,8 @@ TEST_CASE("a ps told to stop asks the chief to stop the job with a checkpoint; e
   temp_dir dir("sigterm-ps");
   auto c = make_cluster(2, 2, dir, {"--last-step=100000", "--log-every=20",
                                     "--save-checkpoint-secs=0"});
-  process ps0(c.node("ps", 0), dir / "ps0.log");
-  process ps1(c.node("ps", 1), dir / "ps1.log");
-  process chief(c.node("worker", 0), dir / "w0.log");
-  process w1(c.node("worker", 1), dir / "w1.log");
+  two_by_two nodes(c, dir);
+  auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(w1.wait_for_output("global_step:", 120s));
   ps1.kill(SIGTERM);
   for (auto* p : {&ps1, &chief, &w1, &ps0}) {
