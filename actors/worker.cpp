@@ -81,6 +81,13 @@ void fail(worker_pointer self, const char* what, const caf::error& err) {
   self->quit(err);
 }
 
+// The supervisor is monitored: when it is gone, its down message (or, at
+// the end of a job, the shards') says what to do, not the failed request.
+void supervisor_failed(worker_pointer self, const char* what, const caf::error& err) {
+  if (err == caf::sec::request_receiver_down) return;
+  fail(self, what, err);
+}
+
 // A refused push is not fatal (the shard applied nothing); the worker goes
 // on with fresh parameters and says why.
 void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err) {
@@ -213,7 +220,7 @@ void request_ticket(worker_pointer self) {
             self->state.ticket_pending = false;
             advance(self);
           },
-          [=](caf::error& err) { fail(self, "ticket request failed", err); });
+          [=](caf::error& err) { supervisor_failed(self, "ticket request failed", err); });
 }
 
 // After a push. Pipelined, this step's pulls are already out.
@@ -314,7 +321,7 @@ void report_bad_batch(worker_pointer self) {
             if (s.pulls_pending == 0) s.params_fresh = true;
             advance(self);
           },
-          [=](caf::error& err) { fail(self, "bad batch", err); });
+          [=](caf::error& err) { supervisor_failed(self, "bad batch", err); });
 }
 
 // Computes once the parameters are in, pushes once the ticket is in too,
