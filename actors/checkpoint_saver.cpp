@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "actors/failure.hpp"
+#include "model/schedule.hpp"
 #include "runtime/checkpoint.hpp"
 #include "runtime/placement.hpp"
 
@@ -35,8 +36,21 @@ double ms_since(clock_type::time_point t) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
 }
 
+// A diverged model is never saved over the good checkpoints before it.
+bool finite_model(const checkpoint& c) {
+  return all_finite(c.params.data(), c.params.size()) && all_finite(c.ema.data(), c.ema.size());
+}
+
 void write_out(saver_pointer self, gathering& g) {
   auto& st = self->state;
+  if (!finite_model(g.ckpt)) {
+    const auto why = "checkpoint: not saved at global step " + std::to_string(g.ckpt.global_step) +
+                     ": the parameters are not finite (the job diverged); the checkpoints "
+                     "saved before are kept";
+    st.cfg.log.error(why);
+    g.promise.deliver(caf::make_error(errc::diverged, why));
+    return;
+  }
   double snapshot_ms = ms_since(g.asked);
   auto wrote = clock_type::now();
   try {

@@ -20,6 +20,10 @@ std::string to_string(errc x) {
       return "failed";
     case errc::unauthorized:
       return "unauthorized";
+    case errc::interrupted:
+      return "interrupted";
+    case errc::diverged:
+      return "diverged";
   }
   return "unknown";
 }

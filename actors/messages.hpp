@@ -126,6 +126,8 @@ enum class errc : std::uint8_t {
   recovering,           // a ps went down: no tickets until every shard is restored
   failed,               // an exception ended an actor; the context is its message
   unauthorized,         // a message from a node that did not prove it belongs to the cluster
+  interrupted,          // the job was stopped (a signal) with a checkpoint at its stop step
+  diverged,             // a non-finite loss or gradient: the job fails, nothing more is saved
 };
 
 std::string to_string(errc x);
@@ -156,6 +158,7 @@ CAF_ADD_ATOM(downpour, downpour, stats_atom, "stats")
 CAF_ADD_ATOM(downpour, downpour, status_atom, "status")
 CAF_ADD_ATOM(downpour, downpour, eval_atom, "eval")
 CAF_ADD_ATOM(downpour, downpour, restore_atom, "restore")
+CAF_ADD_ATOM(downpour, downpour, diverged_atom, "diverged")
 
 namespace downpour {
 
@@ -192,7 +195,12 @@ using shard_actor = caf::typed_actor<
     // Step, ranges and counters for `downpour status`.
     caf::replies_to<stats_atom>::with<shard_stats>,
     // The job is over: quit (a ps node exits when its shard is gone).
-    caf::reacts_to<stop_atom>>;
+    caf::reacts_to<stop_atom>,
+    // From the chief's supervisor: it is where a stop request on this ps goes.
+    caf::reacts_to<join_atom>,
+    // A stop request on this ps (a signal), passed on to the chief's
+    // supervisor, which stops the job with a checkpoint; none known: quit.
+    caf::reacts_to<stop_atom, std::string>>;
 
 // The sync coordinator on the chief: watches workers (a dead one lowers the
 // sync round's required count) and enforces the ssp staleness bound.
@@ -241,8 +249,17 @@ using supervisor_actor = caf::typed_actor<
     caf::reacts_to<done_atom, std::uint32_t>,
     // Sync mode: worker, the global step its push was for, and its loss (progress).
     caf::reacts_to<report_atom, std::uint32_t, std::int64_t, float>,
-    // Answers with the final global step and last loss once every push is applied.
-    caf::replies_to<end_atom>::with<std::int64_t, float>,
+    // Answers once every push is applied: the final global step, the last loss
+    // and why the job ended early (empty: it reached last_step). Stopped, the
+    // checkpoint at that step is written first; diverged: errc::diverged.
+    caf::replies_to<end_atom>::with<std::int64_t, float, std::string>,
+    // Stop the job (a signal, on the chief or a ps), saying why: no more steps,
+    // a checkpoint at the step where it stopped, then end_atom is answered.
+    caf::reacts_to<stop_atom, std::string>,
+    // A worker's loss or gradient at this global step is not finite: the answer
+    // is the number of bad batches so far (skip it, take the next batch) or
+    // errc::diverged once more than --max-bad-batches.
+    caf::replies_to<diverged_atom, std::uint32_t, std::int64_t, float>::with<std::int64_t>,
     // From the evaluator: global step, validation accuracy raw and EMA (metrics.csv).
     caf::reacts_to<eval_atom, std::int64_t, double, double>,
     // `downpour status` and the metrics endpoint: the job's state as JSON (runtime/status_json.hpp).
@@ -259,7 +276,9 @@ using evaluator_actor = caf::typed_actor<
 // A worker: pull -> compute -> push until the supervisor says stop.
 using worker_actor = caf::typed_actor<
     // Begin training.
-    caf::reacts_to<start_atom>>;
+    caf::reacts_to<start_atom>,
+    // Leave the job after the step in hand (a signal): its ticket is used, not lost.
+    caf::reacts_to<stop_atom>>;
 
 }  // namespace downpour
 

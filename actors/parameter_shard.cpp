@@ -44,6 +44,7 @@ struct parameter_shard_state {
   // A chief whose hello this fresh shard refused (other settings) and the
   // difference seen from here: its exit then ends this ps with that reason.
   std::optional<std::pair<caf::node_id, std::string>> refused_by;
+  caf::strong_actor_ptr chief;  // the supervisor, told of by itself (join_atom)
   static inline const char* name = "parameter_shard";
 };
 
@@ -375,6 +376,15 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       },
       [=](stop_atom) {
         if (from_chief(self, "a stop")) self->quit();
+      },
+      [=](join_atom) {
+        if (from_chief(self, "a join")) self->state.chief = self->current_sender();
+      },
+      [=](stop_atom, std::string& why) {
+        if (!from_chief(self, "a stop request")) return;
+        if (auto& chief = self->state.chief)
+          return self->send(caf::actor_cast<supervisor_actor>(chief), stop_atom_v, why);
+        self->quit(caf::make_error(errc::interrupted, why + " before the job started"));
       },
   };
 }

@@ -1,5 +1,6 @@
 #include "actors/stop_supervisor.hpp"
 
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -28,7 +29,10 @@ struct stop_supervisor_state {
   std::int64_t reported_step = 0;
   float last_loss = 0.0f;
   std::optional<validation_facts> validation;  // the newest, for status
-  std::vector<caf::typed_response_promise<std::int64_t, float>> end_waiters;
+  std::vector<caf::typed_response_promise<std::int64_t, float, std::string>> end_waiters;
+  std::string stop_reason;  // why the job stops early; empty: it runs to last_step
+  caf::error failure;       // the job failed (diverged): every end and ticket request gets it
+  std::int64_t bad_batches = 0;
   std::unique_ptr<progress_reporter> progress;
   // A ps went down: no tickets, joining nodes wait, until the chief restores
   // every shard. The epoch tells answers of the old shards from new ones.
@@ -43,15 +47,43 @@ using supervisor_pointer = supervisor_actor::stateful_pointer<stop_supervisor_st
 
 void finish(supervisor_pointer self, std::int64_t step) {
   auto& st = self->state;
+  if (st.final_step >= 0 || st.failure) return;
   st.final_step = step;
   st.progress->finish(step);
-  for (auto& rp : st.end_waiters) rp.deliver(step, st.last_loss);
+  for (auto& rp : st.end_waiters) rp.deliver(step, st.last_loss, st.stop_reason);
   st.end_waiters.clear();
 }
 
+// The job ends without a last step: every end request gets the reason.
+void fail_job(supervisor_pointer self, caf::error err) {
+  auto& st = self->state;
+  if (st.final_step >= 0 || st.failure) return;
+  st.failure = std::move(err);
+  for (auto& rp : st.end_waiters) rp.deliver(st.failure);
+  st.end_waiters.clear();
+}
+
+bool stopping(const stop_supervisor_state& st) {
+  return !st.stop_reason.empty();
+}
+
+// Stopping, no ticket is handed out any more: once every worker has asked
+// for one (or left), every push is out.
 bool all_pushes_out(const stop_supervisor_state& st) {
   if (st.cfg.mode == train_mode::sync) return true;  // the shards stop by themselves
-  return st.granted >= st.cfg.last_step && st.active.empty();
+  return (stopping(st) || st.granted >= st.cfg.last_step) && st.active.empty();
+}
+
+// Stopped: the checkpoint of the stop step is written before the end is told.
+void save_and_finish(supervisor_pointer self, std::int64_t step) {
+  self->request(self->state.cfg.saver, std::chrono::minutes(10), save_atom_v, step)
+      .then([=](std::string&) { finish(self, step); },
+            [=](caf::error& err) { fail_job(self, std::move(err)); });
+}
+
+void drained(supervisor_pointer self, std::int64_t step) {
+  if (stopping(self->state)) return save_and_finish(self, step);
+  finish(self, step);
 }
 
 // Every push is out: wait until every shard has applied it (pushes and done
@@ -59,16 +91,18 @@ bool all_pushes_out(const stop_supervisor_state& st) {
 void maybe_drain(supervisor_pointer self) {
   auto& st = self->state;
   if (st.recovering || st.draining || st.end_waiters.empty() || !all_pushes_out(st)) return;
+  if (stopping(st) && st.cfg.mode == train_mode::sync) return;  // see on_stop
   st.draining = true;
+  const auto target = stopping(st) ? st.granted : st.cfg.last_step;
   auto remaining = std::make_shared<std::size_t>(st.cfg.shards.size());
-  if (*remaining == 0) return finish(self, st.cfg.last_step);
+  if (*remaining == 0) return finish(self, target);
   const auto epoch = st.epoch;
   for (auto& shard : st.cfg.shards)
-    self->request(shard, caf::infinite, await_atom_v, st.cfg.last_step)
+    self->request(shard, caf::infinite, await_atom_v, target)
         .then(
             [=](std::int64_t) {
               if (self->state.epoch != epoch) return;
-              if (--*remaining == 0) finish(self, self->state.cfg.last_step);
+              if (--*remaining == 0) drained(self, target);
             },
             [=](caf::error& err) {
               if (self->state.epoch != epoch) return;  // a restore failed the old await
@@ -90,8 +124,11 @@ caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worke
   auto& st = self->state;
   if (st.recovering)
     return caf::make_error(errc::recovering, "a ps is down; the cluster is recovering");
+  if (st.failure) return st.failure;
   watch_ticket_holder(self, worker);
   st.holding.erase(worker);  // asking again means its last push went out first
+  if (stopping(st))
+    return caf::make_error(errc::interrupted, "the job is stopping (" + st.stop_reason + ")");
   if (st.granted > st.cfg.start_step) st.last_loss = loss;  // a worker's first ask has none
   auto ticket = next_ticket(st.granted, st.cfg.last_step);
   if (ticket < 0) return -1;
@@ -151,7 +188,10 @@ std::int64_t on_restore(supervisor_pointer self, recovery_plan& plan) {
   st.cfg.shards = std::move(plan.shards);
   st.cfg.coordinator = std::move(plan.coordinator);
   st.cfg.saver = std::move(plan.saver);
-  for (auto& s : st.cfg.shards) self->monitor(s);
+  for (auto& s : st.cfg.shards) {
+    self->monitor(s);
+    self->send(s, join_atom_v);
+  }
   st.granted = plan.step;
   st.reported_step = plan.step;
   st.active.clear();
@@ -230,11 +270,61 @@ caf::result<std::string> on_status(supervisor_pointer self) {
   return rp;
 }
 
-caf::result<std::int64_t, float> on_end(supervisor_pointer self) {
+// Sync rounds complete at the shards, not by tickets: the stop checkpoint is
+// taken a few rounds ahead of shard 0, where every shard still is before it
+// (rounds take a gradient from every worker; these messages take far less).
+constexpr std::int64_t sync_stop_margin = 2;
+
+void on_stop(supervisor_pointer self, const std::string& why) {
   auto& st = self->state;
-  if (st.final_step >= 0) return {st.final_step, st.last_loss};
+  // Async and ssp drain only once every ticket is out: the job is ending then.
+  const bool ending = st.draining && st.cfg.mode != train_mode::sync;
+  if (stopping(st) || ending || st.final_step >= 0 || st.failure) return;
+  st.stop_reason = why;
+  st.cfg.log.info("stop_supervisor: stopping (" + why +
+                  "): no more steps; a checkpoint follows at the step reached");
+  if (st.cfg.mode != train_mode::sync) return maybe_drain(self);
+  self->request(st.cfg.shards[0], std::chrono::minutes(1), await_atom_v, std::int64_t{0})
+      .then(
+          [=](std::int64_t now) {
+            save_and_finish(self, std::min(now + sync_stop_margin, self->state.cfg.last_step));
+          },
+          [=](caf::error& err) { fail_job(self, std::move(err)); });
+}
+
+// A batch with a non-finite loss or gradient: skipped while within
+// --max-bad-batches, else the job fails with one line saying what to try.
+caf::result<std::int64_t> on_bad_batch(supervisor_pointer self, std::uint32_t worker,
+                                       std::int64_t step, float loss) {
+  auto& st = self->state;
+  if (st.failure) return st.failure;
+  const auto lr = learning_rate_at(st.cfg.progress.schedule, step);
+  char numbers[128];
+  std::snprintf(numbers, sizeof numbers, "(loss %g) at global step %lld with learning rate %g",
+                loss, static_cast<long long>(step), lr);
+  const auto where =
+      "worker " + std::to_string(worker) + " got a non-finite loss or gradient " + numbers;
+  if (++st.bad_batches <= st.cfg.max_bad_batches) {
+    st.cfg.log.warn(where + "; batch skipped (" + std::to_string(st.bad_batches) + " of at most " +
+                    std::to_string(st.cfg.max_bad_batches) + ")");
+    return st.bad_batches;
+  }
+  st.cfg.log.error("the job diverged: " + where +
+                   "; no checkpoint is written from here, the ones saved before are kept; try a "
+                   "smaller --learning-rate (e.g. 10 times smaller)" +
+                   (st.cfg.max_bad_batches == 0 ? " or --max-bad-batches N to skip a few bad batches"
+                                                : ""));
+  fail_job(self, caf::make_error(errc::diverged, "the job diverged at global step " +
+                                                     std::to_string(step)));
+  return st.failure;
+}
+
+caf::result<std::int64_t, float, std::string> on_end(supervisor_pointer self) {
+  auto& st = self->state;
+  if (st.failure) return st.failure;
+  if (st.final_step >= 0) return {st.final_step, st.last_loss, st.stop_reason};
   if (st.recovering) return caf::make_error(errc::recovering, "a ps is down");
-  st.end_waiters.push_back(self->make_response_promise<std::int64_t, float>());
+  st.end_waiters.push_back(self->make_response_promise<std::int64_t, float, std::string>());
   maybe_drain(self);
   return st.end_waiters.back();
 }
@@ -262,7 +352,11 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
   st.progress = std::make_unique<progress_reporter>(st.cfg.progress);
   st.guard.install(self);
   self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
-  for (auto& s : st.cfg.shards) self->monitor(s);
+  for (auto& s : st.cfg.shards) {
+    self->monitor(s);
+    st.guard.admit_member(s.node());  // a ps told to stop asks us (stop_atom, why)
+    self->send(s, join_atom_v);
+  }
   // Workers (admitted by their hello) ask for tickets and report; status is
   // open; the rest comes from the chief's own actors (from_chief: this node).
   return {
@@ -280,9 +374,16 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
       [=](report_atom, std::uint32_t, std::int64_t step, float loss) {
         if (from_member(self, "a report")) on_report(self, step, loss);
       },
-      [=](end_atom) -> caf::result<std::int64_t, float> {
+      [=](end_atom) -> caf::result<std::int64_t, float, std::string> {
         if (!from_chief(self, "an end request")) return unauthorized("end");
         return on_end(self);
+      },
+      [=](stop_atom, const std::string& why) {
+        if (from_member(self, "a stop request")) on_stop(self, why);
+      },
+      [=](diverged_atom, std::uint32_t worker, std::int64_t step, float loss) -> caf::result<std::int64_t> {
+        if (!from_member(self, "a bad batch report")) return unauthorized("diverged");
+        return on_bad_batch(self, worker, step, loss);
       },
       [=](eval_atom, std::int64_t step, double accuracy, double ema_accuracy) {
         if (!from_chief(self, "an evaluation")) return;

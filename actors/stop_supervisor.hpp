@@ -4,6 +4,9 @@
 // dies holding a ticket gives it back. In sync mode the shards stop
 // aggregating at last_step by themselves. Once every shard stands at
 // last_step it answers end requests and the job shuts down.
+// Told to stop (a signal), it hands out no more tickets, waits until every
+// push is applied and has the checkpoint of that step written before it
+// answers; a non-finite batch beyond --max-bad-batches fails the job.
 #pragma once
 
 #include <cstdint>
@@ -30,6 +33,7 @@ struct supervisor_config {
   std::size_t workers = 0;        // the worker host list's size
   logger log;                     // the chief
   std::map<std::string, std::string> config_sources;  // for status: options.sources
+  std::int64_t max_bad_batches = 0;  // non-finite batches skipped before the job diverges
 };
 
 supervisor_actor spawn_stop_supervisor(caf::actor_system& sys, supervisor_config cfg);

@@ -3,6 +3,7 @@
 #include "actors/peer_guard.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -56,6 +57,8 @@ struct worker_state {
   float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
   float last_loss = 0.0f;  // the loss of the last pushed gradient
   peer_guard guard;  // exits and errors only from this node; nothing else served
+  bool verdict_pending = false;  // a bad batch was reported: skip it or stop?
+  bool leaving = false;          // told to stop: leave after the next push
   static inline const char* name = "worker";
 };
 
@@ -63,19 +66,36 @@ using worker_pointer = worker_actor::stateful_pointer<worker_state>;
 
 void advance(worker_pointer self);
 
-// A warning, not an error: the worker's exit reason goes to its node, which
-// rejoins (a lost peer) or ends with that reason as its one ERROR line.
+// Done, told to stop, or the job ended early: the supervisor and the
+// coordinator count this worker out (it holds no unused ticket: it pushes
+// the step it holds first).
+void leave_job(worker_pointer self, caf::error reason) {
+  auto& st = self->state;
+  self->send(st.cfg.supervisor, done_atom_v, st.cfg.index);
+  self->send(st.cfg.coordinator, leave_atom_v, st.cfg.index);
+  self->quit(std::move(reason));
+}
+
+void finish_job(worker_pointer self) {
+  leave_job(self, caf::none);
+}
+
+// Stopped or diverged: the chief says why; this worker just leaves with it.
+// Anything else is a warning, not an error: the worker's exit reason goes to
+// its node, which rejoins (a lost peer) or ends with that reason as its one
+// ERROR line.
 void fail(worker_pointer self, const char* what, const caf::error& err) {
+  if (err == errc::interrupted || err == errc::diverged) return leave_job(self, err);
   self->state.cfg.log.warn("worker " + std::to_string(self->state.cfg.index) + " stops: " + what +
                            ": " + self->system().render(err));
   self->quit(err);
 }
 
-void finish_job(worker_pointer self) {
-  auto& st = self->state;
-  self->send(st.cfg.supervisor, done_atom_v, st.cfg.index);
-  self->send(st.cfg.coordinator, leave_atom_v, st.cfg.index);
-  self->quit();
+// The supervisor is monitored: when it is gone, its down message (or, at
+// the end of a job, the shards') says what to do, not the failed request.
+void supervisor_failed(worker_pointer self, const char* what, const caf::error& err) {
+  if (err == caf::sec::request_receiver_down) return;
+  fail(self, what, err);
 }
 
 // A refused push is not fatal (the shard applied nothing); the worker goes
@@ -210,7 +230,7 @@ void request_ticket(worker_pointer self) {
             self->state.ticket_pending = false;
             advance(self);
           },
-          [=](caf::error& err) { fail(self, "ticket request failed", err); });
+          [=](caf::error& err) { supervisor_failed(self, "ticket request failed", err); });
 }
 
 // After a push. Pipelined, this step's pulls are already out.
@@ -299,6 +319,30 @@ void push_gradient(worker_pointer self) {
   }
 }
 
+// A batch with a non-finite loss or gradient is never pushed: the supervisor
+// either lets the worker skip it (--max-bad-batches), computing the next
+// batch on the same parameters with the ticket it holds, or ends the job.
+bool finite_batch(const worker_state& st) {
+  return std::isfinite(st.grad_loss) && all_finite(st.grad->data(), st.grad->size());
+}
+
+void report_bad_batch(worker_pointer self) {
+  auto& st = self->state;
+  st.grad_ready = false;
+  st.verdict_pending = true;
+  const auto step = *std::min_element(st.computed_at.begin(), st.computed_at.end());
+  self->request(st.cfg.supervisor, caf::infinite, diverged_atom_v, st.cfg.index, step,
+                st.grad_loss)
+      .then(
+          [=](std::int64_t) {
+            auto& s = self->state;
+            s.verdict_pending = false;
+            if (s.pulls_pending == 0) s.params_fresh = true;
+            advance(self);
+          },
+          [=](caf::error& err) { supervisor_failed(self, "bad batch", err); });
+}
+
 // Computes once the parameters are in, pushes once the ticket is in too,
 // then starts the next step; stops when the ticket (or, in sync mode, the
 // pulled steps) say the job is over. Pipelined, the next pulls go out
@@ -306,6 +350,7 @@ void push_gradient(worker_pointer self) {
 void advance(worker_pointer self) {
   auto& st = self->state;
   for (;;) {
+    if (st.verdict_pending) return;
     if (!st.grad_ready && st.params_fresh) {
       if (job_over(st)) return finish_job(self);
       st.params_fresh = false;
@@ -321,7 +366,9 @@ void advance(worker_pointer self) {
     // Pipelined replays apply the push to the prefetched parameters.
     if (st.replays && st.pulls_pending > 0) return;
     if (job_over(st)) return finish_job(self);
+    if (!finite_batch(st)) return report_bad_batch(self);
     push_gradient(self);
+    if (st.leaving) return leave_job(self, caf::make_error(errc::interrupted, "told to stop"));
     begin_step(self);
   }
 }
@@ -354,14 +401,19 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   st.replays = replays_own_updates(st.cfg, self->node());
   st.guard.set_log(st.cfg.log);
   st.guard.install(self);
+  // The chief ends its supervisor plainly at the end of a job; why the job
+  // ended (stopped, diverged) comes with the shards' ends.
+  const auto supervisor = caf::actor_cast<caf::actor_addr>(st.cfg.supervisor);
   self->set_down_handler([=](caf::down_msg& dm) {
     if (!from_source(self, dm)) return;
+    if (dm.source == supervisor && dm.reason == caf::exit_reason::user_shutdown) return;
     fail(self, "a peer went down", dm.reason ? dm.reason : caf::make_error(errc::stopped));
   });
   for (auto& s : st.cfg.shards) self->monitor(s);
   self->monitor(st.cfg.supervisor);
   return {
       [=](start_atom) { start(self); },
+      [=](stop_atom) { self->state.leaving = true; },
   };
 }
 

@@ -33,6 +33,7 @@ options read_files_and_model(options o, const raw_values& raw) {
   o.save_checkpoint_steps = read_integer(raw, "save-checkpoint-steps", o.save_checkpoint_steps, 0);
   o.keep_checkpoints = read_integer(raw, "keep-checkpoints", o.keep_checkpoints, 1);
   o.fresh = read_flag(raw, "fresh", o.fresh);
+  o.max_bad_batches = read_integer(raw, "max-bad-batches", o.max_bad_batches, 0);
   o.checkpoint_file = read_text(raw, "checkpoint", o.checkpoint_file);
   o.out_file = read_text(raw, "out", o.out_file);
   o.export_ema = read_flag(raw, "ema", o.export_ema);

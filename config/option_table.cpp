@@ -48,6 +48,9 @@ std::vector<option_spec> file_and_model_specs(const options& d) {
       {"fresh", "", d.fresh ? "true" : "false",
        "start from step 0 although --checkpoint-dir holds an earlier run: its files are moved "
        "into a before-fresh-TIME subdirectory, never deleted (switch)"},
+      {"max-bad-batches", "N", text_of(d.max_bad_batches),
+       "batches with a non-finite loss or gradient skipped before the job fails as diverged; "
+       "0: the first one fails it"},
       {"checkpoint", "FILE", "",
        "eval, inspect, export: the checkpoint file (default: newest in --checkpoint-dir)"},
       {"out", "FILE", "", "export: the .npz file to write"},

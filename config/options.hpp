@@ -60,6 +60,7 @@ struct options {
   std::int64_t save_checkpoint_steps = 0;  // 0: no step-count checkpoints
   std::size_t keep_checkpoints = 5;
   bool fresh = false;           // start from step 0; an earlier run's files are moved aside
+  std::int64_t max_bad_batches = 0;  // non-finite batches skipped before the job diverges
   std::string checkpoint_file;  // eval/inspect/export: one checkpoint file
   std::string out_file;         // export: the .npz to write
   bool export_ema = false;      // export: the moving averages instead of the raw weights

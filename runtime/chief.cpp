@@ -17,6 +17,7 @@
 #include "runtime/metrics_http.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/restore.hpp"
+#include "runtime/stop_forwarder.hpp"
 
 namespace downpour {
 namespace {
@@ -50,8 +51,10 @@ caf::expected<job_result> collect(caf::scoped_actor& self, const model_shape& sh
   return r;
 }
 
-progress_config progress_for(const options& opts, std::int64_t start_step) {
+progress_config progress_for(const options& opts, const start_state& start,
+                             std::int64_t start_step) {
   progress_config p;
+  p.resumed = start.restored;
   p.metrics_path = opts.checkpoint_dir + "/metrics.csv";
   p.schedule = schedule_for(opts);
   p.start_step = start_step;
@@ -80,6 +83,31 @@ caf::error save_now(caf::scoped_actor& self, const saver_actor& saver, std::int6
   self->request(saver, std::chrono::minutes(10), save_atom_v, step)
       .receive([](std::string&) {}, [&](caf::error& err) { failure = std::move(err); });
   return failure;
+}
+
+// The reason every shard and the supervisor quit with: a stopped or
+// diverged job ends every node of it with that status (and exit code).
+caf::error end_reason(const caf::error& failure, const job_end& end) {
+  if (failure == errc::diverged) return failure;
+  if (!failure && !end.stop_reason.empty())
+    return caf::make_error(errc::interrupted, "the job was stopped (" + end.stop_reason + ")");
+  return caf::none;
+}
+
+// Stopped: no evaluation (the stop must be quick); the checkpoint says where.
+job_result stopped_result(const options& opts, const job_end& end, double wall,
+                          std::int64_t start_step, const logger& log) {
+  job_result r;
+  auto& sum = r.summary;
+  sum.status = job_status::stopped;
+  sum.global_step = end.step;
+  sum.loss = end.loss;
+  sum.wall_s = wall;
+  sum.steps_per_s = wall > 0 ? static_cast<double>(end.step - start_step) / wall : 0.0;
+  sum.checkpoint = opts.checkpoint_dir + "/" + checkpoint_name(end.step);
+  log.info("stopped by " + end.stop_reason + " at global step " + std::to_string(end.step) +
+           "; checkpoint " + sum.checkpoint + "; the same command resumes from there");
+  return r;
 }
 
 void finish_summary(job_result& r, const model_shape& shape, const mnist_data& data, double wall,
@@ -198,7 +226,7 @@ caf::error check_peers(caf::actor_system& sys, const options& opts,
 caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                                     std::shared_ptr<const mnist_data> data,
                                     std::vector<shard_actor> shards,
-                                    const start_workers_fn& start_workers) {
+                                    const start_workers_fn& start_workers, stop_switch* stops) {
   const model_shape shape = shape_for(opts, *data);
   const logger log = node_logger(opts, role_kind::worker, 0);
   prepare_checkpoint_dir(opts, log);
@@ -213,22 +241,34 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                          *start_step,
                          opts.last_step,
                          shards,
-                         progress_for(opts, *start_step),
+                         progress_for(opts, start, *start_step),
                          opts.mode,
                          epoch.helpers.coordinator,
                          epoch.helpers.saver,
                          opts.worker_hosts.size(),
                          log};
   scfg.config_sources = opts.sources;
+  scfg.max_bad_batches = opts.max_bad_batches;
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
+  const stop_forwarder to_supervisor{sys, supervisor};
+  armed_stop stop{stops, [&to_supervisor, log](const std::string& why) {
+                    to_supervisor.forward(why + " on " + log.node());
+                  }};
   epoch.helpers.evaluator =
       spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
   job_watch watch{sys, supervisor};
   watch_helpers(watch, epoch.helpers);
   for (const auto& s : shards) watch.watch(s);  // a local job's
-  auto shut_down = [&] {
-    for (auto& s : epoch.shards) self->send(s, stop_atom_v);
+  auto shut_down = [&](const caf::error& reason) {
+    for (auto& s : epoch.shards)
+      if (reason)
+        self->send_exit(s, reason);
+      else
+        self->send(s, stop_atom_v);
     stop_helpers(self, epoch.helpers);
+    // Not the reason: with it, the published supervisor's end kept the
+    // detached saver's thread from ever finishing (CAF 0.17.6, measured).
+    // Workers learn the end from their tickets or from the shards.
     self->send_exit(supervisor, caf::exit_reason::user_shutdown);  // from this node: obeyed
   };
   caf::error failure;
@@ -243,11 +283,11 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   if (!failure)
     failure =
         start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
-  std::optional<float> last_loss;  // none if nothing was trained
+  job_end ended;
   while (!failure) {
     auto end = watch.await_end(self);
     if (end) {
-      if (!at_end) last_loss = end->second;
+      ended = std::move(*end);
       break;
     }
     if (end.error() != errc::recovering) {
@@ -264,14 +304,19 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
     failure =
         start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
   }
-  if (!failure && !at_end)
+  const bool stopped = !failure && !ended.stop_reason.empty();
+  if (!failure && !at_end && !stopped)
     failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one
-  auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, epoch.shards);
   double wall =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
-  shut_down();
+  if (stopped) {
+    shut_down(end_reason(failure, ended));
+    return stopped_result(opts, ended, wall, *start_step, log);
+  }
+  auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, epoch.shards);
+  shut_down(end_reason(failure, ended));
   if (!result) return result;
-  result->summary.loss = last_loss;
+  if (!at_end) result->summary.loss = ended.loss;  // none: nothing was trained
   finish_summary(*result, shape, *data, wall, *start_step);
   return result;
 }

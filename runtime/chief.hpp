@@ -19,10 +19,11 @@ namespace downpour {
 using start_workers_fn = std::function<caf::expected<std::vector<worker_actor>>(
     supervisor_actor, coordinator_actor, const std::vector<shard_actor>&)>;
 
+// A stop request on stops (a signal) stops the job with a checkpoint.
 caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                                     std::shared_ptr<const mnist_data> data,
                                     std::vector<shard_actor> shards,
-                                    const start_workers_fn& start_workers);
+                                    const start_workers_fn& start_workers, stop_switch* stops);
 
 // Says hello to shard k: this node's settings and the shard it takes it for
 // (with its worker index; 0 is the chief). A shard serves a remote node

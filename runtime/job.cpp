@@ -72,14 +72,37 @@ std::string final_line(const run_summary& s) {
   return buf;
 }
 
+std::string to_string(job_status s) {
+  switch (s) {
+    case job_status::completed:
+      return "completed";
+    case job_status::stopped:
+      return "stopped";
+    case job_status::diverged:
+      return "diverged";
+    case job_status::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
 std::string summary_json(const run_summary& s) {
   // JSON has no nan or inf: a diverged loss is written as null.
   auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); };
   nlohmann::ordered_json j;
+  j["status"] = to_string(s.status);
+  if (s.status == job_status::diverged || s.status == job_status::failed) {
+    j["error"] = s.error;
+    return j.dump(2) + "\n";
+  }
   j["global_step"] = s.global_step;
   j["loss"] = s.loss ? number(*s.loss) : nlohmann::json();  // none: nothing trained
-  j["test_accuracy"] = number(s.test_accuracy);
-  j["ema_test_accuracy"] = number(s.ema_test_accuracy);
+  if (s.status == job_status::completed) {
+    j["test_accuracy"] = number(s.test_accuracy);
+    j["ema_test_accuracy"] = number(s.ema_test_accuracy);
+  } else {
+    j["checkpoint"] = s.checkpoint;
+  }
   j["wall_s"] = number(s.wall_s);
   j["steps_per_s"] = number(s.steps_per_s);
   return j.dump(2) + "\n";

@@ -34,17 +34,26 @@ std::uint64_t worker_batch_seed(std::uint64_t seed, std::size_t worker);
 // The original program's progress line: "global_step:G,step:S,loss:L".
 std::string step_log_line(std::int64_t global_step, std::int64_t step, float loss);
 
+// How a job ended (summary.json's "status"; exit codes in runtime/signals.hpp).
+enum class job_status { completed, stopped, diverged, failed };
+std::string to_string(job_status s);
+
 struct run_summary {
+  job_status status = job_status::completed;
   std::int64_t global_step = 0;
   std::optional<float> loss;  // none when nothing was trained (the job was at its last step)
   double test_accuracy = 0.0;
   double ema_test_accuracy = 0.0;
   double wall_s = 0.0;
   double steps_per_s = 0.0;
+  std::string checkpoint;  // stopped: the checkpoint written at global_step
+  std::string error;       // diverged, failed: why
 };
 
 // "final: global_step=N loss=L test_accuracy=A ema_test_accuracy=E wall_s=S steps_per_s=R"
 std::string final_line(const run_summary& s);
+// {"status": ..., "global_step": ...}: the accuracies when completed, the
+// checkpoint when stopped, the error when diverged or failed.
 std::string summary_json(const run_summary& s);
 
 // Writes text to path through a temporary file and a rename, so a reader never

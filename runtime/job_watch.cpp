@@ -45,7 +45,9 @@ caf::behavior relay(relay_pointer self, supervisor_actor supervisor) {
         st.waiting = rp;  // answered by whichever comes first
         self->request(st.supervisor, caf::infinite, end_atom_v)
             .then(
-                [=](std::int64_t step, float loss) { answer(self, caf::make_message(step, loss)); },
+                [=](std::int64_t step, float loss, std::string& why) {
+                  answer(self, caf::make_message(step, loss, std::move(why)));
+                },
                 [=](caf::error& err) { answer(self, caf::make_message(std::move(err))); });
         return rp;
       },
@@ -67,10 +69,12 @@ void job_watch::add(caf::actor a) {
   caf::anon_send(relay_, std::move(a));
 }
 
-caf::expected<std::pair<std::int64_t, float>> job_watch::await_end(caf::scoped_actor& self) {
-  caf::expected<std::pair<std::int64_t, float>> end{caf::make_error(errc::stopped)};
+caf::expected<job_end> job_watch::await_end(caf::scoped_actor& self) {
+  caf::expected<job_end> end{caf::make_error(errc::stopped)};
   self->request(relay_, caf::infinite, end_atom_v)
-      .receive([&](std::int64_t step, float loss) { end = std::make_pair(step, loss); },
+      .receive([&](std::int64_t step, float loss, std::string& why) {
+                 end = job_end{step, loss, std::move(why)};
+               },
                [&](caf::error& err) { end = std::move(err); });
   return end;
 }

@@ -6,11 +6,20 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "actors/messages.hpp"
 
 namespace downpour {
+
+// How the training ended: at the last step, or stopped (a signal) at
+// `step` with its checkpoint written.
+struct job_end {
+  std::int64_t step = 0;
+  float loss = 0.0f;
+  std::string stop_reason;  // empty: the last step was reached
+};
 
 class job_watch {
  public:
@@ -26,9 +35,9 @@ class job_watch {
     add(caf::actor_cast<caf::actor>(h));
   }
 
-  // The supervisor's final global step and loss, or its error, or the
+  // How the supervisor says the training ended, or its error, or the
   // error (errc::failed, with the message) of a watched actor.
-  caf::expected<std::pair<std::int64_t, float>> await_end(caf::scoped_actor& self);
+  caf::expected<job_end> await_end(caf::scoped_actor& self);
 
  private:
   void add(caf::actor a);

@@ -17,6 +17,7 @@
 #include "runtime/placement.hpp"
 #include "runtime/ps_watch.hpp"
 #include "runtime/ports.hpp"
+#include "runtime/stop_forwarder.hpp"
 #include "runtime/sync_rule.hpp"
 #include "runtime/tls_guard.hpp"
 
@@ -122,13 +123,13 @@ static worker_config worker_config_for(const options& opts, std::size_t index,
 }
 
 void report_final(const options& opts, const run_summary& summary, const logger& log) {
-  log.info(final_line(summary));
+  if (summary.status == job_status::completed) log.info(final_line(summary));
   write_file_atomically(opts.checkpoint_dir + "/summary.json", summary_json(summary));
 }
 
 namespace {
 
-caf::expected<job_result> run_local_inproc(const options& opts) {
+caf::expected<job_result> run_local_inproc(const options& opts, stop_switch* stops) {
   auto data = load_training_data(opts);
   node_config cfg{opts};
   caf::actor_system sys{cfg};
@@ -146,12 +147,13 @@ caf::expected<job_result> run_local_inproc(const options& opts) {
     }
     return workers;
   };
-  return run_chief(sys, opts, data, shards, start);
+  return run_chief(sys, opts, data, shards, start, stops);
 }
 
 // One actor system per node, each in its own thread, talking over loopback:
 // the same code as separate processes, so it exercises the real wire path.
-caf::expected<job_result> run_local_tcp(const options& opts) {
+// A stop goes to the chief's node.
+caf::expected<job_result> run_local_tcp(const options& opts, stop_switch* stops) {
   options base = opts;
   const port_reservation ports(opts.ps_hosts.size() + opts.worker_hosts.size());
   std::size_t next = 0;
@@ -175,10 +177,12 @@ caf::expected<job_result> run_local_tcp(const options& opts) {
     o.role = role_kind::worker;
     o.task = w;
     std::size_t slot = base.ps_hosts.size() + w;
-    threads.emplace_back([o, &failures, &chief, slot, w] {
+    node_hooks hooks;
+    if (w == 0) hooks.stops = stops;
+    threads.emplace_back([o, hooks, &failures, &chief, slot, w] {
       // Thrown here, an error would end the process (std::terminate).
       try {
-        auto r = run_worker_node(o);
+        auto r = run_worker_node(o, hooks);
         if (!r)
           failures[slot] = r.error();
         else if (w == 0)
@@ -189,6 +193,7 @@ caf::expected<job_result> run_local_tcp(const options& opts) {
     });
   }
   for (auto& t : threads) t.join();
+  if (chief && chief->summary.status == job_status::stopped) return chief;
   // The chief's reason first: the others only follow from it.
   if (auto& f = failures[base.ps_hosts.size()]) return f;
   for (auto& f : failures)
@@ -260,7 +265,7 @@ caf::expected<std::vector<shard_actor>> reconnect_shards(caf::actor_system& sys,
 // (workers keep no state the shards do not hold, apart from their batch order).
 caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& opts,
                                         std::shared_ptr<const mnist_data> data,
-                                        std::vector<shard_actor> shards) {
+                                        std::vector<shard_actor> shards, stop_switch* stops) {
   for (;;) {
     auto supervisor =
         connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
@@ -282,6 +287,12 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     auto worker = spawn_worker(
         sys, worker_config_for(opts, opts.task, data, shards, *supervisor, hello->coordinator));
     caf::anon_send(worker, start_atom_v);
+    const logger log = node_logger(opts, role_kind::worker, opts.task);
+    armed_stop leave{stops, [worker, log](const std::string& why) {
+                       log.info(why + ": this worker leaves the job after the step in hand; the "
+                                      "others train on");
+                       caf::anon_send(worker, stop_atom_v);
+                     }};
     auto reason = wait_for(sys, caf::actor_cast<caf::actor>(worker));
     if (!reason) return job_result{};
     if (!lost_a_peer(reason)) return reason;
@@ -295,15 +306,15 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
 
 }  // namespace
 
-caf::expected<job_result> run_local(const options& opts) {
+caf::expected<job_result> run_local(const options& opts, const node_hooks& hooks) {
   if (opts.transport == transport_kind::tcp) {
     load_training_data(opts);  // bad sizes fail here, not in every node's thread
-    return run_local_tcp(opts);
+    return run_local_tcp(opts, hooks.stops);
   }
-  return run_local_inproc(opts);
+  return run_local_inproc(opts, hooks.stops);
 }
 
-caf::expected<std::int64_t> run_ps_node(const options& opts, const listening_callback& on_listening) {
+caf::expected<std::int64_t> run_ps_node(const options& opts, const node_hooks& hooks) {
   node_config cfg{opts};
   caf::actor_system sys{cfg};
   auto shard = spawn_parameter_shard(sys, shard_config_for(opts, opts.task));
@@ -312,24 +323,31 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const listening_cal
     caf::scoped_actor{sys}->send_exit(shard, caf::exit_reason::user_shutdown);
     return port.error();
   }
-  if (on_listening) on_listening(*port);
+  if (hooks.on_listening) hooks.on_listening(*port);
   auto metrics = serve_ps_metrics(sys, opts, shard);
   if (!metrics) {
     caf::scoped_actor{sys}->send_exit(shard, caf::exit_reason::user_shutdown);
     return metrics.error();
   }
+  // The shard asks the chief to stop the job with a checkpoint, which it
+  // stays up for; the chief then ends every node.
+  const logger log = node_logger(opts, role_kind::ps, opts.task);
+  const stop_forwarder to_shard{sys, shard};
+  armed_stop ask{hooks.stops, [&to_shard, log](const std::string& why) {
+                   log.info(why + ": asking the chief to stop the job with a checkpoint");
+                   to_shard.forward(why + " on " + log.node());
+                 }};
   if (auto err = serve_while_led(sys, opts, shard)) return err;
   return opts.last_step;
 }
 
-caf::expected<job_result> run_worker_node(const options& opts,
-                                          const listening_callback& on_listening) {
+caf::expected<job_result> run_worker_node(const options& opts, const node_hooks& hooks) {
   auto data = load_training_data(opts);
   node_config cfg{opts};
   caf::actor_system sys{cfg};
   auto shards = connect_shards(sys, opts);
   if (!shards) return shards.error();
-  if (opts.task != 0) return run_non_chief(sys, opts, data, *shards);
+  if (opts.task != 0) return run_non_chief(sys, opts, data, *shards, hooks.stops);
   bool published = false;  // the supervisor outlives recoveries: published once
   auto start =
       [&](supervisor_actor supervisor, coordinator_actor coordinator,
@@ -337,7 +355,7 @@ caf::expected<job_result> run_worker_node(const options& opts,
     if (!published) {
       auto port = publish_on(sys, opts, supervisor, opts.worker_hosts[0], "the chief (worker 0)");
       if (!port) return port.error();
-      if (on_listening) on_listening(*port);
+      if (hooks.on_listening) hooks.on_listening(*port);
       published = true;
     }
     auto worker =
@@ -345,7 +363,7 @@ caf::expected<job_result> run_worker_node(const options& opts,
     caf::anon_send(worker, start_atom_v);
     return std::vector<worker_actor>{worker};
   };
-  return run_chief(sys, opts, data, *shards, start);
+  return run_chief(sys, opts, data, *shards, start, hooks.stops);
 }
 
 }  // namespace downpour

@@ -10,6 +10,7 @@
 #include "config/options.hpp"
 #include "runtime/job.hpp"
 #include "runtime/log.hpp"
+#include "runtime/signals.hpp"
 
 namespace downpour {
 
@@ -37,21 +38,29 @@ struct job_result {
 // Called with the port a node listens on once it listens (ephemeral ports).
 using listening_callback = std::function<void(std::uint16_t)>;
 
+// What the process around a node hooks in: the port once it listens, and
+// the switch a stop request (a signal) goes to; none: the node ignores them.
+struct node_hooks {
+  listening_callback on_listening;
+  stop_switch* stops = nullptr;
+};
+
 // --role=local: every ps and worker of the host lists in this process, over
 // in-process messages (inproc) or one actor system per node on loopback (tcp).
-caf::expected<job_result> run_local(const options& opts);
+// A stop ends the job with a checkpoint (summary status "stopped").
+caf::expected<job_result> run_local(const options& opts, const node_hooks& hooks = {});
 
 // --role=ps: serve one shard until the chief stops the job; returns the
-// shard's final global step.
-caf::expected<std::int64_t> run_ps_node(const options& opts,
-                                        const listening_callback& on_listening = {});
+// shard's final global step. A stop asks the chief to stop the job; the
+// node then ends with errc::interrupted, as every node of a stopped job.
+caf::expected<std::int64_t> run_ps_node(const options& opts, const node_hooks& hooks = {});
 
 // --role=worker: task 0 is the chief (supervisor, init, final summary) and
 // returns the job's result; other workers return an empty result when done.
-caf::expected<job_result> run_worker_node(const options& opts,
-                                          const listening_callback& on_listening = {});
+// A stop on the chief stops the job; on another worker, that worker leaves.
+caf::expected<job_result> run_worker_node(const options& opts, const node_hooks& hooks = {});
 
-// Prints the final line and writes summary.json into the checkpoint dir.
+// The final line (completed jobs) and summary.json in the checkpoint dir.
 void report_final(const options& opts, const run_summary& summary, const logger& log);
 
 }  // namespace downpour

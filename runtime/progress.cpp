@@ -1,10 +1,35 @@
 #include "runtime/progress.hpp"
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
+#include <iterator>
+#include <optional>
 #include <unistd.h>
 
 namespace downpour {
+
+namespace {
+
+// The metrics written before a restore: an unfinished last row (a kill
+// while writing it) is cut off; returns the wall time of the last whole
+// row, or nullopt when there is no file to continue.
+std::optional<double> continue_metrics(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  const auto end = text.rfind('\n');
+  if (end == std::string::npos) return std::nullopt;
+  std::filesystem::resize_file(p, end + 1);
+  const auto begin = text.rfind('\n', end - 1);
+  const auto row = text.substr(begin == std::string::npos ? 0 : begin + 1, end);
+  char* parsed = nullptr;
+  const double wall = std::strtod(row.c_str(), &parsed);
+  return parsed == row.c_str() ? 0.0 : wall;  // the header only
+}
+
+}  // namespace
 
 progress_reporter::progress_reporter(progress_config cfg)
     : cfg_(std::move(cfg)), start_(std::chrono::steady_clock::now()),
@@ -12,8 +37,12 @@ progress_reporter::progress_reporter(progress_config cfg)
   if (cfg_.metrics_path.empty()) return;
   std::filesystem::path p(cfg_.metrics_path);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-  csv_ = std::make_unique<std::ofstream>(p, std::ios::trunc);
-  *csv_ << "wall_s,global_step,loss,learning_rate,steps_per_s,val_accuracy,ema_val_accuracy\n";
+  const auto before = cfg_.resumed ? continue_metrics(p) : std::nullopt;
+  csv_ = std::make_unique<std::ofstream>(p, before ? std::ios::app : std::ios::trunc);
+  if (before)
+    wall_offset_ = *before;
+  else
+    *csv_ << "wall_s,global_step,loss,learning_rate,steps_per_s,val_accuracy,ema_val_accuracy\n";
 }
 
 void progress_reporter::on_step(std::int64_t global_step, float loss) {
@@ -56,7 +85,7 @@ double progress_reporter::steps_per_s(std::int64_t global_step) const {
 void progress_reporter::write_eval_row(std::int64_t global_step, double now_s,
                                        const std::string& accuracies) {
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%.3f,%lld,%.6g,%.6g,%.2f,", now_s,
+  std::snprintf(buf, sizeof buf, "%.3f,%lld,%.6g,%.6g,%.2f,", wall_offset_ + now_s,
                 static_cast<long long>(global_step), last_loss_,
                 learning_rate_at(cfg_.schedule, global_step), steps_per_s(global_step));
   *csv_ << buf << accuracies << '\n';
@@ -67,7 +96,7 @@ void progress_reporter::write_row(std::int64_t global_step, float loss, double n
   double dt = now_s - last_row_s_;
   double rate = dt > 0 ? static_cast<double>(global_step - last_row_step_) / dt : 0.0;
   char buf[160];
-  std::snprintf(buf, sizeof buf, "%.3f,%lld,%.6g,%.6g,%.2f,", now_s,
+  std::snprintf(buf, sizeof buf, "%.3f,%lld,%.6g,%.6g,%.2f,", wall_offset_ + now_s,
                 static_cast<long long>(global_step), loss,
                 learning_rate_at(cfg_.schedule, global_step), rate);
   *csv_ << buf << ",\n";

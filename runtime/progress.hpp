@@ -21,6 +21,9 @@ struct progress_config {
   std::int64_t metrics_every = 100;  // global steps between metrics rows
   double print_every_s = 1.0;        // seconds between status lines
   bool quiet = false;                // no status lines (tests)
+  // Restored from a checkpoint: metrics.csv is appended to (header once),
+  // its wall time continuing from the last row of the runs before.
+  bool resumed = false;
   logger log;                        // the chief: eval lines, status lines off a terminal
 };
 
@@ -43,6 +46,7 @@ class progress_reporter {
   progress_config cfg_;
   std::chrono::steady_clock::time_point start_;
   std::unique_ptr<std::ofstream> csv_;
+  double wall_offset_ = 0.0;  // resumed: the wall time of the runs before
   double last_print_s_ = 0.0;
   double last_row_s_ = 0.0;
   std::int64_t last_row_step_ = 0;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -47,6 +49,25 @@ inline cluster_args make_cluster(std::size_t ps, std::size_t workers, const temp
   return make_cluster(ps, workers, dir.str(), std::move(common), loopback);
 }
 
+// The usual test cluster: 2 ps and 2 workers of c, each logging to DIR/NAME.log.
+struct two_by_two {
+  two_by_two(const cluster_args& c, const temp_dir& dir)
+      : ps0(c.node("ps", 0), dir / "ps0.log"),
+        ps1(c.node("ps", 1), dir / "ps1.log"),
+        chief(c.node("worker", 0), dir / "w0.log"),
+        w1(c.node("worker", 1), dir / "w1.log") {}
+  process ps0, ps1, chief, w1;
+  std::vector<process*> all() { return {&chief, &w1, &ps0, &ps1}; }
+};
+
+// A whole (small) file as text, "" if it cannot be read.
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
 // The port of the first entry of a host list ("127.0.0.1:P,127.0.0.1:Q" -> P).
 inline std::uint16_t first_port(const std::string& hosts) {
   const auto first = hosts.substr(0, hosts.find(','));
@@ -60,6 +81,23 @@ inline std::size_t error_lines(const std::string& text) {
   for (auto at = text.find(" ERROR "); at != std::string::npos; at = text.find(" ERROR ", at + 1))
     ++n;
   return n;
+}
+
+// S of the chief's "stopped by SIG on NODE at global step S; checkpoint PATH"
+// line, -1 if none.
+inline std::int64_t stopped_step(const std::string& text) {
+  static const std::regex stopped("stopped by \\S+ on \\S+ at global step (\\d+); checkpoint ");
+  std::smatch m;
+  return std::regex_search(text, m, stopped) ? std::stoll(m[1]) : -1;
+}
+
+// The value of "key": in a summary.json's text ("" if absent): a string's
+// contents, or a number as written.
+inline std::string summary_field(const std::string& json, const std::string& key) {
+  static const std::regex field("\"(\\w+)\": (\"([^\"]*)\"|[-0-9.eE+]+)");
+  for (std::sregex_iterator it(json.begin(), json.end(), field), end; it != end; ++it)
+    if ((*it)[1] == key) return (*it)[3].matched ? (*it)[3].str() : (*it)[2].str();
+  return "";
 }
 
 inline double seconds_since(std::chrono::steady_clock::time_point t) {

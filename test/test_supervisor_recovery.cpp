@@ -56,7 +56,7 @@ TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resu
   auto end = self->request(sup, caf::infinite, end_atom_v);
   self->send_exit(shards[1], caf::exit_reason::kill);
   caf::error ended;
-  end.receive([](std::int64_t, float) {}, [&](caf::error& err) { ended = err; });
+  end.receive([](std::int64_t, float, std::string&) {}, [&](caf::error& err) { ended = err; });
   CHECK(ended == errc::recovering);
   CHECK(ticket(sup) == -3);  // refused while recovering
   auto hello = self->request(sup, testing::scaled(5s), hello_atom_v, std::string{"fp"});  // from this node: admitted
