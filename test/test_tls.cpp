@@ -251,7 +251,7 @@ TEST_CASE_FIXTURE(tls_cluster,
     CAPTURE(p->output());
     CHECK(p->wait(300s) == 0);
   }
-  CHECK(chief.output().find("final: global_step=1000 ") != std::string::npos);
+  CHECK(chief.output().find("final: global_step=2000 ") != std::string::npos);
   CHECK(ps0.output().find("refused a stop from node ") != std::string::npos);
 }
 
