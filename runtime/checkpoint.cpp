@@ -1,19 +1,14 @@
 #include "runtime/checkpoint.hpp"
 
-#include <fcntl.h>
-#include <signal.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <random>
-#include <utility>
 
-// The checkpoint directory: durable writes, the index, pruning, finding the
+#include "runtime/durable_write.hpp"
+
+// The checkpoint directory: saving through the durable write, the index, pruning, finding the
 // newest valid file. runtime/checkpoint_format.cpp keeps the file format.
 namespace downpour {
 namespace {
@@ -104,30 +99,22 @@ history read_history(const std::string& dir) {
   return h;
 }
 
-class unique_fd {
- public:
-  explicit unique_fd(int fd) : fd_(fd) {}
-  unique_fd(const unique_fd&) = delete;
-  unique_fd& operator=(const unique_fd&) = delete;
-  ~unique_fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  int get() const { return fd_; }
-  int release() { return std::exchange(fd_, -1); }
-
- private:
-  int fd_;
-};
-
-void sync_directory(const fs::path& dir, const std::string& path) {
-  unique_fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (fd.get() < 0 || ::fsync(fd.get()) != 0)
-    fail(path, std::string("cannot sync its directory: ") + std::strerror(errno));
-}
-
 // The save_stage values one durable write reports.
 struct write_stages {
   save_stage chunk_written, synced, renamed, directory_synced;
+  save_stage operator()(write_stage s) const {
+    switch (s) {
+      case write_stage::chunk_written:
+        return chunk_written;
+      case write_stage::synced:
+        return synced;
+      case write_stage::renamed:
+        return renamed;
+      case write_stage::directory_synced:
+        break;
+    }
+    return directory_synced;
+  }
 };
 constexpr write_stages file_stages{save_stage::file_chunk_written, save_stage::file_synced,
                                    save_stage::file_renamed, save_stage::file_directory_synced};
@@ -138,50 +125,9 @@ void notify(const save_observer& observe, save_stage stage) {
   if (observe) observe(stage);
 }
 
-void write_all(int fd, const char* data, std::size_t size, const std::string& path) {
-  for (std::size_t done = 0; done < size;) {
-    ssize_t n = ::write(fd, data + done, size - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail(path, std::string("cannot write: ") + std::strerror(errno));
-    done += static_cast<std::size_t>(n);
-  }
-}
-
-void write_and_sync(const fs::path& tmp, const std::string& bytes, const std::string& path,
-                    const save_observer& observe, const write_stages& stages) {
-  unique_fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (fd.get() < 0) fail(path, "cannot create " + tmp.string() + ": " + std::strerror(errno));
-  for (std::size_t done = 0; done < bytes.size(); done += save_chunk_bytes) {
-    write_all(fd.get(), bytes.data() + done, std::min(save_chunk_bytes, bytes.size() - done), path);
-    notify(observe, stages.chunk_written);
-  }
-  if (::fsync(fd.get()) != 0 || ::close(fd.release()) != 0)
-    fail(path, std::string("cannot sync: ") + std::strerror(errno));
-  notify(observe, stages.synced);
-}
-
-// ".NAME.tmp.PID.RANDOM": hidden, never a checkpoint name, and its PID tells
-// whether the writer can still be alive.
-std::string temp_name(const std::string& name) {
-  char suffix[48];
-  std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%08x", static_cast<long>(::getpid()),
-                static_cast<unsigned>(std::random_device{}()));
-  return "." + name + suffix;
-}
-
-// Temporaries left by a writer killed mid-save; a live writer's are kept.
-void remove_dead_temporaries(const std::string& dir) {
-  std::error_code ec;
-  for (const auto& entry : fs::directory_iterator(dir, ec)) {
-    auto name = entry.path().filename().string();
-    auto tmp = name.find(".tmp.");
-    if (name[0] != '.' || tmp == std::string::npos) continue;
-    auto base = name.substr(1, tmp - 1);
-    if (base != index_name && !step_of(base)) continue;
-    long pid = std::strtol(name.c_str() + tmp + 5, nullptr, 10);
-    if (pid > 0 && ::kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH)
-      fs::remove(entry.path(), ec);
-  }
+// A checkpoint, the index or a temporary of either.
+bool checkpoint_file_name(const std::string& name) {
+  return name == index_name || step_of(name);
 }
 
 void check_savable(const std::string& dir, const checkpoint& c) {
@@ -197,36 +143,21 @@ void check_savable(const std::string& dir, const checkpoint& c) {
 
 void write_observed(const std::string& path, const std::string& bytes, const save_observer& observe,
                     const write_stages& stages) {
-  fs::path target(path);
-  fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  std::error_code ec;
-  fs::create_directories(dir, ec);
-  fs::path tmp = dir / temp_name(target.filename().string());
   try {
-    write_and_sync(tmp, bytes, path, observe, stages);
-    if (::rename(tmp.c_str(), target.c_str()) != 0)
-      fail(path, std::string("cannot rename the temporary: ") + std::strerror(errno));
-  } catch (...) {
-    fs::remove(tmp, ec);
-    throw;
+    write_durably(path, bytes, [&](write_stage s) { notify(observe, stages(s)); });
+  } catch (const durable_write_error& e) {
+    throw checkpoint_error(std::string("checkpoint: ") + e.what());
   }
-  notify(observe, stages.renamed);
-  sync_directory(dir, path);
-  notify(observe, stages.directory_synced);
 }
 
 }  // namespace
-
-void write_file_durably(const std::string& path, const std::string& bytes) {
-  write_observed(path, bytes, {}, file_stages);
-}
 
 std::string save_checkpoint(const std::string& dir, const checkpoint& c, std::size_t keep,
                             const save_observer& observe) {
   check_savable(dir, c);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  remove_dead_temporaries(dir);
+  remove_dead_temporaries(dir, checkpoint_file_name);
   const std::string name = checkpoint_name(c.global_step);
   const std::string path = (fs::path(dir) / name).string();
   write_observed(path, encode_checkpoint(c), observe, file_stages);
@@ -242,7 +173,11 @@ std::string save_checkpoint(const std::string& dir, const checkpoint& c, std::si
     notify(observe, save_stage::pruned);
   }
   if (drop > 0) {
-    sync_directory(dir, path);
+    try {
+      sync_directory(dir);
+    } catch (const durable_write_error& e) {
+      throw checkpoint_error(std::string("checkpoint: ") + e.what());
+    }
     notify(observe, save_stage::pruning_synced);
   }
   return path;

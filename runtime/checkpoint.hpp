@@ -79,8 +79,8 @@ std::string encode_checkpoint(const checkpoint& c);
 std::string checkpoint_name(std::int64_t global_step);
 
 // The steps of a save that change what is on disk, in the order they happen.
-// Files are written in chunks of save_chunk_bytes, so that a crash can also
-// stop a save between two write() calls of one file.
+// Files are written in chunks (runtime/durable_write.hpp), so that a crash can
+// also stop a save between two write() calls of one file.
 enum class save_stage {
   file_chunk_written,      // one more chunk of model.ckpt-STEP's temporary written
   file_synced,             // that temporary fsynced and closed
@@ -93,7 +93,6 @@ enum class save_stage {
   pruned,                  // one checkpoint beyond `keep` deleted (once per file dropped)
   pruning_synced,          // the directory fsynced after deletions (only if there were any)
 };
-inline constexpr std::size_t save_chunk_bytes = std::size_t{1} << 20;
 
 // Called after each step of a save, on the saving thread; for tests that stop a
 // save at a chosen step (an empty one observes nothing).
@@ -134,10 +133,5 @@ void check_shape(const checkpoint& c, const model_shape& expected, const std::st
 
 // The variable's TensorFlow shape: biases are 1-D ([500]), weights 2-D ([784, 500]).
 std::vector<std::size_t> tf_shape(const variable_info& v);
-
-// Replaces path with bytes so that a reader or a crash sees the old file or the
-// new one, never part of one: temporary in the same directory, fsync, rename,
-// fsync of the directory. Throws checkpoint_error naming path.
-void write_file_durably(const std::string& path, const std::string& bytes);
 
 }  // namespace downpour

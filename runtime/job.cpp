@@ -2,12 +2,8 @@
 
 #include <cmath>
 #include <cstdio>
-#include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
-#include <unistd.h>
-#include <fcntl.h>
 
 #include <nlohmann/json.hpp>
 
@@ -106,26 +102,6 @@ std::string summary_json(const run_summary& s) {
   j["wall_s"] = number(s.wall_s);
   j["steps_per_s"] = number(s.steps_per_s);
   return j.dump(2) + "\n";
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  if (target.has_parent_path()) fs::create_directories(target.parent_path());
-  fs::path tmp = target;
-  tmp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  int fd = ::open(tmp.c_str(), O_RDONLY);
-  if (fd >= 0) {
-    ::fsync(fd);
-    ::close(fd);
-  }
-  fs::rename(tmp, target);
 }
 
 }  // namespace downpour

@@ -56,8 +56,4 @@ std::string final_line(const run_summary& s);
 // checkpoint when stopped, the error when diverged or failed.
 std::string summary_json(const run_summary& s);
 
-// Writes text to path through a temporary file and a rename, so a reader never
-// sees half a file; creates the parent directory. Throws std::runtime_error.
-void write_file_atomically(const std::string& path, const std::string& text);
-
 }  // namespace downpour

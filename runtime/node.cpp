@@ -13,6 +13,7 @@
 #include "runtime/chief.hpp"
 #include "runtime/cluster_config.hpp"
 #include "runtime/connect.hpp"
+#include "runtime/durable_write.hpp"
 #include "runtime/metrics_http.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/ps_watch.hpp"
@@ -124,7 +125,7 @@ static worker_config worker_config_for(const options& opts, std::size_t index,
 
 void report_final(const options& opts, const run_summary& summary, const logger& log) {
   if (summary.status == job_status::completed) log.info(final_line(summary));
-  write_file_atomically(opts.checkpoint_dir + "/summary.json", summary_json(summary));
+  write_durably(opts.checkpoint_dir + "/summary.json", summary_json(summary));
 }
 
 namespace {

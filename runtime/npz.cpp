@@ -7,7 +7,7 @@
 #include <memory>
 #include <numeric>
 
-#include "runtime/checkpoint.hpp"
+#include "runtime/durable_write.hpp"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "npz.cpp writes floats as they lie in memory and labels them little-endian ('<f4')"
@@ -111,11 +111,9 @@ std::string npz_bytes(const std::vector<npy_array>& arrays) {
 
 void write_npz(const std::string& path, const std::vector<npy_array>& arrays) {
   try {
-    write_file_durably(path, npz_bytes(arrays));
-  } catch (const checkpoint_error& e) {
-    // Its message names the file; only the prefix is about checkpoints.
-    std::string what = e.what();
-    throw npz_error("npz" + what.substr(what.find(':')));
+    write_durably(path, npz_bytes(arrays));
+  } catch (const durable_write_error& e) {
+    throw npz_error(std::string("npz: ") + e.what());
   }
 }
 

@@ -31,7 +31,7 @@ std::string npy_bytes(const std::vector<std::size_t>& shape, const float* data);
 std::string npz_bytes(const std::vector<npy_array>& arrays);
 
 // Writes an .npz so that path holds the old file or the whole new one, never
-// part of one (see write_file_durably).
+// part of one (runtime/durable_write.hpp).
 void write_npz(const std::string& path, const std::vector<npy_array>& arrays);
 
 }  // namespace downpour

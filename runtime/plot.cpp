@@ -4,7 +4,6 @@
 
 #include <fcntl.h>
 #include <spawn.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,6 +18,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "runtime/durable_write.hpp"
 #include "runtime/plot_detail.hpp"
 
 extern char** environ;
@@ -147,11 +147,23 @@ std::optional<png_size> png_dimensions(int fd) {
   return png_size{big_endian(head + 16), big_endian(head + 20)};
 }
 
-void sync_directory(const fs::path& dir) {
-  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
+// Draws script into out_file through the durable write: out_file stays the
+// old file unless gnuplot wrote a whole PNG.
+png_size draw_png(const std::string& script, const std::string& out_file) {
+  std::error_code ec;
+  if (fs::is_directory(out_file, ec)) fail(out_file + ": is a directory (expected a .png file)");
+  png_size size;
+  try {
+    write_durably_from(out_file, [&](int fd) {
+      run_gnuplot(script, fd);
+      auto drawn = png_dimensions(fd);
+      if (!drawn) fail("gnuplot did not write a PNG image (is its png terminal missing?)");
+      size = *drawn;
+    });
+  } catch (const durable_write_error& e) {
+    fail(e.what());
+  }
+  return size;
 }
 
 }  // namespace
@@ -164,40 +176,15 @@ int run_plot(const options& opts, std::ostream& out, std::ostream& err) {
   const metrics_table table = read_metrics(metrics, err);
   const std::string script = plot_script(table, metrics);
 
-  const fs::path target(opts.out_file);
-  std::error_code ec;
-  if (fs::is_directory(target, ec)) fail(opts.out_file + ": is a directory (expected a .png file)");
-  const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
-  fs::create_directories(dir, ec);
-  std::string tmp = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
-  int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
-  if (fd < 0)
-    fail("cannot create a temporary file in " + dir.string() + " (" + std::strerror(errno) + ")");
-  fd_guard tmp_fd(fd);
-  try {
-    run_gnuplot(script, tmp_fd.fd);
-    auto size = png_dimensions(tmp_fd.fd);
-    if (!size) fail("gnuplot did not write a PNG image (is its png terminal missing?)");
-    mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::fchmod(tmp_fd.fd, 0666 & ~mask);
-    if (::fsync(tmp_fd.fd) != 0)
-      fail("cannot write " + opts.out_file + " (" + std::strerror(errno) + ")");
-    if (::rename(tmp.c_str(), target.c_str()) != 0)
-      fail("cannot write " + opts.out_file + " (" + std::strerror(errno) + ")");
-    sync_directory(dir);
-    auto [first, last] = std::minmax_element(
-        table.rows.begin(), table.rows.end(),
-        [](const metrics_row& a, const metrics_row& b) { return a.global_step < b.global_step; });
-    out << "plot: wrote " << opts.out_file << " (" << size->width << "x" << size->height << " PNG, "
-        << table.rows.size() << (table.rows.size() == 1 ? " row of " : " rows of ") << metrics
-        << ", global_step " << num(first->global_step) << " to " << num(last->global_step)
-        << (has_accuracy(table) ? ", with validation accuracy" : "") << ")" << std::endl;
-    return 0;
-  } catch (...) {
-    ::unlink(tmp.c_str());
-    throw;
-  }
+  const png_size size = draw_png(script, opts.out_file);
+  auto [first, last] = std::minmax_element(
+      table.rows.begin(), table.rows.end(),
+      [](const metrics_row& a, const metrics_row& b) { return a.global_step < b.global_step; });
+  out << "plot: wrote " << opts.out_file << " (" << size.width << "x" << size.height << " PNG, "
+      << table.rows.size() << (table.rows.size() == 1 ? " row of " : " rows of ") << metrics
+      << ", global_step " << num(first->global_step) << " to " << num(last->global_step)
+      << (has_accuracy(table) ? ", with validation accuracy" : "") << ")" << std::endl;
+  return 0;
 }
 
 }  // namespace downpour

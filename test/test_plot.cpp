@@ -82,7 +82,7 @@ png_info check_png(const std::string& path) {
 // No temporary left next to the output.
 bool has_temporaries(const std::string& dir) {
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.path().filename().string().find(".tmp-") != std::string::npos) return true;
+    if (e.path().filename().string().find(".tmp.") != std::string::npos) return true;
   return false;
 }
 
