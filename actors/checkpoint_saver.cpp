@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "actors/failure.hpp"
+#include "actors/seconds.hpp"
 #include "model/schedule.hpp"
 #include "runtime/checkpoint.hpp"
 #include "runtime/placement.hpp"
@@ -128,9 +129,7 @@ void save_soon(saver_pointer self) {
 void schedule_tick(saver_pointer self) {
   auto secs = self->state.cfg.every_secs;
   if (secs > 0)
-    self->delayed_send(self, std::chrono::duration_cast<caf::timespan>(
-                                 std::chrono::duration<double>(secs)),
-                       tick_atom_v);
+    self->delayed_send(self, timespan_of(secs), tick_atom_v);
 }
 
 // Step-count checkpoints: the snapshot request for the next multiple waits

@@ -5,6 +5,7 @@
 
 #include "actors/checkpoint_saver.hpp"
 #include "actors/evaluator.hpp"
+#include "actors/seconds.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
 #include "model/mlp.hpp"
@@ -21,10 +22,6 @@
 
 namespace downpour {
 namespace {
-
-caf::timespan seconds(double s) {
-  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(s));
-}
 
 // Pulls every shard's parameters and shadows into full flat buffers.
 caf::expected<job_result> collect(caf::scoped_actor& self, const model_shape& shape,
@@ -219,7 +216,7 @@ caf::error check_peers(caf::actor_system& sys, const options& opts,
   caf::scoped_actor self{sys};
   caf::error failure;
   for (std::size_t k = 0; k < shards.size() && !failure; ++k)
-    failure = hello_shard(self, opts, shards[k], k, seconds(opts.connect_timeout_s));
+    failure = hello_shard(self, opts, shards[k], k, timespan_of(opts.connect_timeout_s));
   return failure;
 }
 
@@ -308,7 +305,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   if (!failure && !at_end && !stopped)
     failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one
   double wall =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
+      seconds_since(clock_start);
   if (stopped) {
     shut_down(end_reason(failure, ended));
     return stopped_result(opts, ended, wall, *start_step, log);

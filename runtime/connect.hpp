@@ -11,6 +11,7 @@
 #include "actors/messages.hpp"
 #include <optional>
 
+#include "actors/seconds.hpp"
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
 #include "config/options.hpp"
@@ -63,9 +64,7 @@ caf::expected<Handle> remote_actor_within(caf::actor_system& sys, bool tls,
 
 // now + seconds on the steady clock.
 inline std::chrono::steady_clock::time_point deadline_after(double seconds) {
-  return std::chrono::steady_clock::now() +
-         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-             std::chrono::duration<double>(seconds));
+  return std::chrono::steady_clock::now() + timespan_of(seconds);
 }
 
 // connect_to up to deadline. A failure names --connect-timeout however much of

@@ -5,6 +5,7 @@
 
 #include "actors/messages.hpp"
 #include "actors/parameter_shard.hpp"
+#include "actors/seconds.hpp"
 #include "actors/worker.hpp"
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
@@ -26,10 +27,6 @@ namespace downpour {
 
 namespace {
 
-caf::timespan span(double seconds) {
-  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(seconds));
-}
-
 // CAF refuses a handshake between nodes whose application identifiers
 // differ, so nodes of other clusters and of builds of other commits never
 // talk. DOWNPOUR_TEST_HANDSHAKE_VERSION, when set, stands in for the build's
@@ -46,8 +43,8 @@ std::string app_identifier(const options& opts) {
 // cluster's CA.
 void apply_network_settings(caf::actor_system_config& cfg, const options& opts) {
   if (opts.heartbeat_interval_s > 0) {
-    cfg.set("middleman.heartbeat-interval", span(opts.heartbeat_interval_s));
-    cfg.set("middleman.connection-timeout", span(opts.node_timeout_s));
+    cfg.set("middleman.heartbeat-interval", timespan_of(opts.heartbeat_interval_s));
+    cfg.set("middleman.connection-timeout", timespan_of(opts.node_timeout_s));
   }
   cfg.set("middleman.app-identifiers", std::vector<std::string>{app_identifier(opts)});
   if (!opts.tls()) return;
@@ -235,9 +232,8 @@ caf::expected<greeting> greet_chief(caf::actor_system& sys, const options& opts,
                                     const supervisor_actor& supervisor) {
   caf::scoped_actor self{sys};
   caf::expected<greeting> result{caf::make_error(errc::stopped)};
-  self->request(supervisor, std::chrono::duration_cast<caf::timespan>(
-                                std::chrono::duration<double>(opts.connect_timeout_s)),
-                hello_atom_v, cluster_fingerprint(opts))
+  self->request(supervisor, timespan_of(opts.connect_timeout_s), hello_atom_v,
+                cluster_fingerprint(opts))
       .receive([&](std::int64_t step, coordinator_actor& c) { result = greeting{step, c}; },
                [&](caf::error& err) { result = std::move(err); });
   return result;

@@ -7,6 +7,8 @@
 #include <optional>
 #include <unistd.h>
 
+#include "actors/seconds.hpp"
+
 namespace downpour {
 
 namespace {
@@ -47,7 +49,7 @@ progress_reporter::progress_reporter(progress_config cfg)
 
 void progress_reporter::on_step(std::int64_t global_step, float loss) {
   last_loss_ = loss;
-  double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double now = seconds_since(start_);
   if (csv_ && global_step % cfg_.metrics_every == 0) write_row(global_step, loss, now);
   if (!cfg_.quiet && now - last_print_s_ >= cfg_.print_every_s) {
     print_status(global_step, loss, now, false);
@@ -56,7 +58,7 @@ void progress_reporter::on_step(std::int64_t global_step, float loss) {
 }
 
 void progress_reporter::finish(std::int64_t global_step) {
-  double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double now = seconds_since(start_);
   if (csv_) {
     write_row(global_step, last_loss_, now);
     csv_->flush();
@@ -65,7 +67,7 @@ void progress_reporter::finish(std::int64_t global_step) {
 }
 
 void progress_reporter::on_eval(std::int64_t global_step, double accuracy, double ema_accuracy) {
-  double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double now = seconds_since(start_);
   char acc[64];
   std::snprintf(acc, sizeof acc, "%.4f,%.4f", accuracy, ema_accuracy);
   if (csv_) write_eval_row(global_step, now, acc);
@@ -76,7 +78,7 @@ void progress_reporter::on_eval(std::int64_t global_step, double accuracy, doubl
 }
 
 double progress_reporter::steps_per_s(std::int64_t global_step) const {
-  double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double now = seconds_since(start_);
   return now > 0 ? static_cast<double>(global_step - cfg_.start_step) / now : 0.0;
 }
 

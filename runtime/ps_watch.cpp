@@ -5,6 +5,7 @@
 #include <string>
 
 #include "actors/failure.hpp"
+#include "actors/seconds.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/log.hpp"
 
@@ -12,10 +13,6 @@ namespace downpour {
 namespace {
 
 const char* const chief_name = "the chief (worker 0)";
-
-caf::timespan span(double seconds) {
-  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(seconds));
-}
 
 // Sends `to` (restore_atom, true) once a chief has initialised or restored
 // the shard (a restore fails a pending await with errc::stopped: reached all
@@ -74,7 +71,7 @@ class ps_watch {
 
   // True once a chief has reached the shard; false with outcome_ set.
   bool first_chief_came() {
-    auto probe = sys_.spawn(first_contact_probe, shard_, span(opts_.connect_timeout_s),
+    auto probe = sys_.spawn(first_contact_probe, shard_, timespan_of(opts_.connect_timeout_s),
                             caf::actor_cast<caf::actor>(self_));
     bool came = false;
     self_->receive([&](caf::down_msg& dm) { outcome_ = unless_normal(dm.reason); },
@@ -122,7 +119,7 @@ class ps_watch {
     if (first.reason == caf::exit_reason::remote_link_unreachable) return true;
     // The chief ended the job: its stop is on the way to the shard.
     self_->receive([&](caf::down_msg& dm) { outcome_ = unless_normal(dm.reason); },
-                   caf::after(span(opts_.connect_timeout_s)) >>
+                   caf::after(timespan_of(opts_.connect_timeout_s)) >>
                        [&] { give_up(chief_at() + " ended the job but did not stop this shard"); });
     return false;
   }

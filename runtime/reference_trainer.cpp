@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ostream>
 
+#include "actors/seconds.hpp"
 #include "data/batcher.hpp"
 #include "model/init.hpp"
 #include "model/mlp.hpp"
@@ -35,7 +36,7 @@ reference_result run_reference(const options& opts, const mnist_data& data, std:
     if ((step + 1) % opts.log_every == 0)
       log << step_log_line(step + 1, step + 1 - start.step, loss) << '\n';
   }
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  const double wall = seconds_since(began);
   r.summary.global_step = opts.last_step;
   r.summary.loss = loss;
   r.summary.test_accuracy = evaluate(shape, r.params.data(), data.test).overall;

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "actors/seconds.hpp"
 #include "model/init.hpp"
 #include "runtime/chief.hpp"
 #include "runtime/checkpoint.hpp"
@@ -13,14 +14,6 @@
 
 namespace downpour {
 namespace {
-
-caf::timespan seconds(double s) {
-  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(s));
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
 
 std::string three_decimals(double s) {
   char buf[32];
@@ -121,7 +114,7 @@ caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options
   std::int64_t step = -1;
   caf::error failure;
   for (std::size_t k = 0; k < shards.size() && !failure; ++k) {
-    self->request(shards[k], seconds(opts.connect_timeout_s), restore_atom_v,
+    self->request(shards[k], timespan_of(opts.connect_timeout_s), restore_atom_v,
                   make_init(shape, layouts[k], start))
         .receive(
             [&](std::int64_t s) {
