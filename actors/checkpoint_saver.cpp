@@ -6,7 +6,7 @@
 
 #include "actors/failure.hpp"
 #include "actors/seconds.hpp"
-#include "model/schedule.hpp"
+#include "model/update.hpp"
 #include "runtime/checkpoint.hpp"
 #include "runtime/placement.hpp"
 

@@ -132,7 +132,7 @@ void commit(parameter_shard_state& st, shared_tensor&& next) {
 // gradient with NaN or inf changes nothing (false).
 bool apply_pushed(parameter_shard_state& st, push_msg& m) {
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
-  if (!sgd_in_place(m.grad, st.params, lr)) return false;
+  if (!sgd_into_grad(m.grad, st.params, lr)) return false;
   const std::int64_t base = st.step;
   commit(st, std::move(m.grad));
   st.replayable = replay_offer{m.worker, base, float_bits(lr)};
@@ -144,9 +144,9 @@ void maybe_complete_round(parameter_shard_state& st) {
   if (st.grad_count == 0 || st.grad_count < st.cfg.required) return;
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
   if (st.grad_count == 1)
-    sgd_in_place(st.grad_sum, st.params, lr);
+    sgd_into_grad(st.grad_sum, st.params, lr);
   else
-    mean_sgd_in_place(st.grad_sum, st.params, lr, st.grad_count);
+    mean_sgd_into_sum(st.grad_sum, st.params, lr, st.grad_count);
   st.grad_count = 0;
   commit(st, std::exchange(st.grad_sum, {}));
 }
@@ -157,7 +157,7 @@ void accumulate(parameter_shard_state& st, shared_tensor&& grad) {
   if (st.grad_count++ == 0)
     st.grad_sum = std::move(grad);
   else
-    add_in_place(st.grad_sum, grad);
+    add_into_sum(st.grad_sum, grad);
 }
 
 // The refusal goes back to the pushing worker as the push's error reply,

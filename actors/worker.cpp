@@ -11,6 +11,7 @@
 #include "data/batch_record.hpp"
 #include "data/batcher.hpp"
 #include "model/mlp.hpp"
+#include "model/update.hpp"
 #include "runtime/buffers.hpp"
 #include "runtime/job.hpp"
 
@@ -284,7 +285,7 @@ void apply_own_update(worker_state& st) {
   const float lr = learning_rate_at(st.cfg.schedule, base);
   const std::size_t n = st.grad->size();
   st.replayed = st.buffers.take(n);
-  sgd_to(st.replayed->data(), params_data(st), st.grad->data(), n, lr);
+  sgd_into(st.replayed->data(), params_data(st), st.grad->data(), n, lr);
   st.offer = replay_offer{st.cfg.index, base, float_bits(lr)};
 }
 

@@ -7,6 +7,7 @@
 #include "data/batcher.hpp"
 #include "model/init.hpp"
 #include "model/mlp.hpp"
+#include "model/update.hpp"
 
 namespace downpour {
 
@@ -31,7 +32,8 @@ reference_result run_reference(const options& opts, const mnist_data& data, std:
   float loss = 0.0f;
   for (std::int64_t step = start.step; step < opts.last_step; ++step) {
     loss = ws.loss_and_gradient(r.params.data(), batches.next_batch(), grad.data());
-    apply_sgd(r.params.data(), grad.data(), grad.size(), learning_rate_at(schedule, step));
+    sgd_into(r.params.data(), r.params.data(), grad.data(), grad.size(),
+             learning_rate_at(schedule, step));
     update_ema(r.ema.data(), r.params.data(), r.ema.size(), ema_decay_at(opts.ema_decay, step));
     if ((step + 1) % opts.log_every == 0)
       log << step_log_line(step + 1, step + 1 - start.step, loss) << '\n';

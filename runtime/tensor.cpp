@@ -1,6 +1,6 @@
 #include "runtime/tensor.hpp"
 
-#include "model/schedule.hpp"
+#include "model/update.hpp"
 
 namespace downpour {
 namespace {
@@ -39,21 +39,21 @@ void zip_parts(const shared_tensor& a, const shared_tensor& b, F f) {
 
 }  // namespace
 
-bool sgd_in_place(shared_tensor& grad, const shared_tensor& params, float lr) {
+bool sgd_into_grad(shared_tensor& grad, const shared_tensor& params, float lr) {
   bool finite = true;
   zip_parts(grad, params, [&](float* g, const float* p, std::size_t n) {
-    finite = checked_sgd_to(g, p, g, n, lr) && finite;
+    finite = checked_sgd_into(g, p, g, n, lr) && finite;
   });
   return finite;
 }
 
-void mean_sgd_in_place(shared_tensor& sum, const shared_tensor& params, float lr,
+void mean_sgd_into_sum(shared_tensor& sum, const shared_tensor& params, float lr,
                        std::size_t count) {
   zip_parts(sum, params,
-            [&](float* s, const float* p, std::size_t n) { mean_sgd_to(s, p, s, n, lr, count); });
+            [&](float* s, const float* p, std::size_t n) { mean_sgd_into(s, p, s, n, lr, count); });
 }
 
-void add_in_place(shared_tensor& sum, const shared_tensor& grad) {
+void add_into_sum(shared_tensor& sum, const shared_tensor& grad) {
   zip_parts(sum, grad, [](float* s, const float* g, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i) s[i] += g[i];
   });

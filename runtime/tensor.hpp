@@ -191,21 +191,24 @@ typename Inspector::result_type inspect(Inspector& f, shared_tensor& x) {
   }
 }
 
-// The shard's updates, in place over the parts a shard owns: each walks the
-// two tensors' parts side by side, so they need not be cut alike.
+// The shard's updates over the parts a shard owns, through the kernels of
+// model/update.hpp: each walks the two tensors' parts side by side, so they
+// need not be cut alike. Each writes into its first argument.
 
-// grad = params - lr * grad (apply_sgd's bits); false if any gradient was
-// NaN or inf (grad then holds garbage).
-bool sgd_in_place(shared_tensor& grad, const shared_tensor& params, float lr);
+// grad = params - lr * grad: the new parameters over the pushed gradient
+// (checked_sgd_into); false if any gradient was NaN or inf (grad then holds
+// garbage).
+bool sgd_into_grad(shared_tensor& grad, const shared_tensor& params, float lr);
 
-// sum = params - lr * (sum / count) (apply_mean_sgd's bits).
-void mean_sgd_in_place(shared_tensor& sum, const shared_tensor& params, float lr,
+// sum = params - lr * (sum / count): the new parameters over the sum of the
+// step's gradients (mean_sgd_into).
+void mean_sgd_into_sum(shared_tensor& sum, const shared_tensor& params, float lr,
                        std::size_t count);
 
 // sum += grad.
-void add_in_place(shared_tensor& sum, const shared_tensor& grad);
+void add_into_sum(shared_tensor& sum, const shared_tensor& grad);
 
-// ema -= (1 - decay) * (ema - params) (update_ema's bits).
+// ema -= (1 - decay) * (ema - params) (update_ema).
 void ema_toward(float* ema, const shared_tensor& params, float decay);
 
 // True if no value in any part is NaN or inf.

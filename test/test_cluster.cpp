@@ -7,6 +7,7 @@
 #include "model/init.hpp"
 #include "model/mlp.hpp"
 #include "model/schedule.hpp"
+#include "model/update.hpp"
 #include "runtime/job.hpp"
 #include "runtime/node.hpp"
 #include "runtime/reference_trainer.hpp"
@@ -48,7 +49,7 @@ reference_result delayed_reference(const options& opts) {
   for (std::int64_t step = 0; step < opts.last_step; ++step) {
     ws.loss_and_gradient(before.data(), batches.next_batch(), grad.data());
     before = r.params;
-    apply_sgd(r.params.data(), grad.data(), grad.size(),
+    sgd_into(r.params.data(), r.params.data(), grad.data(), grad.size(),
               learning_rate_at(schedule_for(opts), step));
     update_ema(r.ema.data(), r.params.data(), r.ema.size(), ema_decay_at(opts.ema_decay, step));
   }

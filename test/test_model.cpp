@@ -9,6 +9,7 @@
 #include "model/init.hpp"
 #include "model/mlp.hpp"
 #include "model/schedule.hpp"
+#include "model/update.hpp"
 
 using namespace downpour;
 
@@ -246,7 +247,7 @@ TEST_CASE("the EMA decay is min(0.99, (1+step)/(10+step))") {
 
 TEST_CASE("the mean update of summed gradients equals the update by their mean") {
   std::vector<float> p = {1.0f, 2.0f}, sum = {4.0f, -2.0f};
-  apply_mean_sgd(p.data(), sum.data(), 2, 0.5f, 2);
+  mean_sgd_into(p.data(), p.data(), sum.data(), 2, 0.5f, 2);
   CHECK(p[0] == doctest::Approx(0.0));
   CHECK(p[1] == doctest::Approx(2.5));
 }

@@ -13,6 +13,7 @@
 #include "actors/parameter_shard.hpp"
 #include "caf/scheduler/test_coordinator.hpp"
 #include "model/schedule.hpp"
+#include "model/update.hpp"
 #include "runtime/buffers.hpp"
 #include "runtime/placement.hpp"
 
@@ -112,29 +113,37 @@ TEST_CASE("the finiteness check finds NaN and inf anywhere, and nothing else") {
       CHECK_FALSE(all_finite(w.data(), w.size()));
       auto params = random_floats(w.size(), 2);
       std::vector<float> out(w.size());
-      CHECK_FALSE(checked_sgd_to(out.data(), params.data(), w.data(), w.size(), 0.01f));
+      CHECK_FALSE(checked_sgd_into(out.data(), params.data(), w.data(), w.size(), 0.01f));
     }
   }
 }
 
-TEST_CASE("the out-of-place updates are apply_sgd and apply_mean_sgd bit for bit") {
+TEST_CASE("an update over the parameters, over the gradient or into a buffer of its own has the same bits") {
   const std::size_t n = 4099;  // odd: vector body and scalar tail
+  const float lr = 0.0137f;
   auto params = random_floats(n, 3), grad = random_floats(n, 4);
-  auto expected = params;
-  apply_sgd(expected.data(), grad.data(), n, 0.0137f);
+  std::vector<float> expected(n), mean(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    expected[i] = params[i] - lr * grad[i];
+    mean[i] = params[i] - lr * (grad[i] * (1.0f / 3.0f));
+  }
   std::vector<float> out(n);
-  CHECK(checked_sgd_to(out.data(), params.data(), grad.data(), n, 0.0137f));
+  sgd_into(out.data(), params.data(), grad.data(), n, lr);
   CHECK(same_bits(out, expected));
-  auto io = grad;  // in place over the gradient, as a shard may
-  CHECK(checked_sgd_to(io.data(), params.data(), io.data(), n, 0.0137f));
-  CHECK(same_bits(io, expected));
+  auto p = params;  // in place, as the reference trainer does
+  sgd_into(p.data(), p.data(), grad.data(), n, lr);
+  CHECK(same_bits(p, expected));
   out.assign(n, 0.0f);
-  sgd_to(out.data(), params.data(), grad.data(), n, 0.0137f);
+  CHECK(checked_sgd_into(out.data(), params.data(), grad.data(), n, lr));
   CHECK(same_bits(out, expected));
-  expected = params;
-  apply_mean_sgd(expected.data(), grad.data(), n, 0.0137f, 3);
-  mean_sgd_to(out.data(), params.data(), grad.data(), n, 0.0137f, 3);
-  CHECK(same_bits(out, expected));
+  auto io = grad;  // over the gradient, as a shard does
+  CHECK(checked_sgd_into(io.data(), params.data(), io.data(), n, lr));
+  CHECK(same_bits(io, expected));
+  mean_sgd_into(out.data(), params.data(), grad.data(), n, lr, 3);
+  CHECK(same_bits(out, mean));
+  p = params;
+  mean_sgd_into(p.data(), p.data(), grad.data(), n, lr, 3);
+  CHECK(same_bits(p, mean));
 }
 
 TEST_CASE("a shared buffer pool reuses a buffer only once no one else holds it") {
@@ -179,7 +188,7 @@ TEST_CASE_FIXTURE(shard_fixture,
   for (std::int64_t step = 0; step < 6; ++step) {
     auto grad = random_floats(n, 100 + static_cast<unsigned>(step));
     (*chief)->send(shard, push_atom_v, push_msg{step, 0, shared_tensor{grad}});
-    apply_sgd(ref.data(), grad.data(), n, learning_rate_at(schedule, step));
+    sgd_into(ref.data(), ref.data(), grad.data(), n, learning_rate_at(schedule, step));
     update_ema(ema.data(), ref.data(), n, ema_decay_at(0.99f, step));
     if (step % 3 == 2) continue;  // sometimes two pushes without a pull between
     auto pulled = ask<pull_reply>(shard, pull_atom_v, std::int64_t{0});
@@ -282,7 +291,7 @@ TEST_CASE_FIXTURE(shard_fixture, "a shard reads only its own parts of a pushed w
       shard, push_atom_v,
       push_msg{0, 0, shared_tensor{std::make_shared<floats>(to_floats(whole)), parts}});
   auto ref = params;
-  apply_sgd(ref.data(), whole.data() + n, n, learning_rate_at(lr_schedule{}, 0));
+  sgd_into(ref.data(), ref.data(), whole.data() + n, n, learning_rate_at(lr_schedule{}, 0));
   auto pulled = ask<pull_reply>(shard, pull_atom_v, std::int64_t{0});
   CHECK(pulled.step == 1);
   CHECK(same_bits(pulled.params.values(), ref));
@@ -305,7 +314,7 @@ TEST_CASE_FIXTURE(shard_fixture, "an update never changes the parameters an earl
     CAPTURE(step);
     CHECK(held[step].step == step);
     CHECK(same_bits(held[step].params.values(), expected));
-    apply_sgd(expected.data(), random_floats(n, 14).data(), n,
+    sgd_into(expected.data(), expected.data(), random_floats(n, 14).data(), n,
               learning_rate_at(lr_schedule{}, step));
   }
   stop(shard);
@@ -354,22 +363,22 @@ TEST_CASE("updates over tensors cut into different parts give the bits of whole 
   CHECK(same_bits(parted().values(), b));
   const float lr = 0.0137f;
   std::vector<float> expected = p;
-  apply_sgd(expected.data(), b.data(), n, lr);
+  sgd_into(expected.data(), expected.data(), b.data(), n, lr);
   auto g = parted();
-  CHECK(sgd_in_place(g, shared_tensor{p}, lr));
+  CHECK(sgd_into_grad(g, shared_tensor{p}, lr));
   CHECK(same_bits(g.values(), expected));
   auto whole_b = shared_tensor{b};
-  CHECK(sgd_in_place(whole_b, parted_params_of(p), lr));  // params in parts, gradient whole
+  CHECK(sgd_into_grad(whole_b, parted_params_of(p), lr));  // params in parts, gradient whole
   CHECK(same_bits(whole_b.values(), expected));
-  // Sync: a + b, then the mean step, against apply_mean_sgd on the plain sum.
+  // Sync: a + b, then the mean step, against mean_sgd_into on the plain sum.
   std::vector<float> sum(n);
   for (std::size_t i = 0; i < n; ++i) sum[i] = a[i] + b[i];
   expected = p;
-  apply_mean_sgd(expected.data(), sum.data(), n, lr, 2);
+  mean_sgd_into(expected.data(), expected.data(), sum.data(), n, lr, 2);
   auto acc = shared_tensor{a};
-  add_in_place(acc, parted());
+  add_into_sum(acc, parted());
   CHECK(same_bits(acc.values(), sum));
-  mean_sgd_in_place(acc, shared_tensor{p}, lr, 2);
+  mean_sgd_into_sum(acc, shared_tensor{p}, lr, 2);
   CHECK(same_bits(acc.values(), expected));
   // The EMA toward parameters in parts.
   auto ema = random_floats(n, 23), ref = ema;

@@ -8,6 +8,7 @@
 #include "actors/parameter_shard.hpp"
 #include "actors/sync_coordinator.hpp"
 #include "caf/scheduler/test_coordinator.hpp"
+#include "model/update.hpp"
 #include "runtime/sync_rule.hpp"
 
 using namespace downpour;
@@ -116,7 +117,7 @@ TEST_CASE_FIXTURE(sync_fixture, "exactly one global step per aggregation, applyi
   CHECK(s.step == 1);
   // The mean (1.0, 1.0) at lr 0.01, not the sum (2.0, 2.0).
   std::vector<float> expected = {1.0f, 2.0f}, sum = {2.0f, 2.0f};
-  apply_mean_sgd(expected.data(), sum.data(), 2, 0.01f, 2);
+  mean_sgd_into(expected.data(), expected.data(), sum.data(), 2, 0.01f, 2);
   CHECK(to_vector(s.params.values) == expected);
   CHECK(s.params.values[0] == doctest::Approx(0.99));
   (*chief)->send(shard, stop_atom_v);

@@ -6,6 +6,7 @@
 #include "data/batcher.hpp"
 #include "model/init.hpp"
 #include "model/mlp.hpp"
+#include "model/update.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/ports.hpp"
 #include "runtime/node.hpp"
@@ -48,7 +49,7 @@ std::vector<float> reference_on_joined_batches(const options& o, const mnist_dat
     joined.y = x0.y;
     joined.y.insert(joined.y.end(), x1.y.begin(), x1.y.end());
     ws.loss_and_gradient(params.data(), joined, grad.data());
-    apply_sgd(params.data(), grad.data(), grad.size(), learning_rate_at(schedule_for(o), step));
+    sgd_into(params.data(), params.data(), grad.data(), grad.size(), learning_rate_at(schedule_for(o), step));
   }
   return params;
 }
