@@ -66,7 +66,7 @@ void write_out(saver_pointer self, gathering& g) {
     g.promise.deliver(path);
   } catch (const checkpoint_error& e) {
     st.cfg.log.error(e.what());  // training goes on; the next save may succeed
-    g.promise.deliver(caf::make_error(errc::stopped, e.what()));
+    g.promise.deliver(caf::make_error(errc::save_failed, e.what()));
   }
 }
 

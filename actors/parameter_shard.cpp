@@ -61,13 +61,13 @@ caf::error not_finite_error(const push_msg& m) {
 // Shape and stamp; finiteness is checked where the gradient is read anyway.
 caf::error check_push(const parameter_shard_state& st, const push_msg& m) {
   auto from = from_worker(m);
-  if (st.step < 0) return caf::make_error(errc::shape_mismatch, "push before init" + from);
+  if (st.step < 0) return caf::make_error(errc::not_initialised, "push before init" + from);
   if (m.grad.size() != st.params.size())
     return caf::make_error(errc::shape_mismatch, "push of " + std::to_string(m.grad.size()) +
                                                      " floats to a shard of " +
                                                      std::to_string(st.params.size()) + from);
   if (judge_stamp(m.step, st.step) == stamp_verdict::future)
-    return caf::make_error(errc::shape_mismatch,
+    return caf::make_error(errc::future_step,
                            "push stamped with future step " + std::to_string(m.step) + from);
   return caf::none;
 }
@@ -111,7 +111,7 @@ void release_waiters(parameter_shard_state& st) {
       it->second.deliver(snapshot_of(st));
     else
       it->second.deliver(
-          caf::make_error(errc::stopped, "the shard skipped step " + std::to_string(it->first)));
+          caf::make_error(errc::step_passed, "the shard skipped step " + std::to_string(it->first)));
   }
   st.snapshot_waiters.erase(st.snapshot_waiters.begin(), end);
 }
@@ -215,7 +215,7 @@ caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   auto& st = self->state;
   if (init.params.values.size() != init.ema.values.size())
     return caf::make_error(errc::shape_mismatch, "restore with params and shadows of unequal size");
-  auto gone = caf::make_error(errc::stopped, "the shard was restored");
+  auto gone = caf::make_error(errc::restored, "the shard was restored");
   for (auto& w : st.step_waiters) w.second.deliver(gone);
   for (auto& w : st.snapshot_waiters) w.second.deliver(gone);
   st.step_waiters.clear();
@@ -313,7 +313,7 @@ caf::result<shard_snapshot> on_snapshot_at(shard_pointer self, std::int64_t step
   auto& st = self->state;
   if (st.step == step) return snapshot_of(st);
   if (st.step > step)
-    return caf::make_error(errc::stopped, "the shard is past step " + std::to_string(step));
+    return caf::make_error(errc::step_passed, "the shard is past step " + std::to_string(step));
   auto rp = self->make_response_promise<shard_snapshot>();
   st.snapshot_waiters.emplace(step, rp);
   return rp;

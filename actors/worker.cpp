@@ -185,10 +185,13 @@ void settle_params(worker_state& st) {
 caf::error take_reply(worker_state& st, std::size_t k, pull_reply& r) {
   if (r.replayed) {
     if (!st.offer || r.step != st.offer->base + 1)
-      return caf::make_error(errc::shape_mismatch, "a replay that was not offered");
+      return caf::make_error(errc::unoffered_replay, "a replay that was not offered");
     st.replies[k] = shared_tensor{st.replayed, st.cfg.layouts[k].ranges};
   } else if (r.params.size() != st.cfg.layouts[k].size()) {
-    return caf::make_error(errc::shape_mismatch);
+    return caf::make_error(errc::shape_mismatch, "shard " + std::to_string(k) + " replied with " +
+                                                     std::to_string(r.params.size()) +
+                                                     " floats for a part of " +
+                                                     std::to_string(st.cfg.layouts[k].size()));
   } else {
     st.replies[k] = std::move(r.params);
   }

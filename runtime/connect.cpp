@@ -9,7 +9,7 @@ std::string describe(const caf::error& err) {
   if (err.category() == caf::atom("downpour")) {
     const auto& ctx = const_cast<caf::error&>(err).context();
     if (ctx.match_elements<std::string>()) return ctx.get_as<std::string>(0);
-    return to_string(static_cast<errc>(err.code()));
+    return explain(static_cast<errc>(err.code()));
   }
   return caf::to_string(err);
 }

@@ -15,7 +15,7 @@ namespace {
 const char* const chief_name = "the chief (worker 0)";
 
 // Sends `to` (restore_atom, true) once a chief has initialised or restored
-// the shard (a restore fails a pending await with errc::stopped: reached all
+// the shard (a restore fails a pending await with errc::restored: reached all
 // the same), or (restore_atom, false) after the timeout. An actor of its own,
 // because a blocking actor cannot wait for a response and a down message at
 // once.
@@ -24,7 +24,7 @@ caf::behavior first_contact_probe(caf::event_based_actor* self, shard_actor shar
   end_on_exception(self);
   self->request(shard, timeout, await_atom_v, std::int64_t{0})
       .then([=](std::int64_t) { self->send(to, restore_atom_v, true); },
-            [=](caf::error& err) { self->send(to, restore_atom_v, err == errc::stopped); });
+            [=](caf::error& err) { self->send(to, restore_atom_v, err == errc::restored); });
   return {[=](stop_atom) { self->quit(); }};
 }
 

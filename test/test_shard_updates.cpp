@@ -223,7 +223,7 @@ TEST_CASE_FIXTURE(shard_fixture, "an inf in the last float rejects the whole pus
 }
 
 TEST_CASE_FIXTURE(shard_fixture,
-                  "a push with a wrong length, a future stamp or NaN is answered with the reason") {
+                  "a push with a wrong length, a future stamp or NaN is answered with its own error") {
   const std::size_t n = 100;
   auto params = random_floats(n, 8);
   auto shard = async_shard(params);
@@ -232,20 +232,25 @@ TEST_CASE_FIXTURE(shard_fixture,
     sys->spawn([=](caf::event_based_actor* self) {
       self->request(shard, caf::infinite, push_atom_v, m)
           .then([=](std::int64_t step) { *slot = "accepted at " + std::to_string(step); },
-                [=](caf::error& err) { *slot = self->system().render(err); });
+                [=](caf::error& err) {
+                  *slot = to_string(static_cast<errc>(err.code())) + ": " + self->system().render(err);
+                });
     });
     sched->run();
     return *slot;
   };
   auto grad = random_floats(n, 9);
-  CHECK(refusal(push_msg{0, 4, shared_tensor{random_floats(n + 1, 9)}})
-            .find("push of 101 floats to a shard of 100 from worker 4") != std::string::npos);
-  CHECK(refusal(push_msg{7, 2, shared_tensor{grad}}).find("future step 7 from worker 2") !=
-        std::string::npos);
+  const auto wrong_length = refusal(push_msg{0, 4, shared_tensor{random_floats(n + 1, 9)}});
+  CHECK(wrong_length.rfind("shape_mismatch: ", 0) == 0);
+  CHECK(wrong_length.find("push of 101 floats to a shard of 100 from worker 4") != std::string::npos);
+  const auto future = refusal(push_msg{7, 2, shared_tensor{grad}});
+  CHECK(future.rfind("future_step: ", 0) == 0);
+  CHECK(future.find("future step 7 from worker 2") != std::string::npos);
   auto nan_grad = grad;
   nan_grad[50] = std::numeric_limits<float>::quiet_NaN();
-  CHECK(refusal(push_msg{0, 3, shared_tensor{nan_grad}}).find("worker 3 has NaN or inf") !=
-        std::string::npos);
+  const auto not_finite = refusal(push_msg{0, 3, shared_tensor{nan_grad}});
+  CHECK(not_finite.rfind("not_finite: ", 0) == 0);
+  CHECK(not_finite.find("worker 3 has NaN or inf") != std::string::npos);
   CHECK(refusal(push_msg{0, 1, shared_tensor{grad}}) == "accepted at 1");
   auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
   CHECK(s.step == 1);
@@ -254,7 +259,7 @@ TEST_CASE_FIXTURE(shard_fixture,
 }
 
 TEST_CASE_FIXTURE(shard_fixture,
-                  "a push before the shard is initialized is refused with the reason and counted") {
+                  "a push before the shard is initialized is refused with its own error and counted") {
   shard_config c;
   c.mode = train_mode::async;
   c.last_step = 1000;
@@ -263,9 +268,12 @@ TEST_CASE_FIXTURE(shard_fixture,
   sys->spawn([&](caf::event_based_actor* self) {
     self->request(shard, caf::infinite, push_atom_v, push_msg{0, 5, shared_tensor{random_floats(10, 1)}})
         .then([&](std::int64_t step) { answer = "accepted at " + std::to_string(step); },
-              [&](caf::error& err) { answer = self->system().render(err); });
+              [&](caf::error& err) {
+                answer = to_string(static_cast<errc>(err.code())) + ": " + self->system().render(err);
+              });
   });
   sched->run();
+  CHECK(answer.rfind("not_initialised: ", 0) == 0);
   CHECK(answer.find("push before init from worker 5") != std::string::npos);
   auto params = random_floats(10, 2);
   shard_init init;

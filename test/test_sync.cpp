@@ -300,3 +300,33 @@ TEST_CASE_FIXTURE(sync_fixture, "under ssp a dead slow worker no longer holds th
     (*chief)->send_exit(a, caf::exit_reason::user_shutdown);
   sched->run();
 }
+
+TEST_CASE_FIXTURE(sync_fixture,
+                  "a snapshot of a passed step fails with step_passed, a wait cut off by a restore "
+                  "with restored") {
+  auto shard = sync_shard(1, {0.0f});
+  push(shard, 0, 0, {1.0f});
+  auto failed_with = [](std::shared_ptr<std::optional<errc>> slot) {
+    return [slot](caf::error& err) { *slot = static_cast<errc>(err.code()); };
+  };
+  auto passed = std::make_shared<std::optional<errc>>();
+  auto waiting = std::make_shared<std::optional<errc>>();
+  sys->spawn([=](caf::event_based_actor* self) {
+    self->request(shard, caf::infinite, snapshot_atom_v, std::int64_t{0})
+        .then([](shard_snapshot&) {}, failed_with(passed));
+    self->request(shard, caf::infinite, await_atom_v, std::int64_t{5})
+        .then([](std::int64_t) {}, failed_with(waiting));
+  });
+  sched->run();
+  CHECK(*passed == errc::step_passed);
+  CHECK(!waiting->has_value());
+  shard_init init;
+  init.ranges = {0, 1};
+  init.params.values = to_floats(std::vector<float>{0.0f});
+  init.ema.values = to_floats(std::vector<float>{0.0f});
+  (*chief)->send(shard, restore_atom_v, std::move(init));
+  sched->run();
+  CHECK(*waiting == errc::restored);
+  (*chief)->send(shard, stop_atom_v);
+  sched->run();
+}
