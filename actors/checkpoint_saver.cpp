@@ -5,10 +5,10 @@
 #include <memory>
 
 #include "actors/failure.hpp"
+#include "actors/model_snapshot.hpp"
 #include "actors/seconds.hpp"
 #include "model/update.hpp"
 #include "runtime/checkpoint.hpp"
-#include "runtime/placement.hpp"
 
 namespace downpour {
 namespace {
@@ -25,10 +25,9 @@ struct checkpoint_saver_state {
 
 using saver_pointer = saver_actor::stateful_pointer<checkpoint_saver_state>;
 
-// Snapshots arriving from the shards, assembled into one checkpoint.
+// One save: the checkpoint being assembled and who waits for it.
 struct gathering {
   checkpoint ckpt;
-  std::size_t missing = 0;
   clock_type::time_point asked = clock_type::now();
   caf::typed_response_promise<std::string> promise;
 };
@@ -70,12 +69,6 @@ void write_out(saver_pointer self, gathering& g) {
   }
 }
 
-void add_snapshot(gathering& g, shard_snapshot& snap) {
-  const auto layout = layout_from_pairs(snap.ranges);
-  scatter(layout, snap.params.values.data(), g.ckpt.params.data());
-  scatter(layout, snap.ema.values.data(), g.ckpt.ema.data());
-}
-
 // Asks every shard for its state right after step (a shard not there yet
 // answers when it gets there) and writes the checkpoint once all have answered.
 caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_t step,
@@ -89,24 +82,19 @@ caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_
   g->ckpt.wall_time = std::chrono::duration<double>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
-  g->ckpt.params.resize(st.cfg.shape.size());
-  g->ckpt.ema.resize(st.cfg.shape.size());
-  g->missing = st.cfg.shards.size();
-  for (auto& shard : st.cfg.shards)
-    self->request(shard, timeout, snapshot_atom_v, step)
-        .then(
-            [=](shard_snapshot& snap) {
-              add_snapshot(*g, snap);
-              if (--g->missing == 0) write_out(self, *g);
-            },
-            [=](caf::error& err) {
-              if (g->missing == 0) return;
-              g->missing = 0;  // one failure ends this save
-              self->state.cfg.log.error("checkpoint: no checkpoint at step " +
-                                        std::to_string(step) + ": " +
-                                        self->system().render(err));
-              g->promise.deliver(err);
-            });
+  gather_snapshot(self, st.cfg.shards, st.cfg.shape.size(), step, timeout,
+                  [=](caf::expected<model_snapshot> model) {
+                    if (!model) {
+                      self->state.cfg.log.error("checkpoint: no checkpoint at step " +
+                                                std::to_string(step) + ": " +
+                                                self->system().render(model.error()));
+                      g->promise.deliver(model.error());
+                      return;
+                    }
+                    g->ckpt.params = std::move(model->params);
+                    g->ckpt.ema = std::move(model->ema);
+                    write_out(self, *g);
+                  });
   return g->promise;
 }
 

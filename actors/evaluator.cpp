@@ -1,17 +1,14 @@
 #include "actors/evaluator.hpp"
 
 #include "actors/failure.hpp"
+#include "actors/model_snapshot.hpp"
 #include "model/mlp.hpp"
-#include "runtime/placement.hpp"
 
 namespace downpour {
 namespace {
 
 struct evaluator_state {
   evaluator_config cfg;
-  std::vector<float> params;
-  std::vector<float> ema;
-  std::size_t missing = 0;
   static inline const char* name = "evaluator";
 };
 
@@ -21,11 +18,11 @@ std::int64_t next_multiple(std::int64_t step, std::int64_t every) {
   return (step / every + 1) * every;
 }
 
-void report(evaluator_pointer self, std::int64_t step) {
+void report(evaluator_pointer self, std::int64_t step, const model_snapshot& model) {
   auto& st = self->state;
   const auto& validation = st.cfg.data->validation;
-  double raw = evaluate(st.cfg.shape, st.params.data(), validation).overall;
-  double ema = evaluate(st.cfg.shape, st.ema.data(), validation).overall;
+  double raw = evaluate(st.cfg.shape, model.params.data(), validation).overall;
+  double ema = evaluate(st.cfg.shape, model.ema.data(), validation).overall;
   self->send(st.cfg.supervisor, eval_atom_v, step, raw, ema);
   self->send(self, eval_atom_v, step);
 }
@@ -40,23 +37,13 @@ void skip_ahead(evaluator_pointer self) {
 void evaluate_at(evaluator_pointer self, std::int64_t step) {
   auto& st = self->state;
   if (step > st.cfg.last_step) return;
-  st.missing = st.cfg.shards.size();
-  for (auto& shard : st.cfg.shards)
-    self->request(shard, caf::infinite, snapshot_atom_v, step)
-        .then(
-            [=](shard_snapshot& snap) {
-              auto& s = self->state;
-              const auto layout = layout_from_pairs(snap.ranges);
-              scatter(layout, snap.params.values.data(), s.params.data());
-              scatter(layout, snap.ema.values.data(), s.ema.data());
-              if (s.missing > 0 && --s.missing == 0) report(self, step);
-            },
-            [=](caf::error&) {
-              auto& s = self->state;
-              if (s.missing == 0) return;
-              s.missing = 0;
-              skip_ahead(self);
-            });
+  gather_snapshot(self, st.cfg.shards, st.cfg.shape.size(), step, caf::infinite,
+                  [=](caf::expected<model_snapshot> model) {
+                    if (model)
+                      report(self, step, *model);
+                    else
+                      skip_ahead(self);
+                  });
 }
 
 evaluator_actor::behavior_type evaluator(evaluator_pointer self, evaluator_config cfg,
@@ -64,8 +51,6 @@ evaluator_actor::behavior_type evaluator(evaluator_pointer self, evaluator_confi
   end_on_exception(self);
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  st.params.resize(st.cfg.shape.size());
-  st.ema.resize(st.cfg.shape.size());
   self->send(self, eval_atom_v, start_step);
   return {
     [=](eval_atom, std::int64_t after) {

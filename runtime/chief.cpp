@@ -5,6 +5,7 @@
 
 #include "actors/checkpoint_saver.hpp"
 #include "actors/evaluator.hpp"
+#include "actors/model_snapshot.hpp"
 #include "actors/seconds.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
@@ -26,26 +27,23 @@ namespace {
 // Pulls every shard's parameters and shadows into full flat buffers.
 caf::expected<job_result> collect(caf::scoped_actor& self, const model_shape& shape,
                                   const std::vector<shard_actor>& shards) {
-  job_result r;
-  r.params.resize(shape.size());
-  r.ema.resize(shape.size());
-  caf::error failure;
-  for (std::size_t k = 0; k < shards.size() && !failure; ++k) {
-    self->request(shards[k], std::chrono::seconds(60), snapshot_atom_v)
-        .receive(
-            [&](shard_snapshot& snap) {
-              const auto layout = layout_from_pairs(snap.ranges);
-              scatter(layout, snap.params.values.data(), r.params.data());
-              scatter(layout, snap.ema.values.data(), r.ema.data());
-              r.summary.global_step = snap.step;
-              r.dropped += snap.dropped;
-              r.rejected += snap.rejected;
-              r.replayed += snap.replayed;
-            },
-            [&](caf::error& err) { failure = std::move(err); });
-  }
-  if (failure) return failure;
-  return r;
+  caf::expected<job_result> result{job_result{}};  // done runs before gather_snapshot returns
+  gather_snapshot(self.ptr(), shards, shape.size(), std::nullopt, std::chrono::seconds(60),
+                  [&](caf::expected<model_snapshot> model) {
+                    if (!model) {
+                      result = model.error();
+                      return;
+                    }
+                    job_result r;
+                    r.params = std::move(model->params);
+                    r.ema = std::move(model->ema);
+                    r.summary.global_step = model->step;
+                    r.dropped = model->dropped;
+                    r.rejected = model->rejected;
+                    r.replayed = model->replayed;
+                    result = std::move(r);
+                  });
+  return result;
 }
 
 progress_config progress_for(const options& opts, const start_state& start,
