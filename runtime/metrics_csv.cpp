@@ -1,7 +1,11 @@
-// Reading and validating metrics.csv for the plot command.
+// metrics.csv's rows as written, and reading and validating them for the plot
+// command.
+#include "runtime/metrics_csv.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -12,7 +16,23 @@
 
 namespace downpour {
 
-const char* const metrics_required_columns = "wall_s,global_step,loss,learning_rate,steps_per_s";
+std::string metrics_header() {
+  std::string header;
+  for (const char* name : metrics_columns) header += (header.empty() ? "" : ",") + std::string(name);
+  return header;
+}
+
+std::string metrics_line(const metrics_row& r) {
+  char buf[192];
+  auto accuracy = [](const std::optional<double>& a) {
+    char text[32] = "";
+    if (a) std::snprintf(text, sizeof text, "%.4f", *a);
+    return std::string(text);
+  };
+  std::snprintf(buf, sizeof buf, "%.3f,%.0f,%.6g,%.6g,%.2f,", r.wall_s, r.global_step, r.loss,
+                r.learning_rate, r.steps_per_s);
+  return buf + accuracy(r.val_accuracy) + "," + accuracy(r.ema_val_accuracy);
+}
 
 namespace plot_detail {
 
@@ -42,10 +62,13 @@ namespace fs = std::filesystem;
 using plot_detail::fail;
 using plot_detail::shown;
 
-constexpr const char* optional_columns = "val_accuracy,ema_val_accuracy";
-
+// "wall_s,...,steps_per_s[,val_accuracy,ema_val_accuracy]"
 std::string expected_header() {
-  return std::string(metrics_required_columns) + "[," + optional_columns + "]";
+  std::string text;
+  for (std::size_t c = 0; c < metrics_columns.size(); ++c)
+    text += std::string(c == 0 ? "" : c == metrics_required_columns ? "[," : ",") +
+            metrics_columns[c];
+  return text + "]";
 }
 
 std::string at_line(const std::string& path, std::size_t line) {
@@ -76,10 +99,10 @@ bool parse_number(const std::string& text, double& value) {
   return end == begin + text.size() && errno != ERANGE;
 }
 
+// Where each of metrics_columns is in the file (the required ones always are).
 struct column_map {
   std::size_t count = 0;
-  std::size_t wall_s, global_step, loss, learning_rate, steps_per_s;
-  std::optional<std::size_t> val_accuracy, ema_val_accuracy;
+  std::array<std::optional<std::size_t>, metrics_column::count> at;
 };
 
 column_map read_header(const std::string& header, const std::string& path) {
@@ -97,20 +120,12 @@ column_map read_header(const std::string& header, const std::string& path) {
     }
     return found;
   };
-  auto required = [&](const std::string& name) {
-    auto i = index_of(name);
-    if (!i)
-      fail(at_line(path, 1) + ": header '" + shown(header, 160) + "' lacks column '" + name +
-           "' (expected " + expected_header() + ")");
-    return *i;
-  };
-  map.wall_s = required("wall_s");
-  map.global_step = required("global_step");
-  map.loss = required("loss");
-  map.learning_rate = required("learning_rate");
-  map.steps_per_s = required("steps_per_s");
-  map.val_accuracy = index_of("val_accuracy");
-  map.ema_val_accuracy = index_of("ema_val_accuracy");
+  for (std::size_t c = 0; c < metrics_columns.size(); ++c) {
+    map.at[c] = index_of(metrics_columns[c]);
+    if (c < metrics_required_columns && !map.at[c])
+      fail(at_line(path, 1) + ": header '" + shown(header, 160) + "' lacks column '" +
+           metrics_columns[c] + "' (expected " + expected_header() + ")");
+  }
   return map;
 }
 
@@ -121,14 +136,17 @@ std::string parse_row(const std::string& line, const column_map& map, metrics_ro
   if (fields.size() != map.count)
     return std::to_string(fields.size()) + " field" + (fields.size() == 1 ? "" : "s") +
            " but the header has " + std::to_string(map.count);
-  auto number = [&](std::size_t i, const char* name, double& value) -> std::string {
+  auto number = [&](std::size_t column, double& value) -> std::string {
+    const std::size_t i = *map.at[column];
+    const char* name = metrics_columns[column];
     if (fields[i].empty()) return std::string(name) + " is empty (expected a number)";
     if (!parse_number(fields[i], value))
       return std::string(name) + " '" + shown(fields[i]) + "' is not a number";
     return "";
   };
-  auto optional_number = [&](const std::optional<std::size_t>& i, const char* name,
-                             std::optional<double>& value) -> std::string {
+  auto optional_number = [&](std::size_t column, std::optional<double>& value) -> std::string {
+    const auto& i = map.at[column];
+    const char* name = metrics_columns[column];
     if (!i || fields[*i].empty()) return "";
     double v = 0;
     if (!parse_number(fields[*i], v))
@@ -139,21 +157,22 @@ std::string parse_row(const std::string& line, const column_map& map, metrics_ro
   };
   // The axes must be finite; a loss, rate or learning rate may be nan or inf
   // (a diverged run) and is then left out of its line.
-  auto axis = [&](std::size_t i, const char* name, double& value) -> std::string {
-    std::string why = number(i, name, value);
+  auto axis = [&](std::size_t column, double& value) -> std::string {
+    std::string why = number(column, value);
     if (why.empty() && !std::isfinite(value))
-      why = std::string(name) + " '" + shown(fields[i]) + "' is not a finite number";
+      why = std::string(metrics_columns[column]) + " '" + shown(fields[*map.at[column]]) +
+            "' is not a finite number";
     return why;
   };
+  namespace col = metrics_column;
   std::string why;
-  if (!(why = axis(map.wall_s, "wall_s", row.wall_s)).empty()) return why;
-  if (!(why = axis(map.global_step, "global_step", row.global_step)).empty()) return why;
-  if (!(why = number(map.loss, "loss", row.loss)).empty()) return why;
-  if (!(why = number(map.learning_rate, "learning_rate", row.learning_rate)).empty()) return why;
-  if (!(why = number(map.steps_per_s, "steps_per_s", row.steps_per_s)).empty()) return why;
-  if (!(why = optional_number(map.val_accuracy, "val_accuracy", row.val_accuracy)).empty())
-    return why;
-  return optional_number(map.ema_val_accuracy, "ema_val_accuracy", row.ema_val_accuracy);
+  if (!(why = axis(col::wall_s, row.wall_s)).empty()) return why;
+  if (!(why = axis(col::global_step, row.global_step)).empty()) return why;
+  if (!(why = number(col::loss, row.loss)).empty()) return why;
+  if (!(why = number(col::learning_rate, row.learning_rate)).empty()) return why;
+  if (!(why = number(col::steps_per_s, row.steps_per_s)).empty()) return why;
+  if (!(why = optional_number(col::val_accuracy, row.val_accuracy)).empty()) return why;
+  return optional_number(col::ema_val_accuracy, row.ema_val_accuracy);
 }
 
 std::string read_whole(const std::string& path) {
@@ -187,7 +206,8 @@ metrics_table read_metrics(const std::string& path, std::ostream& warnings) {
     if (!header_seen) {
       if (line_no == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);
       map = read_header(line, path);
-      table.has_accuracy_columns = map.val_accuracy || map.ema_val_accuracy;
+      table.has_accuracy_columns =
+          map.at[metrics_column::val_accuracy] || map.at[metrics_column::ema_val_accuracy];
       header_seen = true;
       continue;
     }

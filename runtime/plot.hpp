@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "config/options.hpp"
+#include "runtime/metrics_csv.hpp"
 
 namespace downpour {
 
@@ -30,24 +31,10 @@ struct plot_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// One row of metrics.csv. Accuracies are absent on rows where no evaluation ran.
-struct metrics_row {
-  double wall_s = 0;
-  double global_step = 0;
-  double loss = 0;
-  double learning_rate = 0;
-  double steps_per_s = 0;
-  std::optional<double> val_accuracy;
-  std::optional<double> ema_val_accuracy;
-};
-
 struct metrics_table {
   std::vector<metrics_row> rows;
   bool has_accuracy_columns = false;  // the header names val_accuracy/ema_val_accuracy
 };
-
-// The columns every metrics.csv must have, in the order the chief writes them.
-extern const char* const metrics_required_columns;  // "wall_s,global_step,..."
 
 // Reads and validates a metrics.csv; throws plot_error naming path (and line).
 // An unterminated last line that does not parse (a run still writing it) is

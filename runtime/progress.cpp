@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "actors/seconds.hpp"
+#include "runtime/metrics_csv.hpp"
 
 namespace downpour {
 
@@ -44,7 +45,7 @@ progress_reporter::progress_reporter(progress_config cfg)
   if (before)
     wall_offset_ = *before;
   else
-    *csv_ << "wall_s,global_step,loss,learning_rate,steps_per_s,val_accuracy,ema_val_accuracy\n";
+    *csv_ << metrics_header() << '\n';
 }
 
 void progress_reporter::on_step(std::int64_t global_step, float loss) {
@@ -68,9 +69,7 @@ void progress_reporter::finish(std::int64_t global_step) {
 
 void progress_reporter::on_eval(std::int64_t global_step, double accuracy, double ema_accuracy) {
   double now = seconds_since(start_);
-  char acc[64];
-  std::snprintf(acc, sizeof acc, "%.4f,%.4f", accuracy, ema_accuracy);
-  if (csv_) write_eval_row(global_step, now, acc);
+  if (csv_) write_eval_row(global_step, now, accuracy, ema_accuracy);
   char line[128];
   std::snprintf(line, sizeof line, "eval: global_step=%lld val_accuracy=%.4f ema_val_accuracy=%.4f",
                 static_cast<long long>(global_step), accuracy, ema_accuracy);
@@ -84,24 +83,25 @@ double progress_reporter::steps_per_s(std::int64_t global_step) const {
 
 // Evaluations finish after later steps were logged: their rate is the
 // average since the start, and they leave the step-to-step rate alone.
-void progress_reporter::write_eval_row(std::int64_t global_step, double now_s,
-                                       const std::string& accuracies) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%.3f,%lld,%.6g,%.6g,%.2f,", wall_offset_ + now_s,
-                static_cast<long long>(global_step), last_loss_,
-                learning_rate_at(cfg_.schedule, global_step), steps_per_s(global_step));
-  *csv_ << buf << accuracies << '\n';
+void progress_reporter::write_eval_row(std::int64_t global_step, double now_s, double accuracy,
+                                       double ema_accuracy) {
+  metrics_row row{wall_offset_ + now_s,
+                  static_cast<double>(global_step),
+                  last_loss_,
+                  learning_rate_at(cfg_.schedule, global_step),
+                  steps_per_s(global_step),
+                  accuracy,
+                  ema_accuracy};
+  *csv_ << metrics_line(row) << '\n';
   csv_->flush();
 }
 
 void progress_reporter::write_row(std::int64_t global_step, float loss, double now_s) {
   double dt = now_s - last_row_s_;
   double rate = dt > 0 ? static_cast<double>(global_step - last_row_step_) / dt : 0.0;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%.3f,%lld,%.6g,%.6g,%.2f,", wall_offset_ + now_s,
-                static_cast<long long>(global_step), loss,
-                learning_rate_at(cfg_.schedule, global_step), rate);
-  *csv_ << buf << ",\n";
+  metrics_row row{wall_offset_ + now_s, static_cast<double>(global_step), loss,
+                  learning_rate_at(cfg_.schedule, global_step), rate, std::nullopt, std::nullopt};
+  *csv_ << metrics_line(row) << '\n';
   csv_->flush();
   last_row_s_ = now_s;
   last_row_step_ = global_step;

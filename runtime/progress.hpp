@@ -40,7 +40,8 @@ class progress_reporter {
 
  private:
   void write_row(std::int64_t global_step, float loss, double now_s);
-  void write_eval_row(std::int64_t global_step, double now_s, const std::string& accuracies);
+  void write_eval_row(std::int64_t global_step, double now_s, double accuracy,
+                      double ema_accuracy);
   void print_status(std::int64_t global_step, float loss, double now_s, bool last);
 
   progress_config cfg_;
