@@ -15,10 +15,9 @@
 
 namespace downpour {
 
-// Chief -> shard: the model it is part of, the ranges it owns (offset/size
-// pairs), the step to start from, and initial parameters and EMA shadows.
+// Chief -> shard: the ranges it owns (offset/size pairs), the step to start
+// from, and initial parameters and EMA shadows.
 struct shard_init {
-  std::uint64_t input = 0, hidden = 0, classes = 0;
   std::vector<std::uint64_t> ranges;
   std::int64_t step = 0;
   tensor params;
@@ -27,8 +26,7 @@ struct shard_init {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
-  return f(caf::meta::type_name("shard_init"), x.input, x.hidden, x.classes, x.ranges, x.step,
-           x.params, x.ema);
+  return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema);
 }
 
 // Shard -> worker: the shard's parameters and the updates applied so far;

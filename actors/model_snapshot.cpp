@@ -20,7 +20,6 @@ void assembly::add(shard_snapshot& part) {
   scatter(layout, part.ema.values.data(), model_.ema.data());
   model_.step = part.step;
   model_.dropped += part.dropped;
-  model_.rejected += part.rejected;
   model_.replayed += part.replayed;
   if (--missing_ == 0) std::exchange(done_, {})(std::move(model_));
 }

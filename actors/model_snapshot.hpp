@@ -20,7 +20,6 @@ struct model_snapshot {
   std::vector<float> params;  // flat, in the model's layout
   std::vector<float> ema;
   std::int64_t dropped = 0;   // summed over the shards
-  std::int64_t rejected = 0;
   std::int64_t replayed = 0;
 };
 

@@ -104,10 +104,6 @@ void guard_basp(std::size_t bound, const logger& log) {
   s.bound = bound;
 }
 
-std::size_t basp_bound_in_force() {
-  return state().bound;
-}
-
 }  // namespace downpour
 
 void caf::io::abstract_broker::configure_read(connection_handle hdl, receive_policy::config cfg) {

@@ -28,7 +28,4 @@ std::size_t basp_payload_bound(std::size_t hidden_units, std::size_t input_size)
 // enforce it. Calling it is also what links runtime/basp_guard.cpp in.
 void guard_basp(std::size_t bound, const logger& log);
 
-// The bound in force (0: none set, CAF's own behaviour).
-std::size_t basp_bound_in_force();
-
 }  // namespace downpour

@@ -209,12 +209,6 @@ std::vector<std::string> checkpoint_files(const std::string& dir) {
   return paths;
 }
 
-std::optional<checkpoint> load_newest_checkpoint(const std::string& dir, std::ostream& warnings) {
-  auto found = find_newest_checkpoint(dir, warnings);
-  if (!found) return std::nullopt;
-  return std::move(found->data);
-}
-
 void check_shape(const checkpoint& c, const model_shape& expected, const std::string& path) {
   if (c.shape != expected)
     throw checkpoint_error("checkpoint: " + path + " holds a " + c.shape.to_string() +

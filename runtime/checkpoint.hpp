@@ -121,7 +121,6 @@ checkpoint_info inspect_checkpoint(const std::string& path);
 // nullopt when there is none (including when dir does not exist).
 std::optional<found_checkpoint> find_newest_checkpoint(const std::string& dir,
                                                        std::ostream& warnings);
-std::optional<checkpoint> load_newest_checkpoint(const std::string& dir, std::ostream& warnings);
 
 // The paths of every model.ckpt-* entry of dir (readable or not), oldest
 // first, as find_newest_checkpoint orders them; empty when there is none.

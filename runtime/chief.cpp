@@ -39,7 +39,6 @@ caf::expected<job_result> collect(caf::scoped_actor& self, const model_shape& sh
                     r.ema = std::move(model->ema);
                     r.summary.global_step = model->step;
                     r.dropped = model->dropped;
-                    r.rejected = model->rejected;
                     r.replayed = model->replayed;
                     result = std::move(r);
                   });

@@ -31,7 +31,6 @@ struct job_result {
   std::vector<float> params;
   std::vector<float> ema;
   std::int64_t dropped = 0;   // sync: stale gradients dropped, summed over shards
-  std::int64_t rejected = 0;  // malformed or non-finite pushes refused
   std::int64_t replayed = 0;  // pulls answered without parameters (replay_offer)
 };
 

@@ -21,12 +21,8 @@ std::string three_decimals(double s) {
   return buf;
 }
 
-shard_init make_init(const model_shape& shape, const shard_layout& layout,
-                     const start_state& start) {
+shard_init make_init(const shard_layout& layout, const start_state& start) {
   shard_init init;
-  init.input = shape.input;
-  init.hidden = shape.hidden;
-  init.classes = shape.classes;
   for (const auto& r : layout.ranges) {
     init.ranges.push_back(r.offset);
     init.ranges.push_back(r.size);
@@ -115,7 +111,7 @@ caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options
   caf::error failure;
   for (std::size_t k = 0; k < shards.size() && !failure; ++k) {
     self->request(shards[k], timespan_of(opts.connect_timeout_s), restore_atom_v,
-                  make_init(shape, layouts[k], start))
+                  make_init(layouts[k], start))
         .receive(
             [&](std::int64_t s) {
               if (step >= 0 && s != step)

@@ -160,14 +160,14 @@ TEST_CASE("a flipped byte anywhere is caught and loading falls back to the previ
     CHECK(why.rfind("checkpoint: " + path + ": ", 0) == 0);
     if (pos >= 30) CHECK(why.find("checksum mismatch") != std::string::npos);
     std::ostringstream warnings;
-    auto loaded = load_newest_checkpoint(dir.str(), warnings);
+    auto loaded = find_newest_checkpoint(dir.str(), warnings);
     REQUIRE(loaded);
-    CHECK(loaded->global_step == 200);
+    CHECK(loaded->data.global_step == 200);
     CHECK(warnings.str() == why + "; using model.ckpt-200\n");
   }
   write_text(path, good);
   std::ostringstream warnings;
-  CHECK(load_newest_checkpoint(dir.str(), warnings)->global_step == 300);
+  CHECK(find_newest_checkpoint(dir.str(), warnings)->data.global_step == 300);
   CHECK(warnings.str().empty());
 }
 
@@ -198,24 +198,24 @@ TEST_CASE("without a usable index the newest checkpoint is found by scanning the
   std::ostringstream warnings;
   SUBCASE("missing index: no warning") {
     fs::remove(dir / "checkpoint");
-    CHECK(load_newest_checkpoint(dir.str(), warnings)->global_step == 1100);
+    CHECK(find_newest_checkpoint(dir.str(), warnings)->data.global_step == 1100);
     CHECK(warnings.str().empty());
   }
   SUBCASE("malformed index: a warning naming it") {
     write_text(dir / "checkpoint", "model_checkpoint_path: \"model.ckpt-1000\"\ngarbage\n");
-    CHECK(load_newest_checkpoint(dir.str(), warnings)->global_step == 1100);
+    CHECK(find_newest_checkpoint(dir.str(), warnings)->data.global_step == 1100);
     CHECK(warnings.str() == "checkpoint: " + dir / "checkpoint" +
                                 ": malformed line 2; scanning the model.ckpt-* files\n");
   }
   SUBCASE("an index naming a deleted file: a warning, then the previous one") {
     fs::remove(dir / "model.ckpt-1100");
-    CHECK(load_newest_checkpoint(dir.str(), warnings)->global_step == 1000);
+    CHECK(find_newest_checkpoint(dir.str(), warnings)->data.global_step == 1000);
     CHECK(warnings.str().find(dir / "model.ckpt-1100" + ": cannot open") != std::string::npos);
   }
   SUBCASE("no checkpoint at all") {
     for (int step : {900, 1000, 1100}) fs::remove(dir / ("model.ckpt-" + std::to_string(step)));
-    CHECK_FALSE(load_newest_checkpoint(dir.str(), warnings));
-    CHECK_FALSE(load_newest_checkpoint(dir / "never-created", warnings));
+    CHECK_FALSE(find_newest_checkpoint(dir.str(), warnings));
+    CHECK_FALSE(find_newest_checkpoint(dir / "never-created", warnings));
   }
 }
 
@@ -229,7 +229,7 @@ TEST_CASE(
   write_text(dir / "checkpoint", old_index);
   fs::copy_file(dir / "model.ckpt-300", dir / "model.ckpt-50");  // a stale one from long ago
   std::ostringstream warnings;
-  CHECK(load_newest_checkpoint(dir.str(), warnings)->global_step == 300);
+  CHECK(find_newest_checkpoint(dir.str(), warnings)->data.global_step == 300);
   CHECK(warnings.str().empty());
   save_checkpoint(dir.str(), sample(400), 2);
   CHECK(read_text(dir / "checkpoint") == index_of({300, 400}));
@@ -271,7 +271,7 @@ TEST_CASE("leftover temporary files are ignored and the next save removes a dead
   for (const auto& name : {dead, dead_index, live})
     write_text(dir / name, read_text(dir / "model.ckpt-100").substr(0, 1000));
   std::ostringstream warnings;
-  CHECK(load_newest_checkpoint(dir.str(), warnings)->global_step == 100);
+  CHECK(find_newest_checkpoint(dir.str(), warnings)->data.global_step == 100);
   CHECK(warnings.str().empty());
   save_checkpoint(dir.str(), sample(300), 5);
   CHECK(dir_names(dir.str()) ==

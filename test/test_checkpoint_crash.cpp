@@ -153,7 +153,7 @@ bool leaves_temporary(save_stage stage) {
 
 // What the directory must show.
 struct expected_state {
-  std::int64_t newest;        // the step load_newest_checkpoint finds
+  std::int64_t newest;        // the step find_newest_checkpoint finds
   std::int64_t index_newest;  // the index's model_checkpoint_path
 };
 
@@ -186,9 +186,9 @@ std::size_t check_directory(const std::string& dir, const checkpoint& base,
   CHECK(names.front() == names.back());  // model_checkpoint_path is the newest listed
   CHECK(names.front() == checkpoint_name(expected.index_newest));
   std::ostringstream warnings;
-  auto newest = load_newest_checkpoint(dir, warnings);
+  auto newest = find_newest_checkpoint(dir, warnings);
   REQUIRE(newest);
-  CHECK(newest->global_step == expected.newest);
+  CHECK(newest->data.global_step == expected.newest);
   CHECK(warnings.str().empty());
   return files;
 }
