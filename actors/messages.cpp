@@ -1,81 +1,51 @@
 #include "actors/messages.hpp"
 
+#include <iterator>
+
 namespace downpour {
+namespace {
+
+struct errc_text {
+  const char* name;
+  const char* meaning;
+};
+
+// Indexed by the value; errc starts at 1, so entry 0 stands for any unknown one.
+constexpr errc_text errc_texts[] = {
+    {"unknown", "an unknown error"},
+    {"config_mismatch", "a peer was started with a different cluster configuration"},
+    {"shape_mismatch", "the sizes of the tensors do not fit the shard"},
+    {"not_finite", "a gradient holds NaN or inf"},
+    {"stopped", "the job is over"},
+    {"unreachable", "a peer could not be reached"},
+    {"recovering", "a ps is down; the cluster is recovering"},
+    {"failed", "an actor failed"},
+    {"unauthorized", "a message from a node that is not part of the cluster"},
+    {"interrupted", "the job was stopped"},
+    {"diverged", "the training diverged"},
+    {"not_initialised", "a push before the shard was initialised"},
+    {"future_step", "a push stamped with a step the shard has not reached"},
+    {"unoffered_replay", "a replay that was not offered"},
+    {"save_failed", "a checkpoint could not be written"},
+    {"restored", "the shard was restored"},
+    {"step_passed", "the shard is past the step asked for"},
+};
+static_assert(std::size(errc_texts) == static_cast<std::size_t>(errc::step_passed) + 1,
+              "every errc value has its name and meaning here");
+
+const errc_text& text_of(errc x) {
+  const auto i = static_cast<std::size_t>(x);
+  return i < std::size(errc_texts) ? errc_texts[i] : errc_texts[0];
+}
+
+}  // namespace
 
 std::string to_string(errc x) {
-  switch (x) {
-    case errc::config_mismatch:
-      return "config_mismatch";
-    case errc::shape_mismatch:
-      return "shape_mismatch";
-    case errc::not_finite:
-      return "not_finite";
-    case errc::stopped:
-      return "stopped";
-    case errc::unreachable:
-      return "unreachable";
-    case errc::recovering:
-      return "recovering";
-    case errc::failed:
-      return "failed";
-    case errc::unauthorized:
-      return "unauthorized";
-    case errc::interrupted:
-      return "interrupted";
-    case errc::diverged:
-      return "diverged";
-    case errc::not_initialised:
-      return "not_initialised";
-    case errc::future_step:
-      return "future_step";
-    case errc::unoffered_replay:
-      return "unoffered_replay";
-    case errc::save_failed:
-      return "save_failed";
-    case errc::restored:
-      return "restored";
-    case errc::step_passed:
-      return "step_passed";
-  }
-  return "unknown";
+  return text_of(x).name;
 }
 
 const char* explain(errc x) {
-  switch (x) {
-    case errc::config_mismatch:
-      return "a peer was started with a different cluster configuration";
-    case errc::shape_mismatch:
-      return "the sizes of the tensors do not fit the shard";
-    case errc::not_finite:
-      return "a gradient holds NaN or inf";
-    case errc::stopped:
-      return "the job is over";
-    case errc::unreachable:
-      return "a peer could not be reached";
-    case errc::recovering:
-      return "a ps is down; the cluster is recovering";
-    case errc::failed:
-      return "an actor failed";
-    case errc::unauthorized:
-      return "a message from a node that is not part of the cluster";
-    case errc::interrupted:
-      return "the job was stopped";
-    case errc::diverged:
-      return "the training diverged";
-    case errc::not_initialised:
-      return "a push before the shard was initialised";
-    case errc::future_step:
-      return "a push stamped with a step the shard has not reached";
-    case errc::unoffered_replay:
-      return "a replay that was not offered";
-    case errc::save_failed:
-      return "a checkpoint could not be written";
-    case errc::restored:
-      return "the shard was restored";
-    case errc::step_passed:
-      return "the shard is past the step asked for";
-  }
-  return "an unknown error";
+  return text_of(x).meaning;
 }
 
 }  // namespace downpour

@@ -116,7 +116,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
 
 // The one error enum between actors: one value per distinct failure (the
 // context string says which peer, step or size). Values keep their numbers:
-// new ones go last.
+// new ones go last, with their name and meaning in actors/messages.cpp.
 enum class errc : std::uint8_t {
   config_mismatch = 1,  // a peer was started with a different cluster config
   shape_mismatch,       // sizes of a push, pull reply, init or restore do not fit
