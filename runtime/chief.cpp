@@ -211,6 +211,12 @@ caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard
   self->request(shard, timeout, hello_atom_v, cluster_fingerprint(opts),
                 static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(opts.task))
       .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
+  // A ps that ends while our hello is on the way never answers it: name it.
+  if (failure == caf::sec::request_timeout)
+    return make_node_error(errc::unreachable, "cannot reach ps " + std::to_string(k) + " at " +
+                                                  to_string(opts.ps_hosts[k]) +
+                                                  ": it did not answer our hello in time" +
+                                                  handshake_hint(failure));
   return failure;
 }
 

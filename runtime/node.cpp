@@ -239,6 +239,14 @@ caf::expected<greeting> greet_chief(caf::actor_system& sys, const options& opts,
                 hello_atom_v, cluster_fingerprint(opts))
       .receive([&](std::int64_t step, coordinator_actor& c) { result = greeting{step, c}; },
                [&](caf::error& err) { result = std::move(err); });
+  // A chief that ends while our hello is on the way never answers it (CAF
+  // 0.17 fails a request to a lost proxy only by its timeout): name it.
+  if (!result && result.error() == caf::sec::request_timeout)
+    return make_node_error(errc::unreachable, "cannot reach the chief (worker 0) at " +
+                                                  to_string(opts.worker_hosts[0]) +
+                                                  ": it did not answer our hello within " +
+                                                  seconds_text(opts.connect_timeout_s) +
+                                                  handshake_hint(result.error()));
   return result;
 }
 
