@@ -6,8 +6,8 @@
 
 #include "actors/failure.hpp"
 #include "model/schedule.hpp"
-#include "runtime/checkpoint.hpp"
-#include "runtime/placement.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "actors/placement.hpp"
 
 namespace downpour {
 namespace {

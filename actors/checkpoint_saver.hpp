@@ -12,7 +12,7 @@
 
 #include "actors/messages.hpp"
 #include "model/shape.hpp"
-#include "runtime/log.hpp"
+#include "actors/log.hpp"
 
 namespace downpour {
 

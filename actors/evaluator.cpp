@@ -2,7 +2,7 @@
 
 #include "actors/failure.hpp"
 #include "model/mlp.hpp"
-#include "runtime/placement.hpp"
+#include "actors/placement.hpp"
 
 namespace downpour {
 namespace {

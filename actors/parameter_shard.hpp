@@ -8,7 +8,7 @@
 #include "actors/messages.hpp"
 #include "config/options.hpp"
 #include "model/schedule.hpp"
-#include "runtime/log.hpp"
+#include "actors/log.hpp"
 
 namespace downpour {
 

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "caf/all.hpp"
-#include "runtime/log.hpp"
+#include "actors/log.hpp"
 
 namespace downpour {
 

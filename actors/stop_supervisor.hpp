@@ -16,8 +16,8 @@
 
 #include "actors/messages.hpp"
 #include "config/options.hpp"
-#include "runtime/log.hpp"
-#include "runtime/progress.hpp"
+#include "actors/log.hpp"
+#include "actors/progress.hpp"
 
 namespace downpour {
 

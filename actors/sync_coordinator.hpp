@@ -10,7 +10,7 @@
 
 #include "actors/messages.hpp"
 #include "config/options.hpp"
-#include "runtime/log.hpp"
+#include "actors/log.hpp"
 
 namespace downpour {
 

@@ -11,8 +11,8 @@
 #include "data/batch_record.hpp"
 #include "data/batcher.hpp"
 #include "model/mlp.hpp"
-#include "runtime/buffers.hpp"
-#include "runtime/job.hpp"
+#include "actors/buffers.hpp"
+#include "runtime/node/job.hpp"
 
 namespace downpour {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/wire_dtype.hpp"
+#include "config/wire_dtype.hpp"
 
 namespace downpour {
 

@@ -11,7 +11,7 @@
 #include "config/options.hpp"
 #include "parse_options.hpp"
 #include "config/version.hpp"
-#include "runtime/node.hpp"
+#include "runtime/node/node.hpp"
 
 namespace downpour {
 namespace {

@@ -9,10 +9,10 @@
 
 #include "cluster_procs.hpp"
 #include "config/version.hpp"
-#include "runtime/ports.hpp"
-#include "runtime/metrics_http.hpp"
-#include "runtime/metrics_text.hpp"
-#include "runtime/status_json.hpp"
+#include "runtime/net/ports.hpp"
+#include "runtime/net/metrics_http.hpp"
+#include "runtime/net/metrics_text.hpp"
+#include "actors/status_json.hpp"
 
 using namespace downpour;
 using downpour::testing::make_cluster;

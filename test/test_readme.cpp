@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "config/options.hpp"
-#include "runtime/log.hpp"
+#include "actors/log.hpp"
 
 using namespace downpour;
 

@@ -13,8 +13,8 @@
 #include "actors/parameter_shard.hpp"
 #include "caf/scheduler/test_coordinator.hpp"
 #include "model/schedule.hpp"
-#include "runtime/buffers.hpp"
-#include "runtime/placement.hpp"
+#include "actors/buffers.hpp"
+#include "actors/placement.hpp"
 
 using namespace downpour;
 

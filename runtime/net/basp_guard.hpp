@@ -1,0 +1,34 @@
+// What a network peer can make a node do, bounded from outside Debian's
+// libcaf_io and libcaf_core (as runtime/tls_guard does for libcaf_openssl):
+// allocate at most one message of this job's largest size per connection,
+// and never end an actor with an uncatchable `kill` from another node.
+#pragma once
+
+#include <cstddef>
+
+#include "config/options.hpp"
+#include "actors/log.hpp"
+
+namespace downpour {
+
+// The largest BASP payload a node of this job accepts: a shard's parameters
+// and shadows (an init, a restore or a snapshot) for the whole model, plus
+// 1 MiB for everything else a message carries. The model is hidden units
+// times (input + classes + 1) + classes floats, counted with 256 classes
+// (labels are bytes) and the input size of the training images in --data-dir;
+// a node without the data set (a ps) assumes 28x28 images.
+std::size_t basp_payload_bound(const options& opts);
+
+// The same for a known input size (what a ps without data assumes: 784).
+std::size_t basp_payload_bound(std::size_t hidden_units, std::size_t input_size);
+
+// Sets the bound of this process and the logger of its refusals. One process
+// runs one job (--role=local --transport=tcp runs every node of the same
+// job), so the bound is the process's, like the libcaf_io functions that
+// enforce it. Calling it is also what links runtime/net/basp_guard.cpp in.
+void guard_basp(std::size_t bound, const logger& log);
+
+// The bound in force (0: none set, CAF's own behaviour).
+std::size_t basp_bound_in_force();
+
+}  // namespace downpour
