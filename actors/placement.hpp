@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "config/options.hpp"
+#include "config/placement_kind.hpp"
 #include "model/shape.hpp"
 
 namespace downpour {
