@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "runtime/cli/status_text.hpp"
+#include "actors/status.hpp"
 
 namespace downpour {
 

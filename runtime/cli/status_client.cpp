@@ -2,9 +2,10 @@
 
 #include <ostream>
 
+#include "actors/status_json.hpp"
+#include "runtime/cli/status_text.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/node/node.hpp"
-#include "actors/status_json.hpp"
 
 namespace downpour {
 

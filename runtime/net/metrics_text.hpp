@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/cli/status_text.hpp"
+#include "actors/status.hpp"
 
 namespace downpour {
 
