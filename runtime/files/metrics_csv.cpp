@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "runtime/files/plot.hpp"
 #include "runtime/files/plot_detail.hpp"
 
 namespace downpour {

@@ -2,9 +2,12 @@
 // helpers the reading, the script and the drawing share.
 #pragma once
 
+#include <cstddef>
 #include <string>
 
-#include "runtime/files/plot.hpp"
+namespace downpour {
+struct metrics_table;  // runtime/files/plot.hpp, which does not need this file
+}  // namespace downpour
 
 namespace downpour::plot_detail {
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "runtime/files/plot.hpp"
 #include "runtime/files/plot_detail.hpp"
 
 namespace downpour {
