@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "actors/checkpoint_data.hpp"
 #include "model/shape.hpp"
 
 namespace downpour {
@@ -38,16 +39,6 @@ struct checkpoint_error : std::runtime_error {
 };
 
 inline constexpr std::uint32_t checkpoint_format_version = 1;
-
-// Everything a checkpoint holds.
-struct checkpoint {
-  model_shape shape;
-  std::int64_t global_step = 0;
-  std::string mode = "async";  // "async", "sync" or "ssp"
-  double wall_time = 0.0;      // unix seconds when saved
-  std::vector<float> params;   // shape.size() floats, the flat buffer
-  std::vector<float> ema;      // shape.size() floats, the moving averages
-};
 
 // What `downpour inspect` shows: the file's metadata, read even when the
 // checksum does not match (the header may then be wrong too).
