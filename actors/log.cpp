@@ -2,6 +2,7 @@
 
 #include <ctime>
 #include <regex>
+#include <sstream>
 #include <streambuf>
 
 namespace downpour {
@@ -158,5 +159,11 @@ log_stream::log_stream(logger log, log_level level)
 }
 
 log_stream::~log_stream() { rdbuf(nullptr); }
+
+std::string step_log_line(std::int64_t global_step, std::int64_t step, float loss) {
+  std::ostringstream out;
+  out << "global_step:" << global_step << ",step:" << step << ",loss:" << loss;
+  return out.str();
+}
 
 }  // namespace downpour

@@ -53,6 +53,9 @@ std::optional<log_record> parse_log_line(const std::string& line);
 // in order; other lines are skipped.
 std::vector<log_record> parse_log(const std::string& text);
 
+// The original program's progress line: "global_step:G,step:S,loss:L".
+std::string step_log_line(std::int64_t global_step, std::int64_t step, float loss);
+
 // "worker:1", "ps:0"; the chief is worker:0.
 std::string node_name(role_kind role, std::size_t task);
 

@@ -5,17 +5,18 @@
 
 #include "actors/checkpoint_saver.hpp"
 #include "actors/evaluator.hpp"
+#include "actors/log.hpp"
+#include "actors/placement.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
+#include "config/cluster_fingerprint.hpp"
 #include "model/mlp.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/files/checkpoint_dir.hpp"
-#include "config/cluster_fingerprint.hpp"
 #include "runtime/net/connect.hpp"
-#include "runtime/node/job_watch.hpp"
-#include "actors/log.hpp"
 #include "runtime/net/metrics_http.hpp"
-#include "actors/placement.hpp"
+#include "runtime/node/hello.hpp"
+#include "runtime/node/job_watch.hpp"
 #include "runtime/node/restore.hpp"
 #include "runtime/node/stop_forwarder.hpp"
 
@@ -69,8 +70,8 @@ saver_config saver_for(const options& opts, const model_shape& shape,
   return saver_config{shards,
                       shape,
                       to_string(opts.mode),
-                      opts.checkpoint_dir,
-                      opts.keep_checkpoints,
+                      [dir = opts.checkpoint_dir, keep = opts.keep_checkpoints](
+                          const checkpoint& c) { return save_checkpoint(dir, c, keep); },
                       opts.save_checkpoint_secs,
                       opts.save_checkpoint_steps,
                       start_step,
@@ -205,24 +206,6 @@ caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& se
 
 }  // namespace
 
-caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard_actor& shard,
-                       std::size_t k, caf::timespan timeout) {
-  caf::error failure;
-  self->request(shard, timeout, hello_atom_v, cluster_fingerprint(opts),
-                static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(opts.task))
-      .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
-  return failure;
-}
-
-caf::error check_peers(caf::actor_system& sys, const options& opts,
-                       const std::vector<shard_actor>& shards) {
-  caf::scoped_actor self{sys};
-  caf::error failure;
-  for (std::size_t k = 0; k < shards.size() && !failure; ++k)
-    failure = hello_shard(self, opts, shards[k], k, seconds(opts.connect_timeout_s));
-  return failure;
-}
-
 caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                                     std::shared_ptr<const mnist_data> data,
                                     std::vector<shard_actor> shards,
@@ -230,7 +213,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   const model_shape shape = shape_for(opts, *data);
   const logger log = node_logger(opts, role_kind::worker, 0);
   prepare_checkpoint_dir(opts, log);
-  if (auto err = check_peers(sys, opts, shards)) return err;
+  if (auto err = check_peers(sys, opts, shards, seconds(opts.connect_timeout_s))) return err;
   caf::scoped_actor self{sys};
   const start_state start = restore_or_init(opts, shape, log);
   auto start_step = restore_shards(sys, opts, shape, start, shards);

@@ -44,12 +44,6 @@ std::uint64_t worker_batch_seed(std::uint64_t seed, std::size_t worker) {
   return z ^ (z >> 31);
 }
 
-std::string step_log_line(std::int64_t global_step, std::int64_t step, float loss) {
-  std::ostringstream out;
-  out << "global_step:" << global_step << ",step:" << step << ",loss:" << loss;
-  return out.str();
-}
-
 namespace {
 
 // The loss with the given precision, or `none` (nothing trained, so no loss).

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "config/options.hpp"
 #include "data/idx.hpp"
@@ -31,9 +32,6 @@ std::size_t replicas_for(const options& opts);
 // one-worker cluster sees the reference's batches.
 std::uint64_t worker_batch_seed(std::uint64_t seed, std::size_t worker);
 
-// The original program's progress line: "global_step:G,step:S,loss:L".
-std::string step_log_line(std::int64_t global_step, std::int64_t step, float loss);
-
 // How a job ended (summary.json's "status"; exit codes in runtime/node/signals.hpp).
 enum class job_status { completed, stopped, diverged, failed };
 std::string to_string(job_status s);
@@ -48,6 +46,16 @@ struct run_summary {
   double steps_per_s = 0.0;
   std::string checkpoint;  // stopped: the checkpoint written at global_step
   std::string error;       // diverged, failed: why
+};
+
+// What the chief knows at the end of a job.
+struct job_result {
+  run_summary summary;
+  std::vector<float> params;
+  std::vector<float> ema;
+  std::int64_t dropped = 0;   // sync: stale gradients dropped, summed over shards
+  std::int64_t rejected = 0;  // malformed or non-finite pushes refused
+  std::int64_t replayed = 0;  // pulls answered without parameters (replay_offer)
 };
 
 // "final: global_step=N loss=L test_accuracy=A ema_test_accuracy=E wall_s=S steps_per_s=R"

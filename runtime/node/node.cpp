@@ -5,21 +5,22 @@
 
 #include "actors/messages.hpp"
 #include "actors/parameter_shard.hpp"
+#include "actors/placement.hpp"
+#include "actors/sync_rule.hpp"
 #include "actors/worker.hpp"
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
+#include "config/cluster_fingerprint.hpp"
 #include "config/version.hpp"
 #include "runtime/net/basp_guard.hpp"
-#include "runtime/node/chief.hpp"
-#include "config/cluster_fingerprint.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/net/metrics_http.hpp"
-#include "actors/placement.hpp"
-#include "runtime/node/ps_watch.hpp"
 #include "runtime/net/ports.hpp"
-#include "runtime/node/stop_forwarder.hpp"
-#include "actors/sync_rule.hpp"
 #include "runtime/net/tls_guard.hpp"
+#include "runtime/node/chief.hpp"
+#include "runtime/node/hello.hpp"
+#include "runtime/node/ps_watch.hpp"
+#include "runtime/node/stop_forwarder.hpp"
 
 namespace downpour {
 
@@ -278,7 +279,7 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     auto fresh = reconnect_shards(sys, opts, std::move(shards));
     if (!fresh) return fresh.error();
     shards = std::move(*fresh);
-    if (auto err = check_peers(sys, opts, shards)) {
+    if (auto err = check_peers(sys, opts, shards, span(opts.connect_timeout_s))) {
       if (err != errc::config_mismatch) return err;
       node_logger(opts, role_kind::worker, opts.task)
           .warn(describe(err) + "; the chief refuses that ps; joining again");

@@ -6,10 +6,10 @@
 #include <functional>
 #include <vector>
 
+#include "actors/log.hpp"
 #include "caf/all.hpp"
 #include "config/options.hpp"
 #include "runtime/node/job.hpp"
-#include "actors/log.hpp"
 #include "runtime/node/signals.hpp"
 
 namespace downpour {
@@ -24,16 +24,6 @@ class node_config : public caf::actor_system_config {
 // --scheduler-threads 0: min(hardware threads, 4), at least 2, and at least
 // one more than the workers the node runs.
 std::size_t default_scheduler_threads(const options& opts, std::size_t hardware);
-
-// What the chief knows at the end of a job.
-struct job_result {
-  run_summary summary;
-  std::vector<float> params;
-  std::vector<float> ema;
-  std::int64_t dropped = 0;   // sync: stale gradients dropped, summed over shards
-  std::int64_t rejected = 0;  // malformed or non-finite pushes refused
-  std::int64_t replayed = 0;  // pulls answered without parameters (replay_offer)
-};
 
 // Called with the port a node listens on once it listens (ephemeral ports).
 using listening_callback = std::function<void(std::uint16_t)>;

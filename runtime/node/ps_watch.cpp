@@ -5,8 +5,8 @@
 #include <string>
 
 #include "actors/failure.hpp"
-#include "runtime/net/connect.hpp"
 #include "actors/log.hpp"
+#include "runtime/net/connect.hpp"
 
 namespace downpour {
 namespace {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <ostream>
 
+#include "actors/log.hpp"
 #include "data/batcher.hpp"
 #include "model/init.hpp"
 #include "model/mlp.hpp"

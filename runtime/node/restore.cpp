@@ -4,12 +4,12 @@
 #include <cstdio>
 #include <iostream>
 
-#include "model/init.hpp"
-#include "runtime/node/chief.hpp"
-#include "runtime/files/checkpoint.hpp"
-#include "runtime/net/connect.hpp"
 #include "actors/log.hpp"
 #include "actors/placement.hpp"
+#include "model/init.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/node/hello.hpp"
 
 namespace downpour {
 namespace {
@@ -148,7 +148,7 @@ caf::expected<recovered_cluster> recover_cluster(caf::actor_system& sys, const o
     if (!h) return h.error();
     shards[k] = std::move(*h);
   }
-  if (auto err = check_peers(sys, opts, shards)) return err;
+  if (auto err = check_peers(sys, opts, shards, seconds(opts.connect_timeout_s))) return err;
   const logger log = node_logger(opts, role_kind::worker, 0);
   auto step = restore_shards(sys, opts, shape, restore_or_init(opts, shape, log), shards);
   if (!step) return step.error();

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "actors/log.hpp"
 #include "actors/messages.hpp"
 #include "config/options.hpp"
 #include "model/shape.hpp"
-#include "actors/log.hpp"
 
 namespace downpour {
 
