@@ -1,8 +1,8 @@
 #include "actors/evaluator.hpp"
 
 #include "actors/failure.hpp"
-#include "model/mlp.hpp"
 #include "actors/placement.hpp"
+#include "model/mlp.hpp"
 
 namespace downpour {
 namespace {

@@ -10,8 +10,8 @@
 #include <type_traits>
 #include <vector>
 
-#include "caf/all.hpp"
 #include "actors/tensor.hpp"
+#include "caf/all.hpp"
 
 namespace downpour {
 

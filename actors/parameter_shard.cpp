@@ -7,8 +7,8 @@
 
 #include "actors/failure.hpp"
 #include "actors/peer_guard.hpp"
-#include "config/cluster_fingerprint.hpp"
 #include "actors/sync_rule.hpp"
+#include "config/cluster_fingerprint.hpp"
 
 namespace downpour {
 namespace {

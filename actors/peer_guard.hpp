@@ -12,8 +12,8 @@
 #include <set>
 #include <string>
 
-#include "caf/all.hpp"
 #include "actors/log.hpp"
+#include "caf/all.hpp"
 
 namespace downpour {
 

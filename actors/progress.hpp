@@ -8,8 +8,8 @@
 #include <memory>
 #include <string>
 
-#include "model/schedule.hpp"
 #include "actors/log.hpp"
+#include "model/schedule.hpp"
 
 namespace downpour {
 

@@ -12,9 +12,9 @@
 #include <type_traits>
 #include <vector>
 
-#include "caf/all.hpp"
 #include "actors/floats.hpp"
 #include "actors/placement.hpp"
+#include "caf/all.hpp"
 #include "config/wire_dtype.hpp"
 
 namespace downpour {

@@ -16,13 +16,13 @@
 #include <memory>
 #include <vector>
 
+#include "actors/log.hpp"
 #include "actors/messages.hpp"
+#include "actors/placement.hpp"
 #include "config/options.hpp"
 #include "data/idx.hpp"
 #include "model/schedule.hpp"
 #include "model/shape.hpp"
-#include "actors/log.hpp"
-#include "actors/placement.hpp"
 
 namespace downpour {
 

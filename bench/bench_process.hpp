@@ -13,8 +13,8 @@
 
 #include "bench/bench_common.hpp"
 #include "runtime/net/connect.hpp"
-#include "runtime/node/node.hpp"
 #include "runtime/net/ports.hpp"
+#include "runtime/node/node.hpp"
 #include "test/subprocess.hpp"
 
 namespace downpour::bench {

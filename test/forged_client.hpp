@@ -8,8 +8,8 @@
 #include <string>
 
 #include "actors/messages.hpp"
-#include "config/version.hpp"
 #include "config/cluster_fingerprint.hpp"
+#include "config/version.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/node/node.hpp"
 #include "time_bounds.hpp"

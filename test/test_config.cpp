@@ -9,8 +9,8 @@
 #include <sstream>
 
 #include "config/options.hpp"
-#include "parse_options.hpp"
 #include "config/version.hpp"
+#include "parse_options.hpp"
 #include "runtime/node/node.hpp"
 
 namespace downpour {

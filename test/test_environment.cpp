@@ -13,8 +13,8 @@
 #include <nlohmann/json.hpp>
 
 #include "config/options.hpp"
-#include "runtime/net/ports.hpp"
 #include "runtime/net/connect.hpp"
+#include "runtime/net/ports.hpp"
 #include "runtime/node/job.hpp"
 #include "subprocess.hpp"
 

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "actors/log.hpp"
+#include "log_lines.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/net/ports.hpp"
-#include "log_lines.hpp"
 #include "runtime/node/job.hpp"
-#include "actors/log.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;

@@ -8,8 +8,8 @@
 
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/net/connect.hpp"
-#include "runtime/node/reference_trainer.hpp"
 #include "runtime/net/ports.hpp"
+#include "runtime/node/reference_trainer.hpp"
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 

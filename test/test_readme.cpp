@@ -5,8 +5,8 @@
 #include <set>
 #include <sstream>
 
-#include "config/options.hpp"
 #include "actors/log.hpp"
+#include "config/options.hpp"
 
 using namespace downpour;
 

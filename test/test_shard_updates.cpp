@@ -10,11 +10,11 @@
 #include <optional>
 #include <random>
 
+#include "actors/buffers.hpp"
 #include "actors/parameter_shard.hpp"
+#include "actors/placement.hpp"
 #include "caf/scheduler/test_coordinator.hpp"
 #include "model/schedule.hpp"
-#include "actors/buffers.hpp"
-#include "actors/placement.hpp"
 
 using namespace downpour;
 

@@ -13,11 +13,11 @@
 #include <cerrno>
 #include <memory>
 
+#include "forged_client.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/net/ports.hpp"
-#include "runtime/node/node.hpp"
 #include "runtime/net/tls_guard.hpp"
-#include "forged_client.hpp"
+#include "runtime/node/node.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;

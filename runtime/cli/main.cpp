@@ -2,16 +2,16 @@
 #include <iostream>
 #include <optional>
 
+#include "actors/log.hpp"
 #include "config/options.hpp"
 #include "data/batch_record.hpp"
 #include "data/idx.hpp"
 #include "runtime/cli/commands.hpp"
+#include "runtime/cli/status_client.hpp"
 #include "runtime/net/connect.hpp"
-#include "actors/log.hpp"
 #include "runtime/node/node.hpp"
 #include "runtime/node/reference_trainer.hpp"
 #include "runtime/node/signals.hpp"
-#include "runtime/cli/status_client.hpp"
 
 namespace {
 

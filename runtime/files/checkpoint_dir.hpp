@@ -3,8 +3,8 @@
 // all damaged is not silently trained over from step 0 (docs/checkpoints.md).
 #pragma once
 
-#include "config/options.hpp"
 #include "actors/log.hpp"
+#include "config/options.hpp"
 
 namespace downpour {
 

@@ -6,8 +6,8 @@
 
 #include <cstddef>
 
-#include "config/options.hpp"
 #include "actors/log.hpp"
+#include "config/options.hpp"
 
 namespace downpour {
 

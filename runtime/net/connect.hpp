@@ -11,11 +11,11 @@
 #include "actors/messages.hpp"
 #include <optional>
 
+#include "actors/log.hpp"
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
 #include "config/options.hpp"
 #include "runtime/net/connect_guard.hpp"
-#include "actors/log.hpp"
 #include "runtime/net/tls_guard.hpp"
 
 namespace downpour {

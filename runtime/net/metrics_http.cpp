@@ -2,8 +2,8 @@
 
 #include <httplib.h>
 
-#include "runtime/net/metrics_text.hpp"
 #include "actors/status_json.hpp"
+#include "runtime/net/metrics_text.hpp"
 
 namespace downpour {
 namespace {
