@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "runtime/placement.hpp"
+#include "actors/placement.hpp"
 
 namespace downpour::snapshot_detail {
 

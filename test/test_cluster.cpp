@@ -8,9 +8,9 @@
 #include "model/mlp.hpp"
 #include "model/schedule.hpp"
 #include "model/update.hpp"
-#include "runtime/job.hpp"
-#include "runtime/node.hpp"
-#include "runtime/reference_trainer.hpp"
+#include "runtime/node/job.hpp"
+#include "runtime/node/node.hpp"
+#include "runtime/node/reference_trainer.hpp"
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 

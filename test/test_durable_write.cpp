@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/durable_write.hpp"
+#include "runtime/files/durable_write.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;

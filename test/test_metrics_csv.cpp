@@ -1,4 +1,4 @@
-// metrics.csv's one definition (runtime/metrics_csv.hpp): what the chief
+// metrics.csv's one definition (actors/metrics_schema.hpp): what the chief
 // writes is what the plot command reads back.
 #include <doctest/doctest.h>
 
@@ -6,8 +6,8 @@
 #include <sstream>
 #include <string>
 
-#include "runtime/metrics_csv.hpp"
-#include "runtime/plot.hpp"
+#include "actors/metrics_schema.hpp"
+#include "runtime/files/plot.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;

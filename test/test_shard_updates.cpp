@@ -10,12 +10,12 @@
 #include <optional>
 #include <random>
 
+#include "actors/buffers.hpp"
 #include "actors/parameter_shard.hpp"
+#include "actors/placement.hpp"
 #include "caf/scheduler/test_coordinator.hpp"
 #include "model/schedule.hpp"
 #include "model/update.hpp"
-#include "runtime/buffers.hpp"
-#include "runtime/placement.hpp"
 
 using namespace downpour;
 
