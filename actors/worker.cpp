@@ -188,9 +188,7 @@ caf::error take_reply(worker_state& st, std::size_t k, pull_reply& r) {
     st.replies[k] = shared_tensor{st.replayed, st.cfg.layouts[k].ranges};
   } else if (r.params.size() != st.cfg.layouts[k].size()) {
     return caf::make_error(errc::shape_mismatch, "shard " + std::to_string(k) + " replied with " +
-                                                     std::to_string(r.params.size()) +
-                                                     " floats for a part of " +
-                                                     std::to_string(st.cfg.layouts[k].size()));
+                                                     std::to_string(r.params.size()) + " floats");
   } else {
     st.replies[k] = std::move(r.params);
   }
