@@ -10,7 +10,7 @@
 
 #include "actors/messages.hpp"
 #include "cluster_procs.hpp"
-#include "model/schedule.hpp"
+#include "model/update.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/node/node.hpp"
 #include "test_jobs.hpp"
