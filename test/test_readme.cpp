@@ -126,6 +126,44 @@ std::vector<std::string> missing_folders(const std::vector<std::string>& folders
   return missing;
 }
 
+// Every `folder/path` of the repository named in a code span of `text` that
+// does not exist; a * in the file name matches any characters.
+std::vector<std::string> missing_source_paths(const std::string& text) {
+  std::vector<std::string> missing;
+  static const std::regex span("`([^`]+)`");
+  static const std::regex source_path(
+      "(config|data|model|actors|runtime|test|bench|fuzz|examples|deploy|scripts|docs|cmake)"
+      "/[A-Za-z0-9_./*@-]*");
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    for (std::sregex_iterator it(line.begin(), line.end(), span), end; it != end; ++it) {
+      const std::string name = (*it)[1];
+      if (!std::regex_match(name, source_path)) continue;
+      const auto path = source_dir / name;
+      bool found = name.back() == '/' && fs::is_directory(path);
+      if (name.back() != '/' && fs::is_directory(path.parent_path())) {
+        // The name's only special characters: . and *.
+        const std::regex pattern(std::regex_replace(
+            std::regex_replace(path.filename().string(), std::regex(R"(\.)"), R"(\.)"),
+            std::regex(R"(\*)"), ".*"));
+        for (const auto& entry : fs::directory_iterator(path.parent_path()))
+          found = found || std::regex_match(entry.path().filename().string(), pattern);
+      }
+      if (!found) missing.push_back(name);
+    }
+  }
+  return missing;
+}
+
+// README.md and every page of docs/.
+std::vector<fs::path> doc_pages() {
+  std::vector<fs::path> pages{source_dir / "README.md"};
+  for (const auto& entry : fs::directory_iterator(source_dir / "docs"))
+    if (entry.path().extension() == ".md") pages.push_back(entry.path());
+  return pages;
+}
+
 std::string joined(const std::vector<std::string>& items) {
   std::string text;
   for (const auto& item : items) text += (text.empty() ? "" : ", ") + item;
@@ -177,9 +215,7 @@ TEST_CASE("the README is an entry point of at most 250 lines") {
 }
 
 TEST_CASE("every relative link of the README and of docs/ points to a file and heading that exist") {
-  std::vector<fs::path> pages{source_dir / "README.md"};
-  for (const auto& entry : fs::directory_iterator(source_dir / "docs"))
-    if (entry.path().extension() == ".md") pages.push_back(entry.path());
+  const auto pages = doc_pages();
   CHECK(pages.size() > 5);
   for (const auto& page : pages) {
     const auto broken = broken_links(read_page(page), page.parent_path());
@@ -217,4 +253,19 @@ TEST_CASE("the source map check names a planted folder that does not exist") {
   const auto folders = source_map_folders(readme);
   CHECK(folders == std::vector<std::string>{"docs", "no-such-folder"});
   CHECK(missing_folders(folders, source_dir) == std::vector<std::string>{"no-such-folder"});
+}
+
+TEST_CASE("every source path named in the README and docs/ exists") {
+  const auto pages = doc_pages();
+  for (const auto& page : pages) {
+    const auto missing = missing_source_paths(read_page(page));
+    CHECK_MESSAGE(missing.empty(), page.string() << ": names missing paths: " << joined(missing));
+  }
+}
+
+TEST_CASE("the source path check names a planted file that does not exist") {
+  const std::string page = "`test/test_readme.cpp`, `fuzz/*.supp`, `docs/` and `config/`;\n"
+                           "`test/no_such_test.cpp`, `runtime/no_such_guard.*`, `DIR/model.ckpt`\n";
+  CHECK(missing_source_paths(page) ==
+        std::vector<std::string>{"test/no_such_test.cpp", "runtime/no_such_guard.*"});
 }
