@@ -38,21 +38,27 @@ std::set<std::string> options_in(const std::string& text, const std::regex& patt
   return names;
 }
 
-// The lines of a page outside ``` fences, with `code spans` removed: what
-// markdown renders as text, links and headings.
-std::vector<std::string> prose_lines(const std::string& text) {
+// The lines of a page outside ``` fences: what markdown renders as text,
+// links and headings.
+std::vector<std::string> unfenced_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   std::string line;
   bool fenced = false;
-  static const std::regex code_span("`[^`]*`");
   while (std::getline(in, line)) {
-    if (line.rfind("```", 0) == 0) {
+    if (line.rfind("```", 0) == 0)
       fenced = !fenced;
-      continue;
-    }
-    if (!fenced) lines.push_back(std::regex_replace(line, code_span, ""));
+    else if (!fenced)
+      lines.push_back(line);
   }
+  return lines;
+}
+
+// The same, with `code spans` removed (they hold no links).
+std::vector<std::string> prose_lines(const std::string& text) {
+  static const std::regex code_span("`[^`]*`");
+  auto lines = unfenced_lines(text);
+  for (auto& line : lines) line = std::regex_replace(line, code_span, "");
   return lines;
 }
 
@@ -60,12 +66,8 @@ std::vector<std::string> prose_lines(const std::string& text) {
 // hyphens; a repeated heading gets -1, -2, ...
 std::set<std::string> anchors_of(const std::string& text) {
   std::set<std::string> anchors;
-  std::istringstream in(text);
-  std::string line;
-  bool fenced = false;
-  while (std::getline(in, line)) {
-    if (line.rfind("```", 0) == 0) fenced = !fenced;
-    if (fenced || line.rfind("#", 0) != 0) continue;
+  for (const auto& line : unfenced_lines(text)) {
+    if (line.rfind("#", 0) != 0) continue;
     std::string slug;
     for (char c : line.substr(line.find_first_not_of("# ")))
       if (std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')
@@ -134,9 +136,7 @@ std::vector<std::string> missing_source_paths(const std::string& text) {
   static const std::regex source_path(
       "(config|data|model|actors|runtime|test|bench|fuzz|examples|deploy|scripts|docs|cmake)"
       "/[A-Za-z0-9_./*@-]*");
-  std::istringstream in(text);
-  std::string line;
-  while (std::getline(in, line)) {
+  for (const auto& line : unfenced_lines(text)) {
     for (std::sregex_iterator it(line.begin(), line.end(), span), end; it != end; ++it) {
       const std::string name = (*it)[1];
       if (!std::regex_match(name, source_path)) continue;
