@@ -6,10 +6,37 @@
 // step with 2 scheduler threads, 1.04 with 3, 1.15-1.20 detached. A node
 // gets one scheduler thread more than its workers by default
 // (runtime/node.hpp), so the model math never holds every thread.
-//  async: a step ticket from the stop supervisor travels with the pulls.
+//
+// One step, in phases ({...}: what moves it on):
+//
+//     {start, ssp}    +-------------+
+//   +---------------->|  admitting  |<----------------------------+
+//   |                 +-------------+                             |
+//   |                        | {admitted}: ask ticket, pull       |
+//   | {start, async, sync}   v                                    | push (ssp)
+//   +---------------->+-------------+                             |
+//        +----------->|   pulling   |----------------+            |
+//        |            +-------------+                |            |
+//        |                   | {every pull in}: compute           |
+//        |                   v                       |            |
+//        | {skip}     +-------------+ push (async,   |            |
+//        |   +------->|   holding   |--sync)-------->+------------+
+//        |   |        +-------------+     pulling
+//        |   |               | {ticket in, batch not finite}
+//        |   |               v
+//        |   |        +-------------+
+//        +---+--------|   verdict   |
+//                     +-------------+
+//
+//  async: the ticket (the global step the push makes, from the supervisor) is
+//         asked for right after each push and travels with the pulls; holding
+//         waits for it. --pipeline: the next pulls go out at the compute.
 //  ssp:   the coordinator first admits the step (staleness bound), then as async.
-//  sync:  pulls wait at the shards for the next global step (the token
-//         barrier); the job is over when the pulled step is the last one.
+//  sync:  no tickets; the pulls wait at the shards for the next global step
+//         (the token barrier).
+//  The job is over (the worker leaves) when a ticket is -1 or, in sync, when
+//  the pulled step is the last one; a worker told to stop leaves after its
+//  next push; a supervisor that refuses the bad batch ends the job.
 #pragma once
 
 #include <cstdint>
