@@ -7,14 +7,21 @@
 // Told to stop (a signal), it hands out no more tickets, waits until every
 // push is applied and has the checkpoint of that step written before it
 // answers; a non-finite batch beyond --max-bad-batches fails the job.
+// A lost ps pauses it (no tickets, hellos held) until the chief restores
+// every shard. Its parts: supervisor_tickets.cpp (tickets, the stop, the
+// drain, the job's end), supervisor_recovery.cpp (hellos and recovery
+// epochs), supervisor_status.cpp (progress and status); stop_supervisor.cpp
+// routes each message to one of them.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
 
 #include "actors/messages.hpp"
+#include "actors/status.hpp"
 #include "config/options.hpp"
 #include "runtime/log.hpp"
 #include "runtime/progress.hpp"
@@ -34,6 +41,9 @@ struct supervisor_config {
   logger log;                     // the chief
   std::map<std::string, std::string> config_sources;  // for status: options.sources
   std::int64_t max_bad_batches = 0;  // non-finite batches skipped before the job diverges
+  // The answer to a status request, from the facts (runtime/status_json.hpp);
+  // without one, status requests are refused.
+  std::function<std::string(const status_facts&)> render_status;
 };
 
 supervisor_actor spawn_stop_supervisor(caf::actor_system& sys, supervisor_config cfg);

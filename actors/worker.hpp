@@ -7,26 +7,25 @@
 // gets one scheduler thread more than its workers by default
 // (runtime/node.hpp), so the model math never holds every thread.
 //
-// One step, in phases ({...}: what moves it on):
+// One step, in phases ({...}: what moves it on; holding pushes once the
+// ticket is in, in async and ssp):
 //
-//     {start, ssp}    +-------------+
-//   +---------------->|  admitting  |<----------------------------+
-//   |                 +-------------+                             |
-//   |                        | {admitted}: ask ticket, pull       |
-//   | {start, async, sync}   v                                    | push (ssp)
-//   +---------------->+-------------+                             |
-//        +----------->|   pulling   |----------------+            |
-//        |            +-------------+                |            |
-//        |                   | {every pull in}: compute           |
-//        |                   v                       |            |
-//        | {skip}     +-------------+ push (async,   |            |
-//        |   +------->|   holding   |--sync)-------->+------------+
-//        |   |        +-------------+     pulling
-//        |   |               | {ticket in, batch not finite}
-//        |   |               v
-//        |   |        +-------------+
-//        +---+--------|   verdict   |
-//                     +-------------+
+//       start (ssp)                        start (async, sync)
+//            |                                    |
+//            v                                    v
+//     +-------------+     {admitted}       +-------------+
+//  +->|  admitting  |--------------------->|   pulling   |<----------+<--+
+//  |  +-------------+                      +-------------+           |   |
+//  |                                              | {every pull in}: |   |
+//  |                                              v  compute         |   |
+//  |         push (ssp)                    +-------------+  push     |   |
+//  +---------------------------------------|   holding   |-----------+   |
+//                                          +-------------+ (async, sync) |
+//                                                 | {batch not finite}   |
+//                                                 v                      |
+//                                          +-------------+   {skip}      |
+//                                          |   verdict   |---------------+
+//                                          +-------------+
 //
 //  async: the ticket (the global step the push makes, from the supervisor) is
 //         asked for right after each push and travels with the pulls; holding

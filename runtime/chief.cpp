@@ -17,6 +17,7 @@
 #include "runtime/metrics_http.hpp"
 #include "runtime/placement.hpp"
 #include "runtime/restore.hpp"
+#include "runtime/status_json.hpp"
 #include "runtime/stop_forwarder.hpp"
 
 namespace downpour {
@@ -249,6 +250,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                          log};
   scfg.config_sources = opts.sources;
   scfg.max_bad_batches = opts.max_bad_batches;
+  scfg.render_status = status_json;
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
   const stop_forwarder to_supervisor{sys, supervisor};
   armed_stop stop{stops, [&to_supervisor, log](const std::string& why) {
