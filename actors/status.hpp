@@ -1,6 +1,6 @@
-// What the chief knows of its job, as plain facts: the stop supervisor fills
-// them; runtime renders them (status_text: "key: value" lines; status_json:
-// the JSON object a status request is answered with).
+// What the chief knows of its job, as the stop supervisor gathers it: the
+// status reply carries it as JSON (actors/status_json.hpp); runtime/cli renders
+// it as text and runtime/net as Prometheus metrics.
 #pragma once
 
 #include <cstdint>

@@ -3,7 +3,7 @@
 // the chief's end request fails with `recovering`) until the chief has
 // restored every shard, and the tickets restart from the restored step.
 #include "actors/supervisor_state.hpp"
-#include "runtime/cluster_config.hpp"
+#include "config/cluster_fingerprint.hpp"
 
 namespace downpour {
 namespace {

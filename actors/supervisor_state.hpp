@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "actors/peer_guard.hpp"
-#include "actors/stop_supervisor.hpp"
+#include "actors/supervisor_config.hpp"
 
 namespace downpour {
 

@@ -3,6 +3,7 @@
 // the drain until every shard applied every push, and the job's end.
 #include <cstdio>
 
+#include "actors/stop_supervisor.hpp"
 #include "actors/supervisor_state.hpp"
 
 namespace downpour {

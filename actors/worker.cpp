@@ -6,7 +6,6 @@
 
 #include "actors/failure.hpp"
 #include "actors/worker_state.hpp"
-#include "runtime/job.hpp"
 
 namespace downpour {
 namespace {

@@ -9,12 +9,12 @@
 #include <optional>
 #include <vector>
 
+#include "actors/buffers.hpp"
 #include "actors/peer_guard.hpp"
-#include "actors/worker.hpp"
+#include "actors/worker_config.hpp"
 #include "data/batch_record.hpp"
 #include "data/batcher.hpp"
 #include "model/mlp.hpp"
-#include "runtime/buffers.hpp"
 
 namespace downpour {
 

@@ -5,8 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "actors/log.hpp"
 #include "config/options.hpp"
-#include "runtime/log.hpp"
 
 using namespace downpour;
 

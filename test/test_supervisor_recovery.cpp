@@ -7,7 +7,7 @@
 #include "actors/parameter_shard.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
-#include "runtime/node.hpp"
+#include "runtime/node/node.hpp"
 #include "test_jobs.hpp"
 #include "time_bounds.hpp"
 
@@ -88,7 +88,13 @@ TEST_CASE_FIXTURE(fixture, "a status request is answered with the facts the supe
   progress.last_step = 100;
   progress.quiet = true;
   auto seen = std::make_shared<status_facts>();
-  supervisor_config c{"fp", 7, 100, {}, progress, train_mode::async, coordinator, saver, 2, logger{}};
+  supervisor_config c;
+  c.start_step = 7;
+  c.last_step = 100;
+  c.progress = progress;
+  c.coordinator = coordinator;
+  c.saver = saver;
+  c.workers = 2;
   c.render_status = [seen](const status_facts& f) {
     *seen = f;
     return std::string{"rendered"};

@@ -7,8 +7,8 @@
 
 #include "actors/parameter_shard.hpp"
 #include "actors/sync_coordinator.hpp"
+#include "actors/sync_rule.hpp"
 #include "caf/scheduler/test_coordinator.hpp"
-#include "runtime/sync_rule.hpp"
 
 using namespace downpour;
 
