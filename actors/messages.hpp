@@ -215,11 +215,14 @@ using shard_actor = caf::typed_actor<
 // The sync coordinator on the chief: watches workers (a dead one lowers the
 // sync round's required count) and enforces the ssp staleness bound.
 using coordinator_actor = caf::typed_actor<
+    // From the supervisor: a node whose hello matched; its workers may join.
+    caf::reacts_to<hello_atom, caf::node_id>,
     // A worker starts (or restarts with its task index); it is monitored.
     caf::reacts_to<join_atom, std::uint32_t>,
-    // A worker has finished the job.
+    // A worker has finished the job (only from the actor that joined as it).
     caf::reacts_to<leave_atom, std::uint32_t>,
-    // ssp: worker and the steps it has finished -> answered once it may start another.
+    // ssp: worker and the steps it has finished -> answered once it may start
+    // another (only to the actor that joined as it).
     caf::replies_to<clock_atom, std::uint32_t, std::int64_t>::with<std::int64_t>,
     // The live and the dead workers.
     caf::replies_to<stats_atom>::with<worker_stats>>;

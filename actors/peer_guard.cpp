@@ -33,6 +33,16 @@ void peer_guard::refuse(const std::string& what, const caf::strong_actor_ptr& se
             ", which did not prove it belongs to this cluster" + *more);
 }
 
+void peer_guard::refuse_on_behalf(const std::string& what, std::uint32_t worker,
+                                  const caf::strong_actor_ptr& sender) {
+  auto more = throttle_.pass(what + " on behalf");
+  if (!more) return;
+  const std::string who = sender ? "node " + to_string(sender->node()) : "an anonymous sender";
+  const std::string index = std::to_string(worker);
+  log_.warn("refused " + what + " for worker " + index + " from " + who +
+            ": the sender is not the actor that joined as worker " + index + *more);
+}
+
 caf::error unauthorized(const std::string& what) {
   return caf::make_error(errc::unauthorized,
                          what + " refused: the sender did not prove it belongs to this cluster");

@@ -8,6 +8,7 @@
 // else from it, logged rate-limited.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,6 +27,8 @@ class peer_guard {
   // The node of a caller whose hello matched: a worker, or the chief.
   void admit_member(const caf::node_id& node);
   void admit_chief(const caf::node_id& node);
+  // Every node admitted so far (the chief's too).
+  const std::set<caf::node_id>& members() const { return members_; }
 
   // Senders on the actor's own node are trusted; remote ones must have been
   // admitted (as anything, or as the chief). Anonymous remote messages are
@@ -37,6 +40,10 @@ class peer_guard {
   // what (detail, e.g. a difference of settings, is not part of the kind).
   void refuse(const std::string& what, const caf::strong_actor_ptr& sender,
               const std::string& detail = "");
+  // Logs a message about a worker sent by an actor that is not that worker
+  // (a member speaking on another's behalf), rate-limited the same way.
+  void refuse_on_behalf(const std::string& what, std::uint32_t worker,
+                        const caf::strong_actor_ptr& sender);
 
   // Exits only from the own node or the chief, errors and unexpected
   // messages dropped (CAF's defaults end the actor or print to stdout).

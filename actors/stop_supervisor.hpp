@@ -7,34 +7,19 @@
 // Told to stop (a signal), it hands out no more tickets, waits until every
 // push is applied and has the checkpoint of that step written before it
 // answers; a non-finite batch beyond --max-bad-batches fails the job.
+// A lost ps pauses it (no tickets, hellos held) until the chief restores
+// every shard. Its parts: supervisor_tickets.cpp (tickets, the stop, the
+// drain, the job's end), supervisor_recovery.cpp (hellos and recovery
+// epochs), supervisor_status.cpp (progress and status); stop_supervisor.cpp
+// routes each message to one of them.
 #pragma once
 
 #include <cstdint>
-#include <map>
-#include <string>
-#include <vector>
 
-#include "actors/log.hpp"
 #include "actors/messages.hpp"
-#include "actors/progress.hpp"
-#include "config/options.hpp"
+#include "actors/supervisor_config.hpp"
 
 namespace downpour {
-
-struct supervisor_config {
-  std::string fingerprint;
-  std::int64_t start_step = 0;
-  std::int64_t last_step = 0;
-  std::vector<shard_actor> shards;
-  progress_config progress;
-  train_mode mode = train_mode::async;
-  coordinator_actor coordinator;  // handed to joining nodes
-  saver_actor saver;              // for status: the newest checkpoint
-  std::size_t workers = 0;        // the worker host list's size
-  logger log;                     // the chief
-  std::map<std::string, std::string> config_sources;  // for status: options.sources
-  std::int64_t max_bad_batches = 0;  // non-finite batches skipped before the job diverges
-};
 
 supervisor_actor spawn_stop_supervisor(caf::actor_system& sys, supervisor_config cfg);
 

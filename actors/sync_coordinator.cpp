@@ -19,7 +19,7 @@ struct sync_coordinator_state {
       waiting;                                          // ssp: workers held at the bound
   std::set<std::uint32_t> gone;                         // joined, then died; not back yet
   std::size_t required = 0;                             // last count sent to the shards
-  peer_guard guard;  // exits and errors only from this node
+  peer_guard guard;  // joins from nodes the supervisor admitted; exits and errors from this node
   static inline const char* name = "sync_coordinator";
 };
 
@@ -64,10 +64,21 @@ void forget_worker(coordinator_pointer self, std::uint32_t worker, departure how
   release_admitted(self);
 }
 
+// Leave and clock speak for one worker: only the actor that joined as it
+// may send them, not another member on its behalf.
+bool from_joined(coordinator_pointer self, std::uint32_t worker, const char* what) {
+  auto& st = self->state;
+  auto it = st.live.find(worker);
+  const auto sender = self->current_sender();
+  if (it != st.live.end() && it->second == caf::actor_cast<caf::actor_addr>(sender)) return true;
+  st.guard.refuse_on_behalf(what, worker, sender);
+  return false;
+}
+
 void on_join(coordinator_pointer self, std::uint32_t worker) {
   auto& st = self->state;
   auto sender = self->current_sender();
-  if (!sender) return;
+  if (!sender || !from_member(self, "a join")) return;
   st.live[worker] = caf::actor_cast<caf::actor_addr>(sender);
   st.gone.erase(worker);
   self->monitor(sender);
@@ -111,9 +122,17 @@ coordinator_actor::behavior_type sync_coordinator(coordinator_pointer self, coor
       }
   });
   return {
+    [=](hello_atom, const caf::node_id& node) {
+      if (from_chief(self, "an admission")) self->state.guard.admit_member(node);
+    },
     [=](join_atom, std::uint32_t worker) { on_join(self, worker); },
-    [=](leave_atom, std::uint32_t worker) { forget_worker(self, worker, departure::finished); },
-    [=](clock_atom, std::uint32_t worker, std::int64_t finished) {
+    [=](leave_atom, std::uint32_t worker) {
+      if (from_joined(self, worker, "a leave")) forget_worker(self, worker, departure::finished);
+    },
+    [=](clock_atom, std::uint32_t worker, std::int64_t finished) -> caf::result<std::int64_t> {
+      if (!from_joined(self, worker, "a clock"))
+        return caf::make_error(errc::unauthorized, "a clock for worker " + std::to_string(worker) +
+                                                       " from an actor that did not join as it");
       return on_clock(self, worker, finished);
     },
     [=](stats_atom) {

@@ -77,7 +77,7 @@ struct options {
   bool pipeline = true;  // async: the next pull overlaps this step's compute
   wire_dtype wire = wire_dtype::fp32;  // pushes and pulls between nodes
   double connect_timeout_s = 30.0;
-  // CAF scheduler tuning (measured faster on small machines; see README).
+  // CAF scheduler tuning (measured faster on small machines; see docs/performance.md).
   std::string scheduler_policy = "sharing";
   std::size_t scheduler_threads = 0;  // 0: min(hardware threads, 4), at least 2
   // Failure detection and security.

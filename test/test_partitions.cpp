@@ -3,7 +3,7 @@
 // cut for a few seconds during the job and restored. The node is alive all
 // the while, so only heartbeats can tell: the loss must be seen within
 // --node-timeout, handled as a kill of that node would be, and the job must
-// still end at exactly --last-step having lost no more than the README's rule
+// still end at exactly --last-step having lost no more than docs/failure-model.md's rule
 // (the steps since the newest checkpoint for a ps or the chief, none for a
 // worker). Skipped (exit 77) where namespaces cannot be made.
 #include <doctest/doctest.h>

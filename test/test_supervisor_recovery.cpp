@@ -74,3 +74,43 @@ TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resu
                  caf::actor_cast<caf::actor>(back[0]), caf::actor_cast<caf::actor>(back[1])})
     self->send_exit(a, caf::exit_reason::user_shutdown);
 }
+
+TEST_CASE_FIXTURE(fixture, "a status request is answered with the facts the supervisor gathered, "
+                           "rendered by the renderer the chief gave") {
+  auto coordinator = caf::actor_cast<coordinator_actor>(
+      sys.spawn([](caf::event_based_actor*) -> caf::behavior {
+        return {[](stats_atom) { return worker_stats{{0}, {1}}; }};
+      }));
+  auto saver = caf::actor_cast<saver_actor>(sys.spawn([](caf::event_based_actor*) -> caf::behavior {
+    return {[](stats_atom) { return caf::make_message(std::string{"model.ckpt-7"}, 0.0); }};
+  }));
+  progress_config progress;
+  progress.last_step = 100;
+  progress.quiet = true;
+  auto seen = std::make_shared<status_facts>();
+  supervisor_config c;
+  c.start_step = 7;
+  c.last_step = 100;
+  c.progress = progress;
+  c.coordinator = coordinator;
+  c.saver = saver;
+  c.workers = 2;
+  c.render_status = [seen](const status_facts& f) {
+    *seen = f;
+    return std::string{"rendered"};
+  };
+  auto sup = spawn_stop_supervisor(sys, std::move(c));
+  std::string answer;
+  self->request(sup, testing::scaled(5s), status_atom_v)
+      .receive([&](std::string& text) { answer = text; }, [](caf::error&) {});
+  CHECK(answer == "rendered");
+  CHECK(seen->mode == "async");
+  CHECK(seen->global_step == 7);
+  CHECK(seen->expected_workers == 2);
+  CHECK(seen->live_workers == std::vector<std::uint32_t>{0});
+  CHECK(seen->dead_workers == std::vector<std::uint32_t>{1});
+  CHECK(seen->last_checkpoint == "model.ckpt-7");
+  for (auto a : {caf::actor_cast<caf::actor>(sup), caf::actor_cast<caf::actor>(coordinator),
+                 caf::actor_cast<caf::actor>(saver)})
+    self->send_exit(a, caf::exit_reason::user_shutdown);
+}

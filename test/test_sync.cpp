@@ -330,3 +330,60 @@ TEST_CASE_FIXTURE(sync_fixture,
   (*chief)->send(shard, stop_atom_v);
   sched->run();
 }
+
+namespace {
+
+// The warnings a logger wrote to its file, one message each.
+std::vector<std::string> warnings_in(std::FILE* f) {
+  std::string text;
+  std::rewind(f);
+  for (int c; (c = std::fgetc(f)) != EOF;) text += static_cast<char>(c);
+  std::vector<std::string> lines;
+  for (const auto& r : parse_log(text))
+    if (r.level == log_level::warn) lines.push_back(r.message);
+  return lines;
+}
+
+}  // namespace
+
+TEST_CASE_FIXTURE(sync_fixture,
+                  "a leave or clock sent on another worker's behalf is refused with a log line") {
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  coordinator_config cc;
+  cc.mode = train_mode::ssp;
+  cc.workers = 2;
+  cc.staleness = 0;
+  cc.log = logger{"worker:0", log_level::info, out, err};
+  auto coordinator = spawn_sync_coordinator(*sys, cc);
+  auto joiner = [=](caf::event_based_actor* self, std::uint32_t index) -> caf::behavior {
+    self->send(coordinator, join_atom_v, index);
+    return {[](int) {}};
+  };
+  auto w0 = sys->spawn(joiner, 0u);
+  auto w1 = sys->spawn(joiner, 1u);
+  sched->run();
+  // Another actor speaks for worker 1: it finished; it finished a step.
+  auto refused = std::make_shared<std::optional<caf::error>>();
+  auto forger = sys->spawn([=](caf::event_based_actor* self) {
+    self->send(coordinator, leave_atom_v, 1u);
+    self->request(coordinator, caf::infinite, clock_atom_v, 1u, std::int64_t{1})
+        .then([](std::int64_t) {}, [=](caf::error& e) { *refused = e; });
+  });
+  sched->run();
+  REQUIRE(refused->has_value());
+  CHECK(**refused == errc::unauthorized);
+  auto stats = ask<worker_stats>(coordinator, stats_atom_v);
+  REQUIRE(stats->has_value());
+  CHECK((*stats)->live == std::vector<std::uint32_t>{0, 1});  // worker 1 still counts
+  const auto lines = warnings_in(err);
+  REQUIRE(lines.size() == 2);
+  CHECK(lines[0].find("refused a leave for worker 1") == 0);
+  CHECK(lines[1].find("refused a clock for worker 1") == 0);
+  CHECK(lines[1].find("not the actor that joined as worker 1") != std::string::npos);
+  for (auto a : {caf::actor_cast<caf::actor>(coordinator), w0, w1, forger})
+    (*chief)->send_exit(a, caf::exit_reason::user_shutdown);
+  sched->run();
+  std::fclose(out);
+  std::fclose(err);
+}

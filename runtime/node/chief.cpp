@@ -9,6 +9,7 @@
 #include "actors/model_snapshot.hpp"
 #include "actors/placement.hpp"
 #include "actors/seconds.hpp"
+#include "actors/status_json.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
 #include "config/cluster_fingerprint.hpp"
@@ -226,6 +227,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                          log};
   scfg.config_sources = opts.sources;
   scfg.max_bad_batches = opts.max_bad_batches;
+  scfg.render_status = status_json;
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
   const stop_forwarder to_supervisor{sys, supervisor};
   armed_stop stop{stops, [&to_supervisor, log](const std::string& why) {

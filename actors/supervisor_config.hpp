@@ -1,0 +1,37 @@
+// What the stop supervisor is spawned with (actors/stop_supervisor.hpp says
+// what it does).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "actors/log.hpp"
+#include "actors/messages.hpp"
+#include "actors/progress.hpp"
+#include "actors/status.hpp"
+#include "config/options.hpp"
+
+namespace downpour {
+
+struct supervisor_config {
+  std::string fingerprint;
+  std::int64_t start_step = 0;
+  std::int64_t last_step = 0;
+  std::vector<shard_actor> shards;
+  progress_config progress;
+  train_mode mode = train_mode::async;
+  coordinator_actor coordinator;  // handed to joining nodes
+  saver_actor saver;              // for status: the newest checkpoint
+  std::size_t workers = 0;        // the worker host list's size
+  logger log;                     // the chief
+  std::map<std::string, std::string> config_sources;  // for status: options.sources
+  std::int64_t max_bad_batches = 0;  // non-finite batches skipped before the job diverges
+  // The answer to a status request, from the facts (actors/status_json.hpp);
+  // without one, status requests are refused.
+  std::function<std::string(const status_facts&)> render_status;
+};
+
+}  // namespace downpour

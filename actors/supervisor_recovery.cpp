@@ -1,0 +1,78 @@
+// The stop supervisor's hellos and recovery epochs: a node joins with the
+// cluster's fingerprint; a lost ps pauses the job (no tickets, hellos held,
+// the chief's end request fails with `recovering`) until the chief has
+// restored every shard, and the tickets restart from the restored step.
+#include "actors/supervisor_state.hpp"
+#include "config/cluster_fingerprint.hpp"
+
+namespace downpour {
+namespace {
+
+// The coordinator serves join, leave and clock only to nodes admitted here.
+void admit(supervisor_pointer self, const caf::node_id& node) {
+  auto& st = self->state;
+  st.guard.admit_member(node);
+  self->send(st.cfg.coordinator, hello_atom_v, node);
+}
+
+}  // namespace
+
+caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
+                                                      const std::string& fp) {
+  auto& s = self->state;
+  if (auto diff = fingerprint_difference(fp, s.cfg.fingerprint, "the chief")) {
+    s.guard.refuse("a hello with other settings", self->current_sender(), " (" + *diff + ")");
+    return caf::make_error(errc::config_mismatch, *diff);
+  }
+  if (auto sender = self->current_sender()) admit(self, sender->node());
+  if (!s.recovering) return {s.granted, s.cfg.coordinator};
+  s.held_hellos.push_back(self->make_response_promise<std::int64_t, coordinator_actor>());
+  return s.held_hellos.back();
+}
+
+// A shard is gone: pause. The chief's end request fails with `recovering`,
+// which sends it reconnecting and restoring; the workers go down with the
+// shard and rejoin once the chief answers their hello again.
+void on_shard_down(supervisor_pointer self, std::size_t k) {
+  auto& st = self->state;
+  if (st.final_step >= 0) return;  // the job is over: the shards are stopping
+  st.cfg.log.warn("stop_supervisor: ps " + std::to_string(k) +
+                  " went down; training pauses until it is restored");
+  if (st.recovering) return;
+  st.recovering = true;
+  ++st.epoch;
+  for (auto& rp : st.end_waiters)
+    rp.deliver(caf::make_error(errc::recovering, "ps " + std::to_string(k) + " went down"));
+  st.end_waiters.clear();
+}
+
+// Every shard stands at plan.step again: the tickets restart from there, so
+// the job still ends at exactly last_step; the held hellos are answered.
+std::int64_t on_restore(supervisor_pointer self, recovery_plan& plan) {
+  auto& st = self->state;
+  st.cfg.shards = std::move(plan.shards);
+  st.cfg.coordinator = std::move(plan.coordinator);
+  st.cfg.saver = std::move(plan.saver);
+  for (auto& s : st.cfg.shards) {
+    self->monitor(s);
+    self->send(s, join_atom_v);
+  }
+  for (auto& node : st.guard.members()) self->send(st.cfg.coordinator, hello_atom_v, node);
+  st.granted = plan.step;
+  st.reported_step = plan.step;
+  st.active.clear();
+  st.holding.clear();
+  st.ticket_holders.clear();  // downs of old workers then match nothing
+  st.draining = false;
+  st.final_step = -1;
+  st.recovering = false;
+  ++st.epoch;
+  st.cfg.log.info("stop_supervisor: every shard restored; training resumes at global step " +
+                  std::to_string(plan.step));
+  for (auto& rp : st.held_hellos) rp.deliver(st.granted, st.cfg.coordinator);
+  st.held_hellos.clear();
+  maybe_drain(self);
+  return plan.step;
+}
+
+}  // namespace downpour

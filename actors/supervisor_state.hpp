@@ -1,0 +1,69 @@
+// The stop supervisor's state and the functions its parts share. Not part of
+// the protocol: only the supervisor's own files include it.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "actors/peer_guard.hpp"
+#include "actors/supervisor_config.hpp"
+
+namespace downpour {
+
+struct stop_supervisor_state {
+  supervisor_config cfg;
+  // Tickets and the end (supervisor_tickets.cpp).
+  std::int64_t granted = 0;  // tickets handed out, counted from step 0
+  std::set<std::uint32_t> active;
+  std::map<std::uint32_t, caf::actor_addr> ticket_holders;  // worker -> actor, monitored
+  std::set<std::uint32_t> holding;  // granted a ticket whose push may not be out yet
+  bool draining = false;
+  std::int64_t final_step = -1;
+  std::vector<caf::typed_response_promise<std::int64_t, float, std::string>> end_waiters;
+  std::string stop_reason;  // why the job stops early; empty: it runs to last_step
+  caf::error failure;       // the job failed (diverged): every end and ticket request gets it
+  std::int64_t bad_batches = 0;
+  // Progress and status (supervisor_status.cpp).
+  std::int64_t reported_step = 0;
+  float last_loss = 0.0f;
+  std::optional<validation_facts> validation;  // the newest, for status
+  std::unique_ptr<progress_reporter> progress;
+  // A ps went down: no tickets, joining nodes wait, until the chief restores
+  // every shard. The epoch tells answers of the old shards from new ones
+  // (supervisor_recovery.cpp).
+  bool recovering = false;
+  std::int64_t epoch = 0;
+  std::vector<caf::typed_response_promise<std::int64_t, coordinator_actor>> held_hellos;
+  peer_guard guard;  // workers that said hello; the rest only from this node
+  static inline const char* name = "stop_supervisor";
+};
+
+using supervisor_pointer = supervisor_actor::stateful_pointer<stop_supervisor_state>;
+
+// supervisor_tickets.cpp
+caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worker, float loss);
+void on_done(supervisor_pointer self, std::uint32_t worker);
+void on_worker_down(supervisor_pointer self, const caf::down_msg& dm);
+void on_stop(supervisor_pointer self, const std::string& why);
+caf::result<std::int64_t> on_bad_batch(supervisor_pointer self, std::uint32_t worker,
+                                       std::int64_t step, float loss);
+caf::result<std::int64_t, float, std::string> on_end(supervisor_pointer self);
+// Every push is out: wait until every shard has applied it, then end.
+void maybe_drain(supervisor_pointer self);
+
+// supervisor_recovery.cpp
+caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
+                                                      const std::string& fp);
+void on_shard_down(supervisor_pointer self, std::size_t k);
+std::int64_t on_restore(supervisor_pointer self, recovery_plan& plan);
+
+// supervisor_status.cpp
+void on_report(supervisor_pointer self, std::int64_t step, float loss);
+void on_eval(supervisor_pointer self, std::int64_t step, double accuracy, double ema_accuracy);
+caf::result<std::string> on_status(supervisor_pointer self);
+
+}  // namespace downpour

@@ -1,0 +1,92 @@
+// The worker's state, shared by its two source files: worker.cpp (the phases
+// and where the modes differ) and worker_params.cpp (assembling the pulled
+// parameters, replaying the worker's own update). Not part of the protocol:
+// only the worker includes it.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "actors/buffers.hpp"
+#include "actors/peer_guard.hpp"
+#include "actors/worker_config.hpp"
+#include "data/batch_record.hpp"
+#include "data/batcher.hpp"
+#include "model/mlp.hpp"
+
+namespace downpour {
+
+// See the diagram in worker.hpp.
+enum class worker_phase {
+  admitting,  // ssp: the coordinator has not admitted the next step yet
+  pulling,    // waiting for every shard's parameters
+  holding,    // a gradient waits for its ticket (and a replaying prefetch)
+  verdict,    // a non-finite batch was reported: skip it, or stop?
+};
+
+struct worker_state {
+  worker_config cfg;
+  worker_phase phase = worker_phase::pulling;
+  std::unique_ptr<mlp_workspace> workspace;
+  std::unique_ptr<batcher> batches;
+  std::unique_ptr<batch_record> record;  // only when the environment asks (tests)
+  // The parameters computed on: the buffer the pull replies share when it
+  // holds every shard's part at the model's own offsets (one shard with the
+  // whole model; or in one process, every shard's last update written over
+  // this worker's own gradient), no copy; else the parts copied into
+  // `assembled`.
+  std::shared_ptr<const floats> params;
+  std::shared_ptr<floats> assembled;
+  std::vector<shared_tensor> replies;  // this round's, per shard
+  std::size_t pulls_pending = 0;       // replies still missing; 0: the parameters are in
+  // Gradients and replayed parameters: one gradient buffer goes to every
+  // shard (each owns its parts and writes its new parameters there), so a
+  // step copies nothing; the worker writes a buffer again only once no one
+  // else holds it.
+  shared_buffer_pool buffers{6};
+  std::shared_ptr<floats> grad;
+  bool replays = false;                   // applies its own updates (see apply_own_update)
+  std::optional<replay_offer> offer;      // the update applied into `replayed`, if any
+  std::shared_ptr<floats> replayed;       // params with the worker's last push applied (offer)
+  std::vector<std::int64_t> pulled_at;    // per shard: the step its slice was read at
+  std::vector<std::int64_t> computed_at;  // pulled_at of the gradient's parameters (stamps)
+  // async/ssp: the global step the next push makes (-1: the job is over);
+  // empty while the ticket asked for is not in.
+  std::optional<std::int64_t> ticket;
+  std::int64_t min_step = 0;         // sync: the step the next pull must wait for
+  std::size_t pushed_this_step = 0;  // sync: gradients pushed for pulled_at[0]
+  std::int64_t local_step = 0;
+  float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
+  float last_loss = 0.0f;  // the loss of the last pushed gradient
+  peer_guard guard;        // exits and errors only from this node; nothing else served
+  bool leaving = false;    // told to stop: leave after the next push
+  static inline const char* name = "worker";
+};
+
+using worker_pointer = worker_actor::stateful_pointer<worker_state>;
+
+// worker_params.cpp
+
+// Only worth it between nodes: locally a pull reply shares a buffer, no copy.
+// Not with bf16 on the wire: the shard applies the rounded gradient.
+bool replays_own_updates(const worker_config& cfg, const caf::node_id& here);
+
+// A reply either carries the shard's part or confirms that the worker's own
+// update, applied into `replayed`, is all that changed there since its pull.
+caf::error take_reply(worker_state& st, std::size_t k, pull_reply& r);
+
+// Every reply is in: the parameters to compute on.
+void settle_params(worker_state& st);
+
+// Applies the gradient to the parameters last pulled, as the shards will.
+void apply_own_update(worker_state& st);
+
+// Every shard gets the whole gradient buffer and owns its own ranges of it.
+shared_tensor outgoing_part(const worker_state& st, std::size_t k);
+
+// The batcher still holds this gradient's batch: the next is drawn after the push.
+void record_batch(worker_state& st);
+
+}  // namespace downpour

@@ -1,0 +1,259 @@
+// The worker's phases (actors/worker.hpp draws them), one mode at a time, on
+// CAF's deterministic scheduler: the shard, the supervisor and the
+// coordinator are stand-ins that record what the worker sent and hold every
+// answer the test wants to give by hand, so each transition is seen alone.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <vector>
+
+#include "actors/worker.hpp"
+#include "caf/scheduler/test_coordinator.hpp"
+
+using namespace downpour;
+
+namespace {
+
+// What the stand-ins saw, and the answers they hold.
+struct seen {
+  std::vector<std::int64_t> pulls;   // min_step of each pull (-1: an offer)
+  std::vector<std::int64_t> pushes;  // the stamp of each push
+  float value = 0.5f;                // every parameter the shard answers with
+  std::vector<caf::response_promise> tickets, verdicts, clocks;
+  std::vector<std::int64_t> reports;  // sync: the global step of each report
+  std::vector<std::uint32_t> joins, leaves, dones;
+};
+
+model_shape tiny_shape() {
+  model_shape s;
+  s.input = 4;
+  s.hidden = 3;
+  s.classes = 2;
+  return s;
+}
+
+std::shared_ptr<const mnist_data> tiny_data() {
+  auto d = std::make_shared<mnist_data>();
+  d->train = image_set{4, 2, 2, std::vector<std::uint8_t>(16), {0, 1, 0, 1}};
+  for (std::size_t i = 0; i < d->train.pixels.size(); ++i)
+    d->train.pixels[i] = static_cast<std::uint8_t>(i * 16);
+  d->num_classes = 2;
+  return d;
+}
+
+// The shard answers a pull at once: at the step asked for (sync), else at
+// the number of pushes it has seen.
+caf::behavior fake_shard(caf::event_based_actor*, std::shared_ptr<seen> s) {
+  auto reply = [s](std::int64_t step) {
+    return pull_reply{step, shared_tensor{std::vector<float>(tiny_shape().size(), s->value)}};
+  };
+  return {
+      [=](pull_atom, std::int64_t min_step) {
+        s->pulls.push_back(min_step);
+        return reply(std::max<std::int64_t>(min_step, s->pushes.size()));
+      },
+      [=](pull_atom, const replay_offer&) {
+        s->pulls.push_back(-1);
+        return reply(static_cast<std::int64_t>(s->pushes.size()));
+      },
+      [=](push_atom, const push_msg& m) {
+        s->pushes.push_back(m.step);
+        return static_cast<std::int64_t>(s->pushes.size());
+      },
+  };
+}
+
+// A held answer is given by the stand-in that holds it, inside its own
+// handler: a promise delivered from outside an actor has no execution
+// context on the test scheduler.
+using answer_atom = caf::atom_constant<caf::atom("answer")>;
+
+caf::behavior fake_supervisor(caf::event_based_actor* self, std::shared_ptr<seen> s) {
+  return {
+      [=](answer_atom, ticket_atom, std::size_t i, std::int64_t x) { s->tickets.at(i).deliver(x); },
+      [=](answer_atom, diverged_atom, std::size_t i, std::int64_t x) {
+        s->verdicts.at(i).deliver(x);
+      },
+      [=](ticket_atom, std::uint32_t, float) {
+        s->tickets.push_back(self->make_response_promise());
+        return s->tickets.back();
+      },
+      [=](diverged_atom, std::uint32_t, std::int64_t, float) {
+        s->verdicts.push_back(self->make_response_promise());
+        return s->verdicts.back();
+      },
+      [=](report_atom, std::uint32_t, std::int64_t step, float) { s->reports.push_back(step); },
+      [=](done_atom, std::uint32_t worker) { s->dones.push_back(worker); },
+  };
+}
+
+caf::behavior fake_coordinator(caf::event_based_actor* self, std::shared_ptr<seen> s) {
+  return {
+      [=](answer_atom, clock_atom, std::size_t i, std::int64_t x) { s->clocks.at(i).deliver(x); },
+      [=](join_atom, std::uint32_t worker) { s->joins.push_back(worker); },
+      [=](leave_atom, std::uint32_t worker) { s->leaves.push_back(worker); },
+      [=](clock_atom, std::uint32_t, std::int64_t) {
+        s->clocks.push_back(self->make_response_promise());
+        return s->clocks.back();
+      },
+  };
+}
+
+struct phases_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  caf::scheduler::test_coordinator* sched = nullptr;
+  std::unique_ptr<caf::scoped_actor> chief;  // this node: the worker obeys its exits
+  std::shared_ptr<seen> s = std::make_shared<seen>();
+  std::vector<caf::actor> fakes;
+
+  phases_fixture() {
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    cfg.set("logger.console", caf::atom("none"));
+    cfg.add_message_types<caf::id_block::downpour>();
+    sys = std::make_unique<caf::actor_system>(cfg);
+    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+    chief = std::make_unique<caf::scoped_actor>(*sys);
+    fakes = {sys->spawn(fake_shard, s), sys->spawn(fake_supervisor, s),
+             sys->spawn(fake_coordinator, s)};
+  }
+
+  worker_actor start(train_mode mode, bool pipeline = false, std::int64_t last_step = 100) {
+    worker_config w;
+    w.shape = tiny_shape();
+    w.batch_size = 2;
+    w.log_every = 1000;
+    w.data = tiny_data();
+    w.shards = {caf::actor_cast<shard_actor>(fakes[0])};
+    w.layouts = partition(w.shape, 1, placement_kind::balanced);
+    w.supervisor = caf::actor_cast<supervisor_actor>(fakes[1]);
+    w.coordinator = caf::actor_cast<coordinator_actor>(fakes[2]);
+    w.mode = mode;
+    w.pipeline = pipeline;
+    w.last_step = last_step;
+    w.log = logger{"worker:0", log_level::error};
+    auto worker = spawn_worker(*sys, std::move(w));
+    (*chief)->send(worker, start_atom_v);
+    sched->run();
+    return worker;
+  }
+
+  void answer_ticket(std::size_t i, std::int64_t x) { answer(fakes[1], ticket_atom_v, i, x); }
+  void answer_verdict(std::size_t i, std::int64_t x) { answer(fakes[1], diverged_atom_v, i, x); }
+  void admit(std::size_t i) { answer(fakes[2], clock_atom_v, i, 0); }
+
+  template <class Atom>
+  void answer(const caf::actor& fake, Atom which, std::size_t i, std::int64_t x) {
+    (*chief)->send(fake, answer_atom::value, which, i, x);
+    sched->run();
+  }
+
+  ~phases_fixture() {
+    for (auto& a : fakes) (*chief)->send_exit(a, caf::exit_reason::user_shutdown);
+    sched->run();
+    chief.reset();
+    sys->registry().await_running_count_equal(0);
+  }
+
+  void stop(const worker_actor& worker) {
+    (*chief)->send_exit(worker, caf::exit_reason::user_shutdown);
+    sched->run();
+  }
+};
+
+}  // namespace
+
+TEST_CASE_FIXTURE(phases_fixture,
+                  "an async worker computes while its ticket is out and pushes once it is in") {
+  auto worker = start(train_mode::async);
+  CHECK(s->joins == std::vector<std::uint32_t>{0});
+  CHECK(s->pulls.size() == 1);
+  REQUIRE(s->tickets.size() == 1);
+  CHECK(s->pushes.empty());  // holding: the gradient waits for the ticket
+  answer_ticket(0, 0);
+  CHECK(s->pushes == std::vector<std::int64_t>{0});
+  CHECK(s->tickets.size() == 2);  // the next ticket is asked for right after the push
+  CHECK(s->pulls.size() == 2);
+  CHECK(s->dones.empty());
+  stop(worker);
+}
+
+TEST_CASE_FIXTURE(phases_fixture, "an async worker given ticket -1 leaves without pushing") {
+  start(train_mode::async);
+  answer_ticket(0, -1);
+  CHECK(s->pushes.empty());
+  CHECK(s->dones == std::vector<std::uint32_t>{0});
+  CHECK(s->leaves == std::vector<std::uint32_t>{0});
+}
+
+TEST_CASE_FIXTURE(phases_fixture,
+                  "a pipelined worker pulls the next step's parameters before its push") {
+  auto worker = start(train_mode::async, true);
+  CHECK(s->pulls.size() == 2);  // the first pull, and the prefetch sent at the compute
+  CHECK(s->pushes.empty());
+  answer_ticket(0, 0);
+  CHECK(s->pushes.size() == 1);
+  // The prefetch was in: the next compute starts at once and prefetches again.
+  CHECK(s->pulls.size() == 3);
+  CHECK(s->tickets.size() == 2);
+  stop(worker);
+}
+
+TEST_CASE_FIXTURE(phases_fixture,
+                  "an ssp worker pulls and asks for a ticket only once its step is admitted") {
+  auto worker = start(train_mode::ssp);
+  REQUIRE(s->clocks.size() == 1);
+  CHECK(s->pulls.empty());  // admitting
+  CHECK(s->tickets.empty());
+  admit(0);
+  CHECK(s->pulls.size() == 1);
+  REQUIRE(s->tickets.size() == 1);
+  answer_ticket(0, 0);
+  CHECK(s->pushes.size() == 1);
+  CHECK(s->clocks.size() == 2);  // admitting the next step
+  CHECK(s->pulls.size() == 1);
+  CHECK(s->tickets.size() == 1);
+  stop(worker);
+}
+
+TEST_CASE_FIXTURE(phases_fixture,
+                  "a sync worker pulls for the next global step after each push and leaves "
+                  "once the last step is pulled") {
+  start(train_mode::sync, false, 2);
+  CHECK(s->tickets.empty());  // no tickets in sync mode
+  CHECK(s->pulls == std::vector<std::int64_t>{0, 1, 2});
+  CHECK(s->pushes == std::vector<std::int64_t>{0, 1});
+  CHECK(s->reports == std::vector<std::int64_t>{1, 2});
+  CHECK(s->dones == std::vector<std::uint32_t>{0});
+  CHECK(s->leaves == std::vector<std::uint32_t>{0});
+}
+
+TEST_CASE_FIXTURE(phases_fixture,
+                  "a non-finite batch is never pushed; told to skip it the worker computes the "
+                  "next batch on the same parameters") {
+  s->value = std::numeric_limits<float>::quiet_NaN();
+  auto worker = start(train_mode::async);
+  answer_ticket(0, 0);
+  REQUIRE(s->verdicts.size() == 1);  // waiting for the verdict
+  CHECK(s->pushes.empty());
+  answer_verdict(0, 1);
+  CHECK(s->verdicts.size() == 2);  // the next batch, on the same NaN parameters
+  CHECK(s->pulls.size() == 1);
+  CHECK(s->pushes.empty());
+  stop(worker);
+}
+
+TEST_CASE_FIXTURE(phases_fixture,
+                  "a worker told to stop pushes the step it holds a ticket for, then leaves") {
+  auto worker = start(train_mode::async);
+  (*chief)->send(worker, stop_atom_v);
+  sched->run();
+  CHECK(s->dones.empty());  // still holding its gradient
+  answer_ticket(0, 0);
+  CHECK(s->pushes.size() == 1);
+  CHECK(s->tickets.size() == 1);  // no ticket asked for after the last push
+  CHECK(s->dones == std::vector<std::uint32_t>{0});
+  CHECK(s->leaves == std::vector<std::uint32_t>{0});
+}
