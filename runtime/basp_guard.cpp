@@ -11,7 +11,10 @@
 // than this job's largest legitimate message closes that connection instead,
 // logged with the peer's address; the broker then cleans the connection up
 // as if the peer had closed it. So no connection ever holds more than one
-// bounded message, before or after the handshake.
+// bounded message, before or after the handshake. Before its handshake a
+// connection may read no more than a handshake needs, and all such
+// connections of a node together no more than basp_unshaken_budget: idle
+// and half-open connections cannot add up.
 #include "runtime/basp_guard.hpp"
 
 #include <dlfcn.h>
@@ -19,9 +22,13 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
+#include <iterator>
+#include <map>
 #include <mutex>
 
 #include "caf/io/abstract_broker.hpp"
+#include "caf/io/basp/header.hpp"
 #include "caf/io/scribe.hpp"
 #include "caf/scheduled_actor.hpp"
 #include "data/idx.hpp"
@@ -33,12 +40,22 @@ constexpr std::size_t kClassesBound = 256;  // labels are bytes
 constexpr std::size_t kAssumedInput = 28 * 28;
 constexpr std::size_t kMargin = std::size_t{1} << 20;
 
+// What a connection of a broker was last told to read. A connection whose
+// payload read was followed by another read had that payload accepted by
+// BASP: its first one is the peer's handshake, so it is past it.
+struct read_entry {
+  std::size_t bytes = 0;
+  bool past_handshake = false;
+};
+using broker_ledger = std::map<std::int64_t, read_entry>;
+
 // Process-wide because the functions that enforce it are (see above).
 struct guard_state {
   std::atomic<std::size_t> bound{0};
   std::mutex mutex;
   logger log;
   log_throttle throttle{std::chrono::seconds(10)};
+  std::map<const caf::io::abstract_broker*, broker_ledger> ledgers;
 };
 
 guard_state& state() {
@@ -60,6 +77,20 @@ void report(const std::string& peer, std::size_t bytes, std::size_t bound) {
   s.log.warn("refused a message of " + std::to_string(bytes) + " bytes from " + peer +
              " (more than the " + megabytes(bound) +
              " this job's largest message needs); closed the connection" + *more);
+}
+
+void report_unshaken(const std::string& peer, std::size_t bytes, const char* why) {
+  auto& s = state();
+  auto more = s.throttle.pass(why);
+  if (!more) return;
+  s.log.warn("refused a message of " + std::to_string(bytes) + " bytes from " + peer +
+             " before its handshake (" + why + "); closed the connection" + *more);
+}
+
+// Drops the entries of connections broker b no longer has.
+void prune(broker_ledger& ledger, const std::function<bool(std::int64_t)>& open) {
+  for (auto i = ledger.begin(); i != ledger.end();)
+    i = open(i->first) ? std::next(i) : ledger.erase(i);
 }
 
 using configure_read_fn = void (*)(caf::io::abstract_broker*, caf::io::connection_handle,
@@ -108,6 +139,31 @@ std::size_t basp_bound_in_force() {
   return state().bound;
 }
 
+bool admit_read(const caf::io::abstract_broker* b, std::int64_t hdl, std::size_t bytes,
+                const std::string& peer, const std::function<bool(std::int64_t)>& open) {
+  auto& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto& ledger = s.ledgers[b];
+  prune(ledger, open);
+  auto& entry = ledger[hdl];
+  if (entry.bytes > caf::io::basp::header_size) entry.past_handshake = true;
+  entry.bytes = bytes;
+  if (entry.past_handshake) return true;
+  const char* why = nullptr;
+  if (bytes > basp_handshake_bound) {
+    why = "larger than any handshake";
+  } else {
+    std::size_t held = 0;
+    for (const auto& [id, e] : ledger)
+      if (!e.past_handshake) held += e.bytes;
+    if (held > basp_unshaken_budget) why = "connections not past their handshake hold too much";
+  }
+  if (why == nullptr) return true;
+  ledger.erase(hdl);
+  report_unshaken(peer, bytes, why);
+  return false;
+}
+
 }  // namespace downpour
 
 void caf::io::abstract_broker::configure_read(connection_handle hdl, receive_policy::config cfg) {
@@ -115,6 +171,13 @@ void caf::io::abstract_broker::configure_read(connection_handle hdl, receive_pol
   if (bound != 0 && cfg.second > bound) {
     downpour::report(remote_addr(hdl) + ":" + std::to_string(remote_port(hdl)), cfg.second,
                      bound);
+    close(hdl);
+    return;
+  }
+  const auto peer = remote_addr(hdl) + ":" + std::to_string(remote_port(hdl));
+  if (!downpour::admit_read(this, hdl.id(), cfg.second, peer, [this](std::int64_t id) {
+        return valid(connection_handle::from_int(id));
+      })) {
     close(hdl);
     return;
   }

@@ -239,6 +239,13 @@ caf::expected<greeting> greet_chief(caf::actor_system& sys, const options& opts,
                 hello_atom_v, cluster_fingerprint(opts))
       .receive([&](std::int64_t step, coordinator_actor& c) { result = greeting{step, c}; },
                [&](caf::error& err) { result = std::move(err); });
+  // A chief that ends while our hello is on the way never answers it (CAF
+  // 0.17 fails a request to a lost proxy only by its timeout): name it.
+  if (!result && result.error() == caf::sec::request_timeout)
+    return make_node_error(errc::unreachable, "cannot reach the chief (worker 0) at " +
+                                                  to_string(opts.worker_hosts[0]) +
+                                                  ": it did not answer our hello within " +
+                                                  seconds_text(opts.connect_timeout_s));
   return result;
 }
 
@@ -279,6 +286,7 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     if (!fresh) return fresh.error();
     shards = std::move(*fresh);
     if (auto err = check_peers(sys, opts, shards)) {
+      if (err == caf::sec::request_receiver_down) continue;  // a ps went away: join again
       if (err != errc::config_mismatch) return err;
       node_logger(opts, role_kind::worker, opts.task)
           .warn(describe(err) + "; the chief refuses that ps; joining again");

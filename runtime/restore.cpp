@@ -5,8 +5,8 @@
 #include <iostream>
 
 #include "model/init.hpp"
-#include "runtime/chief.hpp"
 #include "runtime/checkpoint.hpp"
+#include "runtime/chief.hpp"
 #include "runtime/connect.hpp"
 #include "runtime/log.hpp"
 #include "runtime/placement.hpp"
@@ -80,11 +80,12 @@ caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& o
     // Right after a refused ps exits, the middleman can still hand out its
     // dead handle, which never answers: a bounded hello, then connect again.
     const auto left = deadline - std::chrono::steady_clock::now();
-    auto refused = hello_shard(self, opts, *h, k,
-                               std::chrono::duration_cast<caf::timespan>(
-                                   std::min<std::chrono::steady_clock::duration>(
-                                       left, std::chrono::seconds(5))));
-    if (refused == caf::sec::request_timeout && std::chrono::steady_clock::now() < deadline)
+    auto refused = hello_shard(
+        self, opts, *h, k,
+        std::chrono::duration_cast<caf::timespan>(
+            std::min<std::chrono::steady_clock::duration>(left, std::chrono::seconds(5))));
+    if ((refused == caf::sec::request_timeout || refused == caf::sec::request_receiver_down) &&
+        std::chrono::steady_clock::now() < deadline)
       continue;
     if (!refused) {
       log.info("chief: " + what + " is back after " + three_decimals(seconds_since(began)) + " s");
@@ -126,10 +127,10 @@ caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options
         .receive(
             [&](std::int64_t s) {
               if (step >= 0 && s != step)
-                failure = make_node_error(errc::config_mismatch,
-                                          "shards stand at different steps (" +
-                                              std::to_string(step) + " and " +
-                                              std::to_string(s) + ")");
+                failure =
+                    make_node_error(errc::config_mismatch, "shards stand at different steps (" +
+                                                               std::to_string(step) + " and " +
+                                                               std::to_string(s) + ")");
               step = s;
             },
             [&](caf::error& err) { failure = std::move(err); });
@@ -142,13 +143,19 @@ caf::expected<recovered_cluster> recover_cluster(caf::actor_system& sys, const o
                                                  const model_shape& shape,
                                                  std::vector<shard_actor> shards) {
   const auto began = std::chrono::steady_clock::now();
-  for (std::size_t k = 0; k < shards.size(); ++k) {
-    if (!is_gone(sys, shards[k])) continue;
-    auto h = reconnect_ps(sys, opts, k);
-    if (!h) return h.error();
-    shards[k] = std::move(*h);
+  // Another ps may be found lost only while we wait for the first: greet
+  // them all again after each round of reconnecting.
+  for (;;) {
+    for (std::size_t k = 0; k < shards.size(); ++k) {
+      if (!is_gone(sys, shards[k])) continue;
+      auto h = reconnect_ps(sys, opts, k);
+      if (!h) return h.error();
+      shards[k] = std::move(*h);
+    }
+    auto greeted = check_peers(sys, opts, shards);
+    if (!greeted) break;
+    if (greeted != caf::sec::request_receiver_down) return greeted;
   }
-  if (auto err = check_peers(sys, opts, shards)) return err;
   const logger log = node_logger(opts, role_kind::worker, 0);
   auto step = restore_shards(sys, opts, shape, restore_or_init(opts, shape, log), shards);
   if (!step) return step.error();

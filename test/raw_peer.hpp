@@ -48,6 +48,19 @@ class raw_peer {
       throw std::runtime_error("send() failed");
   }
 
+  // Whether the other side has closed the connection by now (what it sent
+  // is read and dropped); never blocks.
+  bool closed_now() {
+    char buf[4096];
+    for (;;) {
+      const auto got = ::recv(fd_, buf, sizeof buf, MSG_DONTWAIT);
+      if (got == 0) return true;
+      if (got < 0) return false;  // nothing more to read yet: still open
+    }
+  }
+
+  int fd() const { return fd_; }
+
   // Whether the other side closed the connection within timeout (whatever it
   // sent first, e.g. its own handshake, is read and dropped).
   bool closed_within(std::chrono::milliseconds timeout) {

@@ -111,7 +111,10 @@ void check_cut_rolls_back(host cut, host observer, const std::string& seen) {
   partitioned_cluster cluster;
   REQUIRE(cluster[chief].wait_for_output("model.ckpt-1000", 120s));
   check_within_node_timeout(cluster.partition(cut, observer, seen));
-  REQUIRE(cluster[chief].wait_for_output("training resumes at global step", 60s));
+  const bool resumed = cluster[chief].wait_for_output("training resumes at global step", 60s);
+  if (!resumed)
+    for (auto k : {chief, worker1, ps0, ps1}) MESSAGE("host " << k << ":\n" << cluster[k].output());
+  REQUIRE(resumed);
   MESSAGE("training resumed " << seconds_since(cluster.healed) << " s after the link was back");
   cluster.require_clean_end();
   const auto& before = cluster.chief_log_at_loss;
