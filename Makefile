@@ -43,7 +43,7 @@ bench: bench-quick
 	$(BUILD)/bench_job --full --repeats $(BENCH_FULL_REPEATS) --binary=$(BUILD)/downpour \
 	  --json $(BENCH_OUT)/job-full.json
 
-# `make bench` (or bench-quick), then every table as markdown for the README.
+# The tables of the last `make bench` as markdown (docs/performance.md).
 bench-table:
 	@scripts/bench-table $(BUILD)
 

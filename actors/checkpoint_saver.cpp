@@ -3,11 +3,11 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <stdexcept>
 
 #include "actors/failure.hpp"
+#include "actors/placement.hpp"
 #include "model/schedule.hpp"
-#include "runtime/checkpoint.hpp"
-#include "runtime/placement.hpp"
 
 namespace downpour {
 namespace {
@@ -54,7 +54,7 @@ void write_out(saver_pointer self, gathering& g) {
   double snapshot_ms = ms_since(g.asked);
   auto wrote = clock_type::now();
   try {
-    auto path = save_checkpoint(st.cfg.dir, g.ckpt, st.cfg.keep);
+    auto path = st.cfg.write(g.ckpt);
     st.last_saved = std::max(st.last_saved, g.ckpt.global_step);
     st.last_path = path;
     st.last_time = g.ckpt.wall_time;
@@ -63,7 +63,7 @@ void write_out(saver_pointer self, gathering& g) {
                   snapshot_ms, ms_since(wrote));
     st.cfg.log.info("checkpoint: saved " + path + times);
     g.promise.deliver(path);
-  } catch (const checkpoint_error& e) {
+  } catch (const std::runtime_error& e) {
     st.cfg.log.error(e.what());  // training goes on; the next save may succeed
     g.promise.deliver(caf::make_error(errc::stopped, e.what()));
   }

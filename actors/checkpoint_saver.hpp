@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "actors/checkpoint_data.hpp"
+#include "actors/log.hpp"
 #include "actors/messages.hpp"
 #include "model/shape.hpp"
-#include "runtime/log.hpp"
 
 namespace downpour {
 
@@ -20,8 +21,7 @@ struct saver_config {
   std::vector<shard_actor> shards;
   model_shape shape;
   std::string mode;  // "async", "sync" or "ssp"
-  std::string dir;
-  std::size_t keep = 5;
+  checkpoint_writer write;  // the file format and the directory live in runtime/files
   double every_secs = 0.0;       // 0: no timed checkpoints
   std::int64_t every_steps = 0;  // 0: no step-count checkpoints
   std::int64_t start_step = 0;

@@ -1,8 +1,8 @@
 #include "actors/evaluator.hpp"
 
 #include "actors/failure.hpp"
+#include "actors/placement.hpp"
 #include "model/mlp.hpp"
-#include "runtime/placement.hpp"
 
 namespace downpour {
 namespace {

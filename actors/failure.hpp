@@ -3,7 +3,7 @@
 // on stdout and ends it with a bare runtime_error, so whoever waits for the
 // actor could neither say why nor tell it from a lost peer. Every actor of
 // Downpour calls end_on_exception first thing; the node or the chief that
-// watches it then ends with the message (runtime/job_watch.hpp).
+// watches it then ends with the message (runtime/node/job_watch.hpp).
 #pragma once
 
 #include "actors/messages.hpp"

@@ -10,8 +10,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "actors/tensor.hpp"
 #include "caf/all.hpp"
-#include "runtime/tensor.hpp"
 
 namespace downpour {
 
@@ -262,7 +262,7 @@ using supervisor_actor = caf::typed_actor<
     caf::replies_to<diverged_atom, std::uint32_t, std::int64_t, float>::with<std::int64_t>,
     // From the evaluator: global step, validation accuracy raw and EMA (metrics.csv).
     caf::reacts_to<eval_atom, std::int64_t, double, double>,
-    // `downpour status` and the metrics endpoint: the job's state as JSON (runtime/status_json.hpp).
+    // `downpour status` and the metrics endpoint: the job's state as JSON (actors/status_json.hpp).
     caf::replies_to<status_atom>::with<std::string>,
     // From the chief after a lost ps came back: resume at the restored step -> that step.
     caf::replies_to<restore_atom, recovery_plan>::with<std::int64_t>>;

@@ -7,8 +7,8 @@
 
 #include "actors/failure.hpp"
 #include "actors/peer_guard.hpp"
-#include "runtime/cluster_config.hpp"
-#include "runtime/sync_rule.hpp"
+#include "actors/sync_rule.hpp"
+#include "config/cluster_fingerprint.hpp"
 
 namespace downpour {
 namespace {

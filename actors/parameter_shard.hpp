@@ -5,10 +5,10 @@
 #include <cstdint>
 #include <string>
 
+#include "actors/log.hpp"
 #include "actors/messages.hpp"
 #include "config/options.hpp"
 #include "model/schedule.hpp"
-#include "runtime/log.hpp"
 
 namespace downpour {
 

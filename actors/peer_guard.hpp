@@ -12,8 +12,8 @@
 #include <set>
 #include <string>
 
+#include "actors/log.hpp"
 #include "caf/all.hpp"
-#include "runtime/log.hpp"
 
 namespace downpour {
 

@@ -7,8 +7,8 @@
 
 #include "actors/failure.hpp"
 #include "actors/peer_guard.hpp"
-#include "runtime/cluster_config.hpp"
-#include "runtime/status_json.hpp"
+#include "actors/status_json.hpp"
+#include "config/cluster_fingerprint.hpp"
 
 namespace downpour {
 

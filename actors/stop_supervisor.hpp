@@ -14,10 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "actors/log.hpp"
 #include "actors/messages.hpp"
+#include "actors/progress.hpp"
 #include "config/options.hpp"
-#include "runtime/log.hpp"
-#include "runtime/progress.hpp"
 
 namespace downpour {
 

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "actors/failure.hpp"
-#include "runtime/sync_rule.hpp"
+#include "actors/sync_rule.hpp"
 
 namespace downpour {
 namespace {

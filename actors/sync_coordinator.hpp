@@ -8,9 +8,9 @@
 #include <cstdint>
 #include <vector>
 
+#include "actors/log.hpp"
 #include "actors/messages.hpp"
 #include "config/options.hpp"
-#include "runtime/log.hpp"
 
 namespace downpour {
 

@@ -7,12 +7,11 @@
 #include <optional>
 #include <utility>
 
+#include "actors/buffers.hpp"
 #include "actors/failure.hpp"
 #include "data/batch_record.hpp"
 #include "data/batcher.hpp"
 #include "model/mlp.hpp"
-#include "runtime/buffers.hpp"
-#include "runtime/job.hpp"
 
 namespace downpour {
 namespace {

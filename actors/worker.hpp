@@ -5,7 +5,7 @@
 // Measured on 2 cores, 2 workers + 2 shards in one process: 1.00 ms/global
 // step with 2 scheduler threads, 1.04 with 3, 1.15-1.20 detached. A node
 // gets one scheduler thread more than its workers by default
-// (runtime/node.hpp), so the model math never holds every thread.
+// (runtime/node/node.hpp), so the model math never holds every thread.
 //  async: a step ticket from the stop supervisor travels with the pulls.
 //  ssp:   the coordinator first admits the step (staleness bound), then as async.
 //  sync:  pulls wait at the shards for the next global step (the token
@@ -16,13 +16,13 @@
 #include <memory>
 #include <vector>
 
+#include "actors/log.hpp"
 #include "actors/messages.hpp"
+#include "actors/placement.hpp"
 #include "config/options.hpp"
 #include "data/idx.hpp"
 #include "model/schedule.hpp"
 #include "model/shape.hpp"
-#include "runtime/log.hpp"
-#include "runtime/placement.hpp"
 
 namespace downpour {
 

@@ -14,7 +14,7 @@
 #include "bench/bench_common.hpp"
 #include "bench/bench_process.hpp"
 #include "data/idx.hpp"
-#include "runtime/reference_trainer.hpp"
+#include "runtime/node/reference_trainer.hpp"
 
 using namespace downpour;
 using namespace downpour::bench;

@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "bench/bench_common.hpp"
-#include "runtime/connect.hpp"
-#include "runtime/node.hpp"
-#include "runtime/ports.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/net/ports.hpp"
+#include "runtime/node/node.hpp"
 #include "test/subprocess.hpp"
 
 namespace downpour::bench {

@@ -20,8 +20,8 @@
 #include "model/init.hpp"
 #include "model/mlp.hpp"
 #include "model/schedule.hpp"
-#include "runtime/job.hpp"
-#include "runtime/reference_trainer.hpp"
+#include "runtime/node/job.hpp"
+#include "runtime/node/reference_trainer.hpp"
 
 using namespace downpour;
 using namespace downpour::bench;

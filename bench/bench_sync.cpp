@@ -7,9 +7,9 @@
 
 #include "bench/bench_common.hpp"
 #include "bench/bench_process.hpp"
-#include "runtime/connect.hpp"
-#include "runtime/job.hpp"
-#include "runtime/node.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/node/job.hpp"
+#include "runtime/node/node.hpp"
 #include "test/subprocess.hpp"
 
 using namespace downpour;

@@ -11,7 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/wire_dtype.hpp"
+#include "config/placement_kind.hpp"
+#include "config/wire_dtype.hpp"
 
 namespace downpour {
 
@@ -23,7 +24,6 @@ struct config_error : std::runtime_error {
 
 enum class role_kind { local, ps, worker, reference };
 enum class train_mode { async, sync, ssp };
-enum class placement_kind { balanced, round_robin };
 enum class transport_kind { inproc, tcp };
 // Log thresholds, most severe first: a line is printed when its level <= --log-level.
 enum class log_level { error, warn, info, debug };
@@ -77,7 +77,7 @@ struct options {
   bool pipeline = true;  // async: the next pull overlaps this step's compute
   wire_dtype wire = wire_dtype::fp32;  // pushes and pulls between nodes
   double connect_timeout_s = 30.0;
-  // CAF scheduler tuning (measured faster on small machines; see README).
+  // CAF scheduler tuning (measured faster on small machines; see docs/performance.md).
   std::string scheduler_policy = "sharing";
   std::size_t scheduler_threads = 0;  // 0: min(hardware threads, 4), at least 2
   // Failure detection and security.

@@ -1,4 +1,4 @@
-// Fuzzes the checkpoint reader (runtime/checkpoint_format.cpp): the input is a
+// Fuzzes the checkpoint reader (runtime/files/checkpoint_format.cpp): the input is a
 // checkpoint file, read with inspect_checkpoint and read_checkpoint.
 //
 // A random change almost always breaks the CRC, which read_checkpoint checks
@@ -18,7 +18,7 @@
 #include <cstring>
 
 #include "fuzz/fuzz_common.hpp"
-#include "runtime/checkpoint.hpp"
+#include "runtime/files/checkpoint.hpp"
 
 namespace {
 

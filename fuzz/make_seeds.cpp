@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "config/option_table.hpp"
-#include "runtime/checkpoint.hpp"
+#include "runtime/files/checkpoint.hpp"
 
 namespace fs = std::filesystem;
 using bytes = std::string;

@@ -11,7 +11,7 @@
 
 #include "config/options.hpp"
 #include "log_lines.hpp"
-#include "runtime/ports.hpp"
+#include "runtime/net/ports.hpp"
 #include "subprocess.hpp"
 
 namespace downpour::testing {

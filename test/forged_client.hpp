@@ -8,10 +8,10 @@
 #include <string>
 
 #include "actors/messages.hpp"
+#include "config/cluster_fingerprint.hpp"
 #include "config/version.hpp"
-#include "runtime/cluster_config.hpp"
-#include "runtime/connect.hpp"
-#include "runtime/node.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/node/node.hpp"
 #include "time_bounds.hpp"
 
 namespace downpour::testing {

@@ -1,5 +1,5 @@
 // Numbers read back from the logs of downpour processes. Every reader here
-// splits lines with runtime/log.hpp's parse_log (the one reader of the line
+// splits lines with actors/log.hpp's parse_log (the one reader of the line
 // format) and looks at the message only; test_log feeds lines written by the
 // logger through each of them, so a change of either format fails a test.
 #pragma once
@@ -9,7 +9,7 @@
 #include <regex>
 #include <string>
 
-#include "runtime/log.hpp"
+#include "actors/log.hpp"
 
 namespace downpour::testing {
 

@@ -6,7 +6,7 @@
 
 #include "cluster_procs.hpp"
 #include "raw_peer.hpp"
-#include "runtime/basp_guard.hpp"
+#include "runtime/net/basp_guard.hpp"
 
 using namespace downpour;
 using namespace downpour::testing;

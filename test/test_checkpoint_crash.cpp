@@ -20,7 +20,7 @@
 #include <sstream>
 
 #include "model/init.hpp"
-#include "runtime/checkpoint.hpp"
+#include "runtime/files/checkpoint.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;

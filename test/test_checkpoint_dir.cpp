@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/checkpoint.hpp"
-#include "runtime/node.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "runtime/node/node.hpp"
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 

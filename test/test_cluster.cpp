@@ -7,9 +7,9 @@
 #include "model/init.hpp"
 #include "model/mlp.hpp"
 #include "model/schedule.hpp"
-#include "runtime/job.hpp"
-#include "runtime/node.hpp"
-#include "runtime/reference_trainer.hpp"
+#include "runtime/node/job.hpp"
+#include "runtime/node/node.hpp"
+#include "runtime/node/reference_trainer.hpp"
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 

@@ -13,9 +13,9 @@
 #include "data/idx.hpp"
 #include "model/init.hpp"
 #include "model/mlp.hpp"
-#include "runtime/checkpoint.hpp"
-#include "runtime/job.hpp"
-#include "runtime/reference_trainer.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "runtime/node/job.hpp"
+#include "runtime/node/reference_trainer.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;

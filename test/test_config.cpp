@@ -9,9 +9,9 @@
 #include <sstream>
 
 #include "config/options.hpp"
-#include "parse_options.hpp"
 #include "config/version.hpp"
-#include "runtime/node.hpp"
+#include "parse_options.hpp"
+#include "runtime/node/node.hpp"
 
 namespace downpour {
 namespace {

@@ -11,8 +11,8 @@
 #include "actors/messages.hpp"
 #include "cluster_procs.hpp"
 #include "model/schedule.hpp"
-#include "runtime/checkpoint.hpp"
-#include "runtime/node.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "runtime/node/node.hpp"
 #include "test_jobs.hpp"
 
 using namespace downpour;

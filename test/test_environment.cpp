@@ -13,9 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "config/options.hpp"
-#include "runtime/ports.hpp"
-#include "runtime/connect.hpp"
-#include "runtime/job.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/net/ports.hpp"
+#include "runtime/node/job.hpp"
 #include "subprocess.hpp"
 
 namespace downpour {

@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "log_lines.hpp"
-#include "runtime/ports.hpp"
+#include "runtime/net/ports.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;

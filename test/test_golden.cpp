@@ -30,9 +30,9 @@
 
 #include "data/batch_record.hpp"
 #include "model/shape.hpp"
-#include "runtime/checkpoint.hpp"
-#include "runtime/node.hpp"
 #include "npz_reader.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "runtime/node/node.hpp"
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 

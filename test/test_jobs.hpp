@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "config/options.hpp"
-#include "runtime/checkpoint.hpp"
+#include "runtime/files/checkpoint.hpp"
 
 namespace downpour::testing {
 

@@ -7,11 +7,11 @@
 #include <fstream>
 #include <sstream>
 
-#include "runtime/connect.hpp"
-#include "runtime/ports.hpp"
+#include "actors/log.hpp"
 #include "log_lines.hpp"
-#include "runtime/job.hpp"
-#include "runtime/log.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/net/ports.hpp"
+#include "runtime/node/job.hpp"
 #include "subprocess.hpp"
 
 using namespace downpour;

@@ -7,12 +7,13 @@
 #include <regex>
 #include <sstream>
 
-#include "metrics_job.hpp"
+#include "actors/status_json.hpp"
 #include "config/version.hpp"
-#include "runtime/ports.hpp"
-#include "runtime/metrics_http.hpp"
-#include "runtime/metrics_text.hpp"
-#include "runtime/status_json.hpp"
+#include "metrics_job.hpp"
+#include "runtime/cli/status_text.hpp"
+#include "runtime/net/metrics_http.hpp"
+#include "runtime/net/metrics_text.hpp"
+#include "runtime/net/ports.hpp"
 
 using namespace downpour;
 using downpour::testing::process;

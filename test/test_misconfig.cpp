@@ -8,11 +8,11 @@
 #include "actors/failure.hpp"
 #include "actors/parameter_shard.hpp"
 #include "cluster_procs.hpp"
-#include "runtime/chief.hpp"
-#include "runtime/cluster_config.hpp"
-#include "runtime/connect.hpp"
-#include "runtime/node.hpp"
-#include "runtime/ports.hpp"
+#include "config/cluster_fingerprint.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/net/ports.hpp"
+#include "runtime/node/chief.hpp"
+#include "runtime/node/node.hpp"
 #include "test_jobs.hpp"
 
 using namespace downpour;

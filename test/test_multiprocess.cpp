@@ -6,10 +6,10 @@
 
 #include <fstream>
 
-#include "runtime/checkpoint.hpp"
-#include "runtime/connect.hpp"
-#include "runtime/reference_trainer.hpp"
-#include "runtime/ports.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/net/ports.hpp"
+#include "runtime/node/reference_trainer.hpp"
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 

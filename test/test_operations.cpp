@@ -80,7 +80,7 @@ TEST_CASE("a node of another cluster is refused with a message naming the reason
 }
 
 // DOWNPOUR_TEST_HANDSHAKE_VERSION stands in for the version in the handshake
-// only (runtime/node.cpp): the node is this binary, built from another commit
+// only (runtime/node/node.cpp): the node is this binary, built from another commit
 // as far as its peers can tell.
 TEST_CASE("a node of another version is refused with a message naming the reason, and the "
           "cluster it knocked at trains on") {

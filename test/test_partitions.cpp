@@ -3,7 +3,7 @@
 // cut for a few seconds during the job and restored. The node is alive all
 // the while, so only heartbeats can tell: the loss must be seen within
 // --node-timeout, handled as a kill of that node would be, and the job must
-// still end at exactly --last-step having lost no more than the README's rule
+// still end at exactly --last-step having lost no more than docs/failure-model.md's rule
 // (the steps since the newest checkpoint for a ps or the chief, none for a
 // worker). Skipped (exit 77) where namespaces cannot be made.
 #include <doctest/doctest.h>
@@ -15,7 +15,7 @@
 
 #include "cluster_procs.hpp"
 #include "netns.hpp"
-#include "runtime/connect_guard.hpp"
+#include "runtime/net/connect_guard.hpp"
 
 using namespace downpour;
 using namespace downpour::testing;
@@ -160,7 +160,7 @@ TEST_CASE("a worker cut off for a few seconds is dropped within --node-timeout a
 
 // CAF connects with a blocking connect(); to a host that is cut off it blocked
 // for the kernel's SYN retries (minutes), and the nodes could not exit until
-// it returned (runtime/connect_guard.hpp).
+// it returned (runtime/net/connect_guard.hpp).
 TEST_CASE("a ps cut off for longer than --connect-timeout ends the chief, the other ps and the "
           "workers non-zero in time, each naming it") {
   constexpr int connect_timeout_s = 3;

@@ -2,7 +2,7 @@
 
 #include <numeric>
 
-#include "runtime/placement.hpp"
+#include "actors/placement.hpp"
 
 using namespace downpour;
 

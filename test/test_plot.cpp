@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "config/options.hpp"
-#include "runtime/plot.hpp"
+#include "runtime/files/plot.hpp"
 #include "subprocess.hpp"
 
 using downpour::testing::process;

@@ -11,7 +11,7 @@
 #include <set>
 #include <string>
 
-#include "runtime/ports.hpp"
+#include "runtime/net/ports.hpp"
 
 using namespace downpour;
 

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "metrics_job.hpp"
-#include "runtime/metrics_http.hpp"
+#include "runtime/net/metrics_http.hpp"
 
 using namespace downpour;
 using downpour::testing::process;

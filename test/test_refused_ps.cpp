@@ -4,9 +4,9 @@
 
 #include "actors/parameter_shard.hpp"
 #include "cluster_procs.hpp"
-#include "runtime/cluster_config.hpp"
-#include "runtime/connect.hpp"
-#include "runtime/node.hpp"
+#include "config/cluster_fingerprint.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/node/node.hpp"
 
 using namespace downpour;
 using namespace downpour::testing;

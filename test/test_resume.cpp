@@ -7,9 +7,9 @@
 #include <fstream>
 
 #include "log_lines.hpp"
-#include "runtime/checkpoint.hpp"
-#include "runtime/node.hpp"
-#include "runtime/reference_trainer.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "runtime/node/node.hpp"
+#include "runtime/node/reference_trainer.hpp"
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 

@@ -10,11 +10,11 @@
 #include <optional>
 #include <random>
 
+#include "actors/buffers.hpp"
 #include "actors/parameter_shard.hpp"
+#include "actors/placement.hpp"
 #include "deterministic_fixture.hpp"
 #include "model/schedule.hpp"
-#include "runtime/buffers.hpp"
-#include "runtime/placement.hpp"
 
 using namespace downpour;
 

@@ -10,8 +10,8 @@
 #include <sstream>
 
 #include "cluster_procs.hpp"
-#include "runtime/checkpoint.hpp"
-#include "runtime/signals.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "runtime/node/signals.hpp"
 
 using namespace downpour;
 using namespace downpour::testing;

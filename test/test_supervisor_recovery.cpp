@@ -7,7 +7,7 @@
 #include "actors/parameter_shard.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
-#include "runtime/node.hpp"
+#include "runtime/node/node.hpp"
 #include "test_jobs.hpp"
 #include "time_bounds.hpp"
 

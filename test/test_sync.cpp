@@ -7,8 +7,8 @@
 
 #include "actors/parameter_shard.hpp"
 #include "actors/sync_coordinator.hpp"
+#include "actors/sync_rule.hpp"
 #include "deterministic_fixture.hpp"
-#include "runtime/sync_rule.hpp"
 
 using namespace downpour;
 

@@ -6,9 +6,9 @@
 #include "data/batcher.hpp"
 #include "model/init.hpp"
 #include "model/mlp.hpp"
-#include "runtime/connect.hpp"
-#include "runtime/ports.hpp"
-#include "runtime/node.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/net/ports.hpp"
+#include "runtime/node/node.hpp"
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 

@@ -13,12 +13,12 @@
 #include <cerrno>
 #include <memory>
 
-#include "runtime/connect.hpp"
-#include "runtime/ports.hpp"
-#include "runtime/node.hpp"
-#include "runtime/tls_guard.hpp"
-#include "forged_client.hpp"
 #include "cluster_procs.hpp"
+#include "forged_client.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/net/ports.hpp"
+#include "runtime/net/tls_guard.hpp"
+#include "runtime/node/node.hpp"
 
 using namespace downpour;
 using namespace downpour::testing;
@@ -159,7 +159,7 @@ TEST_CASE_FIXTURE(tls_cluster,
   CHECK(caf::get_or(plain, "middleman.max-consecutive-reads", std::size_t{50}) == 50);
 }
 
-// Before the fixes in runtime/tls_guard.*, this cluster lost connections when
+// Before the fixes in runtime/net/tls_guard.*, this cluster lost connections when
 // worker 1 finished or a stranger knocked, and its job never ended.
 TEST_CASE_FIXTURE(tls_cluster,
                   "a TLS cluster of 2 ps and 2 workers trains to its last step while strangers "

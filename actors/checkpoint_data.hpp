@@ -1,0 +1,28 @@
+// What a checkpoint holds, as the checkpoint saver assembles it from the
+// shards' snapshots; runtime/files/checkpoint.hpp reads and writes it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "model/shape.hpp"
+
+namespace downpour {
+
+// Everything a checkpoint holds.
+struct checkpoint {
+  model_shape shape;
+  std::int64_t global_step = 0;
+  std::string mode = "async";  // "async", "sync" or "ssp"
+  double wall_time = 0.0;      // unix seconds when saved
+  std::vector<float> params;   // shape.size() floats, the flat buffer
+  std::vector<float> ema;      // shape.size() floats, the moving averages
+};
+
+// Writes a checkpoint and returns the path written; throws std::runtime_error
+// (runtime/files: save_checkpoint into the checkpoint dir, keeping the newest).
+using checkpoint_writer = std::function<std::string(const checkpoint&)>;
+
+}  // namespace downpour

@@ -1,0 +1,45 @@
+// Which parts of the flat parameter buffer each parameter shard owns.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "config/placement_kind.hpp"
+#include "model/shape.hpp"
+
+namespace downpour {
+
+struct param_range {
+  std::size_t offset = 0;
+  std::size_t size = 0;
+};
+
+// The ranges one shard owns, in buffer order; its local storage is their
+// concatenation.
+struct shard_layout {
+  std::vector<param_range> ranges;
+  std::size_t size() const;
+};
+
+// balanced: num_shards contiguous near-equal ranges (sizes differ by at most one
+// float). round_robin: whole variables in creation order, variable i on shard
+// i % num_shards (TensorFlow's replica_device_setter); a shard may get nothing.
+std::vector<shard_layout> partition(const model_shape& shape, std::size_t num_shards,
+                                    placement_kind placement);
+
+// The layout carried in messages as offset/size pairs (shard_init, snapshots).
+shard_layout layout_from_pairs(const std::vector<std::uint64_t>& pairs);
+
+// Copies a shard's part out of, and back into, a full flat buffer.
+std::vector<float> gather(const shard_layout& layout, const float* full);
+void scatter(const shard_layout& layout, const float* part, float* full);
+
+// gather() into a destination buffer of layout.size() floats (no allocation).
+void gather_into(const shard_layout& layout, const float* full, float* part);
+
+// True if the shard's part is the whole buffer of n floats, in order: then
+// its part and the full buffer are the same thing and can be swapped, not copied.
+bool covers_whole(const shard_layout& layout, std::size_t n);
+
+}  // namespace downpour

@@ -1,0 +1,139 @@
+#include "runtime/cli/commands.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <ostream>
+#include <sstream>
+
+#include "data/idx.hpp"
+#include "model/mlp.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "runtime/files/npz.hpp"
+#include "runtime/files/plot.hpp"
+
+namespace downpour {
+namespace {
+
+// The accuracies as the training's final line prints them, so the two compare as text.
+std::string accuracy_text(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4f", v);
+  return buf;
+}
+
+std::string utc_text(double unix_seconds) {
+  std::time_t t = static_cast<std::time_t>(unix_seconds);
+  std::tm tm{};
+  char buf[32] = "?";
+  if (gmtime_r(&t, &tm)) std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string shape_text(const std::vector<std::size_t>& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+found_checkpoint locate(const options& opts, std::ostream& warnings) {
+  if (!opts.checkpoint_file.empty())
+    return {opts.checkpoint_file, read_checkpoint(opts.checkpoint_file)};
+  auto found = find_newest_checkpoint(opts.checkpoint_dir, warnings);
+  if (!found) throw checkpoint_error("checkpoint: no valid checkpoint in " + opts.checkpoint_dir);
+  return std::move(*found);
+}
+
+int run_eval(const options& opts, std::ostream& out, std::ostream& err) {
+  const found_checkpoint found = locate(opts, err);
+  const checkpoint& c = found.data;
+  auto data = load_mnist(opts.data_dir, opts.validation_size);
+  if (c.shape.input != data->input_size() || c.shape.classes != data->num_classes)
+    throw checkpoint_error("checkpoint: " + found.path + " holds a " + c.shape.to_string() +
+                           " model but the data in " + opts.data_dir + " has " +
+                           std::to_string(data->input_size()) + " inputs and " +
+                           std::to_string(data->num_classes) + " classes");
+  accuracy_report raw = evaluate(c.shape, c.params.data(), data->test);
+  accuracy_report ema = evaluate(c.shape, c.ema.data(), data->test);
+  out << "eval: checkpoint=" << found.path << " mode=" << c.mode << " model=" << c.shape.to_string()
+      << " test_examples=" << data->test.count << "\n";
+  for (std::size_t k = 0; k < raw.per_class.size(); ++k)
+    out << "eval: class=" << k << " test_accuracy=" << accuracy_text(raw.per_class[k])
+        << " ema_test_accuracy=" << accuracy_text(ema.per_class[k]) << "\n";
+  out << "eval: global_step=" << c.global_step << " test_accuracy=" << accuracy_text(raw.overall)
+      << " ema_test_accuracy=" << accuracy_text(ema.overall) << std::endl;
+  return 0;
+}
+
+std::string inspect_path(const options& opts, std::ostream& err) {
+  return opts.checkpoint_file.empty() ? locate(opts, err).path : opts.checkpoint_file;
+}
+
+int run_inspect(const options& opts, std::ostream& out, std::ostream& err) {
+  const checkpoint_info info = inspect_checkpoint(inspect_path(opts, err));
+  char wall[64];
+  std::snprintf(wall, sizeof wall, "%.3f", info.wall_time);
+  out << "checkpoint: " << info.path << "\n"
+      << "format_version: " << info.format_version << "\n"
+      << "global_step: " << info.global_step << "\n"
+      << "mode: " << info.mode << "\n"
+      << "wall_time: " << wall << " (" << utc_text(info.wall_time) << ")\n"
+      << "model: " << info.shape.to_string() << " (" << info.shape.size() << " parameters)\n";
+  for (const auto& v : info.variables)
+    out << "variable: " << v.name << " offset=" << v.offset << " shape=" << shape_text(tf_shape(v))
+        << "\n";
+  char crc[64];
+  std::snprintf(crc, sizeof crc, "0x%08x", static_cast<unsigned>(info.stored_checksum));
+  out << "payload_bytes: " << info.payload_bytes << " (file " << info.file_bytes << " bytes)\n"
+      << "crc32: " << crc << (info.checksum_ok() ? " checksum ok" : " CHECKSUM MISMATCH") << "\n";
+  out.flush();
+  if (info.checksum_ok()) return 0;
+  std::snprintf(crc, sizeof crc, "0x%08x", static_cast<unsigned>(info.computed_checksum));
+  err << "downpour: checkpoint: " << info.path << ": checksum mismatch (computed " << crc << ")"
+      << std::endl;
+  return 1;
+}
+
+int run_export(const options& opts, std::ostream& out, std::ostream& err) {
+  if (opts.out_file.empty()) throw config_error("export: --out FILE is required");
+  const found_checkpoint found = locate(opts, err);
+  const checkpoint& c = found.data;
+  const std::vector<float>& values = opts.export_ema ? c.ema : c.params;
+  std::vector<npy_array> arrays;
+  for (const auto& v : c.shape.variables())
+    arrays.push_back({v.name, tf_shape(v), values.data() + v.offset});
+  write_npz(opts.out_file, arrays);
+  out << "export: wrote " << opts.out_file << " (" << arrays.size() << " arrays, "
+      << (opts.export_ema ? "moving averages" : "parameters") << " of " << found.path
+      << " at global_step=" << c.global_step << ")" << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int run_command(const options& opts, std::ostream& out, std::ostream& err) {
+  try {
+    switch (opts.command) {
+      case command_kind::eval:
+        return run_eval(opts, out, err);
+      case command_kind::inspect:
+        return run_inspect(opts, out, err);
+      case command_kind::export_npz:
+        return run_export(opts, out, err);
+      case command_kind::plot:
+        return run_plot(opts, out, err);
+      case command_kind::train:
+      case command_kind::status:  // asks a live chief: runtime/cli/status_client.cpp
+        break;
+    }
+    throw config_error("run_command: '" + to_string(opts.command) +
+                       "' is not a checkpoint command");
+  } catch (const config_error& e) {
+    err << "downpour: " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    err << "downpour: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace downpour

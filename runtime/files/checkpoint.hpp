@@ -1,0 +1,134 @@
+// Checkpoints: one file per save, model.ckpt-STEP, in the checkpoint dir, plus
+// TensorFlow's text index "checkpoint" naming the kept ones (newest last).
+//
+// File layout (cereal PortableBinaryArchive, little-endian on disk):
+//   "DOWNPOUR-CKPT"                       13 raw bytes, so `head -c13` identifies it
+//   archive: u32 format version, u64 payload bytes, u32 CRC-32 (zlib) of the payload
+//   payload, its own archive: shape, variables (name, offset, rows, cols,
+//     regularized), i64 global step, mode, f64 wall time, u64 counts, then the
+//     parameters and the EMA shadows as cereal::binary_data (bit-exact, NaNs kept)
+// The length comes before the payload so that a truncated file is named as
+// such without parsing it, and the CRC catches any other damage.
+//
+// Saving is crash-safe: each file is written to a hidden temporary in the same
+// directory, fsynced, renamed and the directory fsynced; the index follows the
+// same way, and pruned files are deleted only after the new index is in place.
+// A kill at any moment leaves the old set or the new set, never a partial file
+// under a checkpoint name. The moments that matter are the save_stage values
+// below; test_checkpoint_crash kills a saving process at each of them.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "actors/checkpoint_data.hpp"
+#include "model/shape.hpp"
+
+namespace downpour {
+
+// Thrown for any unreadable, damaged or mismatched checkpoint, and for a save
+// that fails; what() is one line naming the file and what is wrong.
+struct checkpoint_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+inline constexpr std::uint32_t checkpoint_format_version = 1;
+
+// What `downpour inspect` shows: the file's metadata, read even when the
+// checksum does not match (the header may then be wrong too).
+struct checkpoint_info {
+  std::string path;
+  std::uint32_t format_version = 0;
+  model_shape shape;
+  std::vector<variable_info> variables;  // as stored in the file
+  std::int64_t global_step = 0;
+  std::string mode;
+  double wall_time = 0.0;
+  std::uint64_t file_bytes = 0;
+  std::uint64_t payload_bytes = 0;
+  std::uint32_t stored_checksum = 0;
+  std::uint32_t computed_checksum = 0;
+  bool checksum_ok() const { return stored_checksum == computed_checksum; }
+};
+
+// A checkpoint and the file it came from.
+struct found_checkpoint {
+  std::string path;
+  checkpoint data;
+};
+
+// The bytes of a checkpoint file (see the layout above).
+std::string encode_checkpoint(const checkpoint& c);
+
+// "model.ckpt-STEP".
+std::string checkpoint_name(std::int64_t global_step);
+
+// The steps of a save that change what is on disk, in the order they happen.
+// Files are written in chunks of save_chunk_bytes, so that a crash can also
+// stop a save between two write() calls of one file.
+enum class save_stage {
+  file_chunk_written,      // one more chunk of model.ckpt-STEP's temporary written
+  file_synced,             // that temporary fsynced and closed
+  file_renamed,            // the temporary renamed to model.ckpt-STEP
+  file_directory_synced,   // the directory fsynced: the rename is durable
+  index_chunk_written,     // one more chunk of the index's temporary written
+  index_synced,            // that temporary fsynced and closed
+  index_renamed,           // the new index in place of the old one
+  index_directory_synced,  // the directory fsynced again
+  pruned,                  // one checkpoint beyond `keep` deleted (once per file dropped)
+  pruning_synced,          // the directory fsynced after deletions (only if there were any)
+};
+inline constexpr std::size_t save_chunk_bytes = std::size_t{1} << 20;
+
+// Called after each step of a save, on the saving thread; for tests that stop a
+// save at a chosen step (an empty one observes nothing).
+using save_observer = std::function<void(save_stage)>;
+
+// Writes dir/model.ckpt-STEP and the index, then deletes all but the newest
+// `keep` checkpoints (0 keeps all, as TensorFlow's max_to_keep=None); creates
+// dir. Saving a step again replaces that file and makes it the newest.
+// Returns the path written. Throws checkpoint_error.
+std::string save_checkpoint(const std::string& dir, const checkpoint& c, std::size_t keep,
+                            const save_observer& observe = {});
+
+// Reads and fully validates one file: magic, format version, length, checksum,
+// the variables and array sizes against the stored shape.
+checkpoint read_checkpoint(const std::string& path);
+
+// Reads the metadata and checks the checksum without throwing on a mismatch;
+// throws checkpoint_error when the file is not a checkpoint or is truncated.
+checkpoint_info inspect_checkpoint(const std::string& path);
+
+// The newest checkpoint in dir that reads back valid: by the index, with any
+// complete file saved after the index was last written (a crash in between)
+// counted as newer; by scanning model.ckpt-* when the index is missing or
+// malformed. Writes one warning line per newer file skipped, e.g.
+// "checkpoint: DIR/model.ckpt-300: checksum mismatch ...; using model.ckpt-200".
+// nullopt when there is none (including when dir does not exist).
+std::optional<found_checkpoint> find_newest_checkpoint(const std::string& dir,
+                                                       std::ostream& warnings);
+std::optional<checkpoint> load_newest_checkpoint(const std::string& dir, std::ostream& warnings);
+
+// The paths of every model.ckpt-* entry of dir (readable or not), oldest
+// first, as find_newest_checkpoint orders them; empty when there is none.
+std::vector<std::string> checkpoint_files(const std::string& dir);
+
+// Refuses a checkpoint of another model: "checkpoint: FILE holds a 784-300-10
+// model but this job is 784-500-10".
+void check_shape(const checkpoint& c, const model_shape& expected, const std::string& path);
+
+// The variable's TensorFlow shape: biases are 1-D ([500]), weights 2-D ([784, 500]).
+std::vector<std::size_t> tf_shape(const variable_info& v);
+
+// Replaces path with bytes so that a reader or a crash sees the old file or the
+// new one, never part of one: temporary in the same directory, fsync, rename,
+// fsync of the directory. Throws checkpoint_error naming path.
+void write_file_durably(const std::string& path, const std::string& bytes);
+
+}  // namespace downpour

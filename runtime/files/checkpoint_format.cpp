@@ -1,0 +1,270 @@
+// The file format; runtime/files/checkpoint.cpp keeps the directory.
+#include <zlib.h>
+
+#include <algorithm>
+#include <cereal/archives/portable_binary.hpp>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "runtime/files/checkpoint.hpp"
+
+namespace downpour {
+namespace {
+
+using out_archive = cereal::PortableBinaryOutputArchive;
+using in_archive = cereal::PortableBinaryInputArchive;
+using u64 = std::uint64_t;
+
+constexpr char magic[] = "DOWNPOUR-CKPT";
+constexpr std::size_t magic_size = sizeof(magic) - 1;
+// magic, the archive's endianness byte, version, payload length, CRC.
+constexpr std::size_t preamble_size = magic_size + 1 + 4 + 8 + 4;
+// Names are short; a longer length means a damaged header, not a huge allocation.
+constexpr u64 max_name_size = 256;
+
+[[noreturn]] void fail(const std::string& path, const std::string& what) {
+  throw checkpoint_error("checkpoint: " + path + ": " + what);
+}
+
+std::string hex(std::uint32_t v) {
+  char buf[16];
+  std::snprintf(buf, sizeof buf, "0x%08x", static_cast<unsigned>(v));
+  return buf;
+}
+
+std::uint32_t crc_of(const char* data, std::size_t size) {
+  auto crc = crc32_z(crc32_z(0, nullptr, 0), reinterpret_cast<const Bytef*>(data), size);
+  return static_cast<std::uint32_t>(crc);
+}
+
+bool known_mode(const std::string& m) {
+  return m == "async" || m == "sync" || m == "ssp";
+}
+
+void write_name(out_archive& ar, const std::string& s) {
+  ar(u64(s.size()), cereal::binary_data(s.data(), s.size()));
+}
+
+std::string read_name(in_archive& ar) {
+  u64 size = 0;
+  ar(size);
+  if (size > max_name_size) throw std::length_error("name too long");
+  std::string s(size, '\0');
+  ar(cereal::binary_data(s.data(), size));
+  return s;
+}
+
+std::string encode_payload(const checkpoint& c) {
+  std::ostringstream os(std::ios::binary);
+  {
+    out_archive ar(os);
+    ar(u64(c.shape.input), u64(c.shape.hidden), u64(c.shape.classes));
+    auto vars = c.shape.variables();
+    ar(u64(vars.size()));
+    for (const auto& v : vars) {
+      write_name(ar, v.name);
+      ar(u64(v.offset), u64(v.rows), u64(v.cols), v.regularized);
+    }
+    ar(c.global_step);
+    write_name(ar, c.mode);
+    ar(c.wall_time, u64(c.params.size()), u64(c.ema.size()));
+    ar(cereal::binary_data(c.params.data(), c.params.size() * sizeof(float)));
+    ar(cereal::binary_data(c.ema.data(), c.ema.size() * sizeof(float)));
+  }
+  return os.str();
+}
+
+std::string read_whole_file(const std::string& path) {
+  // A directory opens and "seeks" to a huge size: refuse anything but a file.
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    fail(path, "not a regular file (a directory or a device)");
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
+  const std::streamoff size = in.tellg();
+  if (size < 0) fail(path, "cannot read it (a directory?)");
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
+    fail(path, std::string("cannot read: ") + std::strerror(errno));
+  return bytes;
+}
+
+// Parses a part of the file in place: a checkpoint is megabytes, not worth copying.
+class view_buffer : public std::streambuf {
+ public:
+  view_buffer(const std::string& bytes, std::size_t from) {
+    char* begin = const_cast<char*>(bytes.data());
+    setg(begin + from, begin + from, begin + bytes.size());
+  }
+};
+
+// Magic, version and length are checked before anything is parsed.
+checkpoint_info read_preamble(const std::string& path, const std::string& bytes) {
+  if (bytes.compare(0, magic_size, magic, std::min(bytes.size(), magic_size)) != 0)
+    fail(path, "not a Downpour checkpoint (no DOWNPOUR-CKPT magic)");
+  if (bytes.size() < preamble_size)
+    fail(path, "truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the header");
+  checkpoint_info info;
+  info.path = path;
+  info.file_bytes = bytes.size();
+  view_buffer buffer(bytes, magic_size);
+  std::istream in(&buffer);
+  in_archive ar(in);
+  ar(info.format_version, info.payload_bytes, info.stored_checksum);
+  if (info.format_version != checkpoint_format_version)
+    fail(path, "format version " + std::to_string(info.format_version) +
+                   " is not supported (this build reads " +
+                   std::to_string(checkpoint_format_version) + ")");
+  u64 have = bytes.size() - preamble_size;
+  if (have < info.payload_bytes)
+    fail(path, "truncated: " + std::to_string(have) + " of " + std::to_string(info.payload_bytes) +
+                   " payload bytes");
+  if (have > info.payload_bytes)
+    fail(path, std::to_string(have - info.payload_bytes) + " unexpected bytes after the payload");
+  // The payload opens with its archive's endianness byte; without it there is
+  // nothing to parse (and the archive would throw its own exception type).
+  if (info.payload_bytes == 0) fail(path, "truncated: the payload is empty");
+  info.computed_checksum = crc_of(bytes.data() + preamble_size, info.payload_bytes);
+  return info;
+}
+
+struct array_counts {
+  u64 params = 0;
+  u64 ema = 0;
+};
+
+array_counts read_header(in_archive& ar, checkpoint_info& info) {
+  u64 input = 0, hidden = 0, classes = 0, nvars = 0;
+  ar(input, hidden, classes, nvars);
+  info.shape = model_shape{input, hidden, classes};
+  if (nvars > 16) throw std::length_error("too many variables");
+  for (u64 i = 0; i < nvars; ++i) {
+    variable_info v;
+    v.name = read_name(ar);
+    u64 offset = 0, rows = 0, cols = 0;
+    // A bool is one byte on disk; any other value than 0 or 1 is damage, and
+    // loading it straight into a bool would be undefined behaviour.
+    std::uint8_t regularized = 0;
+    ar(offset, rows, cols, regularized);
+    if (regularized > 1) throw std::domain_error("bad flag");
+    v.offset = offset, v.rows = rows, v.cols = cols, v.regularized = regularized != 0;
+    info.variables.push_back(v);
+  }
+  ar(info.global_step);
+  info.mode = read_name(ar);
+  array_counts counts;
+  ar(info.wall_time, counts.params, counts.ema);
+  return counts;
+}
+
+bool same_variables(const std::vector<variable_info>& a, const std::vector<variable_info>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const auto& x, const auto& y) {
+    return x.name == y.name && x.offset == y.offset && x.rows == y.rows && x.cols == y.cols &&
+           x.regularized == y.regularized;
+  });
+}
+
+// Parses what read_preamble left; the payload itself may be damaged.
+array_counts parse_header(in_archive& ar, checkpoint_info& info) {
+  try {
+    return read_header(ar, info);
+  } catch (const std::exception&) {
+    fail(info.path, std::string("cannot parse the header") +
+                        (info.checksum_ok() ? "" : " (checksum mismatch)"));
+  }
+}
+
+// The shape's sizes without wrapping around: dimensions whose products
+// overflow would otherwise pass as a small size() that the arrays then match.
+bool size_fits(const model_shape& shape) {
+  std::size_t total = 0;
+  for (const auto& v : shape.variables()) {
+    std::size_t n = 0;
+    if (__builtin_mul_overflow(v.rows, v.cols, &n) || __builtin_add_overflow(total, n, &total))
+      return false;
+  }
+  return true;
+}
+
+// The payload passed its checksum; this catches a writer that broke the format.
+void check_contents(const checkpoint_info& info, const array_counts& counts) {
+  const model_shape& shape = info.shape;
+  if (!size_fits(shape))
+    fail(info.path, "its shape " + shape.to_string() + " is too large (the sizes overflow)");
+  if (!same_variables(info.variables, shape.variables()))
+    fail(info.path, "its variables do not match a " + shape.to_string() + " model");
+  if (counts.params != shape.size() || counts.ema != shape.size())
+    fail(info.path, "holds " + std::to_string(counts.params) + " parameters and " +
+                        std::to_string(counts.ema) + " shadows, a " + shape.to_string() +
+                        " model has " + std::to_string(shape.size()));
+  if (!known_mode(info.mode)) fail(info.path, "unknown mode '" + info.mode + "'");
+  if (counts.params > info.payload_bytes / (2 * sizeof(float)))
+    fail(info.path, "the payload is too short for its arrays");
+}
+
+}  // namespace
+
+std::string encode_checkpoint(const checkpoint& c) {
+  std::string payload = encode_payload(c);
+  std::ostringstream os(std::ios::binary);
+  os.write(magic, magic_size);
+  {
+    out_archive ar(os);
+    ar(checkpoint_format_version, u64(payload.size()), crc_of(payload.data(), payload.size()));
+  }
+  os.write(payload.data(), static_cast<std::streamsize>(payload.size()));
+  return os.str();
+}
+
+std::string checkpoint_name(std::int64_t global_step) {
+  return "model.ckpt-" + std::to_string(global_step);
+}
+
+std::vector<std::size_t> tf_shape(const variable_info& v) {
+  if (v.rows == 1 && !v.regularized) return {v.cols};
+  return {v.rows, v.cols};
+}
+
+checkpoint_info inspect_checkpoint(const std::string& path) {
+  std::string bytes = read_whole_file(path);
+  checkpoint_info info = read_preamble(path, bytes);
+  view_buffer buffer(bytes, preamble_size);
+  std::istream in(&buffer);
+  in_archive ar(in);
+  parse_header(ar, info);
+  return info;
+}
+
+checkpoint read_checkpoint(const std::string& path) {
+  std::string bytes = read_whole_file(path);
+  checkpoint_info info = read_preamble(path, bytes);
+  if (!info.checksum_ok())
+    fail(path, "checksum mismatch (stored " + hex(info.stored_checksum) + ", computed " +
+                   hex(info.computed_checksum) + ")");
+  view_buffer buffer(bytes, preamble_size);
+  std::istream in(&buffer);
+  in_archive ar(in);
+  array_counts counts = parse_header(ar, info);
+  check_contents(info, counts);
+  checkpoint c{info.shape,
+               info.global_step,
+               info.mode,
+               info.wall_time,
+               std::vector<float>(counts.params),
+               std::vector<float>(counts.ema)};
+  try {
+    ar(cereal::binary_data(c.params.data(), c.params.size() * sizeof(float)));
+    ar(cereal::binary_data(c.ema.data(), c.ema.size() * sizeof(float)));
+  } catch (const std::exception&) {
+    fail(path, "the payload ends inside the arrays");
+  }
+  if (in.peek() != std::char_traits<char>::eof()) fail(path, "unexpected bytes after the arrays");
+  return c;
+}
+
+}  // namespace downpour

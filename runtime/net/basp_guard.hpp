@@ -1,0 +1,56 @@
+// What a network peer can make a node do, bounded from outside Debian's
+// libcaf_io and libcaf_core (as runtime/tls_guard does for libcaf_openssl):
+// allocate at most one message of this job's largest size per connection
+// (and, before the handshake, no more than a handshake needs, in all),
+// and never end an actor with an uncatchable `kill` from another node.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "actors/log.hpp"
+#include "config/options.hpp"
+
+namespace caf::io {
+class abstract_broker;
+}
+
+namespace downpour {
+
+// Before a connection's handshake: the largest payload it may announce (a
+// handshake carries the node's id, the application id and the published
+// actor's interface, a few KiB), and what all such connections of a node may
+// be reading at once (a few hundred simultaneous handshakes).
+constexpr std::size_t basp_handshake_bound = std::size_t{64} << 10;
+constexpr std::size_t basp_unshaken_budget = std::size_t{8} << 20;
+
+// The largest BASP payload a node of this job accepts: a shard's parameters
+// and shadows (an init, a restore or a snapshot) for the whole model, plus
+// 1 MiB for everything else a message carries. The model is hidden units
+// times (input + classes + 1) + classes floats, counted with 256 classes
+// (labels are bytes) and the input size of the training images in --data-dir;
+// a node without the data set (a ps) assumes 28x28 images.
+std::size_t basp_payload_bound(const options& opts);
+
+// The same for a known input size (what a ps without data assumes: 784).
+std::size_t basp_payload_bound(std::size_t hidden_units, std::size_t input_size);
+
+// Sets the bound of this process and the logger of its refusals. One process
+// runs one job (--role=local --transport=tcp runs every node of the same
+// job), so the bound is the process's, like the libcaf_io functions that
+// enforce it. Calling it is also what links runtime/net/basp_guard.cpp in.
+void guard_basp(std::size_t bound, const logger& log);
+
+// The bound in force (0: none set, CAF's own behaviour).
+std::size_t basp_bound_in_force();
+
+// Whether connection hdl of broker b (open: which of b's connections still
+// exist) may read `bytes` next; false when it is before its handshake and
+// the read exceeds basp_handshake_bound or takes b's connections in that
+// state past basp_unshaken_budget (logged, rate-limited, naming peer).
+bool admit_read(const caf::io::abstract_broker* b, std::int64_t hdl, std::size_t bytes,
+                const std::string& peer, const std::function<bool(std::int64_t)>& open);
+
+}  // namespace downpour

@@ -1,0 +1,176 @@
+// Reaching peers: connect with retries until a deadline, and errors as text.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "actors/messages.hpp"
+#include <optional>
+
+#include "actors/log.hpp"
+#include "caf/io/all.hpp"
+#include "caf/openssl/all.hpp"
+#include "config/options.hpp"
+#include "runtime/net/connect_guard.hpp"
+#include "runtime/net/tls_guard.hpp"
+
+namespace downpour {
+
+// One line for any error: our own errors carry their explanation as context.
+std::string describe(const caf::error& err);
+
+caf::error make_node_error(errc code, std::string text);
+
+// "30 s", "0.5 s".
+std::string seconds_text(double s);
+
+// Why an attempt to reach a peer must not be retried: it answered, but it
+// belongs elsewhere (another interface, cluster, version or CA).
+std::optional<std::string> final_refusal(const caf::error& err);
+
+// For a peer that closed every handshake: what to check (TLS on one side only,
+// or certificates from two CAs); empty for other errors.
+std::string handshake_hint(const caf::error& err);
+
+// One attempt to reach the actor published at host:port, given up after
+// timeout. CAF's own remote_actor waits forever for a peer that accepted the
+// connection but never answers the handshake (a hung or stopped node); this
+// asks the middleman (or the TLS manager) for the same connect with a bound.
+template <class Handle>
+caf::expected<Handle> remote_actor_within(caf::actor_system& sys, bool tls,
+                                          const std::string& host, std::uint16_t port,
+                                          caf::timespan timeout) {
+  auto manager = tls ? sys.openssl_manager().actor_handle() : sys.middleman().actor_handle();
+  caf::expected<Handle> result{caf::make_error(caf::sec::request_timeout)};
+  caf::scoped_actor self{sys};
+  self->request(manager, timeout, caf::connect_atom::value, host, port)
+      .receive(
+          [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>& ifs) {
+            if (!ptr)
+              result = caf::make_error(caf::sec::no_actor_published_at_port, port);
+            else if (!sys.assignable<Handle>(ifs))
+              result = caf::make_error(caf::sec::unexpected_actor_messaging_interface);
+            else
+              result = caf::actor_cast<Handle>(std::move(ptr));
+          },
+          [&](caf::error& err) { result = std::move(err); });
+  return result;
+}
+
+// now + seconds on the steady clock.
+inline std::chrono::steady_clock::time_point deadline_after(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(seconds));
+}
+
+// connect_to up to deadline. A failure names --connect-timeout however much of
+// it was left (connect_live retries with what remains of its own). Each
+// attempt is bounded by the time left, so a peer that accepts and never
+// answers cannot hold us past the deadline.
+template <class Handle>
+caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
+                                    const host_port& where, const std::string& what,
+                                    std::chrono::steady_clock::time_point deadline) {
+  const logger log = node_logger(opts, opts.role, opts.task);
+  caf::error last;
+  connect_guard_linked();
+  if (opts.tls()) tls_guard_linked();
+  for (int attempt = 1;; ++attempt) {
+    const auto left = std::max(
+        std::chrono::duration_cast<caf::timespan>(deadline - std::chrono::steady_clock::now()),
+        caf::timespan{std::chrono::milliseconds(1)});
+    auto h = remote_actor_within<Handle>(sys, opts.tls(), where.host, where.port, left);
+    if (h) {
+      log.debug("connected to " + what + " at " + to_string(where) + " (attempt " +
+                std::to_string(attempt) + ")");
+      return h;
+    }
+    last = h.error();
+    if (auto why = final_refusal(last))
+      return make_node_error(errc::unreachable, "refused " + what + " at " + to_string(where) +
+                                                    ": " + *why);
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return make_node_error(errc::unreachable, "cannot reach " + what + " at " + to_string(where) +
+                                                " within " + seconds_text(opts.connect_timeout_s) +
+                                                " (" + describe(last) + ")" +
+                                                handshake_hint(last));
+}
+
+// Connects to the actor published at where (over mutual TLS when configured),
+// retrying every 50 ms (the peer may not be up yet) until --connect-timeout;
+// then fails naming the node and its address.
+template <class Handle>
+caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
+                                 const host_port& where, const std::string& what) {
+  return connect_until<Handle>(sys, opts, where, what, deadline_after(opts.connect_timeout_s));
+}
+
+// True when h is known dead: monitoring a proxy whose connection is lost
+// delivers the down message at once (CAF attaches to a terminated actor
+// synchronously), so no waiting is involved.
+template <class Handle>
+bool is_gone(caf::actor_system& sys, const Handle& h) {
+  if (!h) return true;
+  caf::scoped_actor self{sys};
+  self->monitor(h);
+  bool gone = false;
+  self->receive([&](caf::down_msg&) { gone = true; },
+                caf::after(std::chrono::milliseconds(0)) >> [] {});
+  if (!gone) self->demonitor(caf::actor_cast<caf::actor_addr>(h));
+  return gone;
+}
+
+// connect_until for a peer that may have just died: right after a failure
+// the middleman can hand back its cached dead proxy, so a dead handle is
+// dropped and the attempt repeated (every 20 ms) until the deadline.
+template <class Handle>
+caf::expected<Handle> connect_live_until(caf::actor_system& sys, const options& opts,
+                                         const host_port& where, const std::string& what,
+                                         std::chrono::steady_clock::time_point deadline) {
+  for (;;) {
+    auto h = connect_until<Handle>(sys, opts, where, what, deadline);
+    if (!h || !is_gone(sys, *h)) return h;
+    if (std::chrono::steady_clock::now() >= deadline)
+      return make_node_error(errc::unreachable, "cannot reach " + what + " at " +
+                                                    to_string(where) + " within " +
+                                                    seconds_text(opts.connect_timeout_s));
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+// connect_live_until --connect-timeout from now.
+template <class Handle>
+caf::expected<Handle> connect_live(caf::actor_system& sys, const options& opts,
+                                   const host_port& where, const std::string& what) {
+  return connect_live_until<Handle>(sys, opts, where, what,
+                                    deadline_after(opts.connect_timeout_s));
+}
+
+// Publishes an actor on the node's own host:port (over mutual TLS when
+// configured), bound to --bind or the host of that entry.
+template <class Handle>
+caf::expected<std::uint16_t> publish_on(caf::actor_system& sys, const options& opts,
+                                        const Handle& h, const host_port& at,
+                                        const std::string& what) {
+  const std::string& address = opts.bind_address.empty() ? at.host : opts.bind_address;
+  if (opts.tls()) tls_guard_linked();
+  auto port = opts.tls() ? caf::openssl::publish(h, at.port, address.c_str(), true)
+                         : sys.middleman().publish(h, at.port, address.c_str(), true);
+  if (!port)
+    return make_node_error(errc::unreachable, "cannot listen as " + what + " on " +
+                                                  to_string(host_port{address, at.port}) + " (" +
+                                                  describe(port.error()) +
+                                                  "); is the port in use?");
+  node_logger(opts, opts.role, opts.task)
+      .info("listening as " + what + " on " + to_string(host_port{address, *port}));
+  return port;
+}
+
+}  // namespace downpour

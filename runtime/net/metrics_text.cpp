@@ -1,0 +1,140 @@
+#include "runtime/net/metrics_text.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <regex>
+
+#include "config/version.hpp"
+
+namespace downpour {
+
+const char* const exposition_content_type = "text/plain; version=0.0.4; charset=utf-8";
+
+namespace {
+
+// One metric family: its HELP and TYPE lines, then its samples.
+class exposition {
+ public:
+  void family(const std::string& name, const char* type, const std::string& help) {
+    text_ += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+  }
+  void sample(const std::string& name, const std::string& labels, double value) {
+    text_ += name + (labels.empty() ? "" : "{" + labels + "}") + " " + exposition_number(value) +
+             "\n";
+  }
+  void gauge(const std::string& name, const std::string& help, double value) {
+    family(name, "gauge", help);
+    sample(name, "", value);
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+std::string shard_label(std::size_t k) {
+  return "shard=\"" + std::to_string(k) + "\"";
+}
+
+using shard_list = std::vector<std::pair<std::size_t, shard_facts>>;
+
+// One family per counter, a sample per reachable shard.
+void shard_family(exposition& e, const shard_list& shards, const std::string& name,
+                  const char* type, const std::string& help, double (*value)(const shard_facts&)) {
+  e.family(name, type, help);
+  for (const auto& [k, s] : shards)
+    if (s.reachable) e.sample(name, shard_label(k), value(s));
+}
+
+void shard_metrics(exposition& e, const shard_list& shards) {
+  e.family("downpour_shard_up", "gauge", "1 if the shard answered, 0 if not");
+  for (const auto& [k, s] : shards) e.sample("downpour_shard_up", shard_label(k), s.reachable);
+  shard_family(e, shards, "downpour_shard_step", "gauge",
+               "updates the shard has applied (its global step)",
+               [](const shard_facts& s) { return static_cast<double>(s.step); });
+  shard_family(e, shards, "downpour_shard_parameters", "gauge", "parameters the shard holds",
+               [](const shard_facts& s) {
+                 double n = 0;
+                 for (std::size_t i = 1; i < s.ranges.size(); i += 2) n += s.ranges[i];
+                 return n;
+               });
+  shard_family(e, shards, "downpour_shard_pushes_dropped_total", "counter",
+               "sync: stale gradients dropped",
+               [](const shard_facts& s) { return static_cast<double>(s.dropped); });
+  shard_family(e, shards, "downpour_shard_pushes_rejected_total", "counter",
+               "pushes refused (wrong shape, future step, before init)",
+               [](const shard_facts& s) { return static_cast<double>(s.rejected); });
+  shard_family(e, shards, "downpour_shard_pulls_replayed_total", "counter",
+               "pulls answered without parameters (the worker held them already)",
+               [](const shard_facts& s) { return static_cast<double>(s.replayed); });
+}
+
+void build_info(exposition& e, const char* role) {
+  e.family("downpour_build_info", "gauge", "always 1: the Downpour version and this node's role");
+  e.sample("downpour_build_info",
+           std::string("version=\"") + build_version() + "\",role=\"" + role + "\"", 1);
+}
+
+// N of ".../model.ckpt-N", -1 if the name has no step.
+double checkpoint_step(const std::string& path) {
+  static const std::regex step("model\\.ckpt-(\\d+)$");
+  std::smatch m;
+  return std::regex_search(path, m, step) ? std::stod(m[1]) : -1.0;
+}
+
+void progress_metrics(exposition& e, const status_facts& f) {
+  e.gauge("downpour_global_step", "global steps done", static_cast<double>(f.global_step));
+  e.gauge("downpour_last_step", "the global step the job ends at",
+          static_cast<double>(f.last_step));
+  e.gauge("downpour_steps_per_second", "global steps per second since the chief started",
+          f.steps_per_s);
+  e.gauge("downpour_train_loss", "the newest training loss a worker reported", f.loss);
+  e.gauge("downpour_learning_rate", "the learning rate at the global step", f.learning_rate);
+  if (f.validation) {
+    e.family("downpour_validation_accuracy", "gauge",
+             "accuracy on the validation split at the newest evaluation (ratio 0-1)");
+    e.sample("downpour_validation_accuracy", "weights=\"raw\"", f.validation->accuracy);
+    e.sample("downpour_validation_accuracy", "weights=\"ema\"", f.validation->ema_accuracy);
+    e.gauge("downpour_validation_global_step", "the global step of the newest evaluation",
+            static_cast<double>(f.validation->global_step));
+  }
+}
+
+}  // namespace
+
+std::string exposition_number(double x) {
+  if (std::isnan(x)) return "NaN";
+  if (std::isinf(x)) return x > 0 ? "+Inf" : "-Inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
+std::string chief_exposition(const status_facts& f) {
+  exposition e;
+  build_info(e, "chief");
+  progress_metrics(e, f);
+  e.gauge("downpour_workers_live", "workers taking part in training",
+          static_cast<double>(f.live_workers.size()));
+  e.gauge("downpour_workers_expected", "workers in --worker-hosts",
+          static_cast<double>(f.expected_workers));
+  shard_list shards;
+  for (std::size_t k = 0; k < f.shards.size(); ++k) shards.emplace_back(k, f.shards[k]);
+  shard_metrics(e, shards);
+  if (!f.last_checkpoint.empty()) {
+    e.gauge("downpour_last_checkpoint_step", "the global step of the newest checkpoint",
+            checkpoint_step(f.last_checkpoint));
+    e.gauge("downpour_last_checkpoint_age_seconds", "seconds since the newest checkpoint",
+            f.checkpoint_age_s);
+  }
+  return e.text();
+}
+
+std::string ps_exposition(const shard_list& shards) {
+  exposition e;
+  build_info(e, "ps");
+  shard_metrics(e, shards);
+  return e.text();
+}
+
+}  // namespace downpour

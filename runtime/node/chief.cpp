@@ -1,0 +1,307 @@
+#include "runtime/node/chief.hpp"
+
+#include <chrono>
+#include <iostream>
+
+#include "actors/checkpoint_saver.hpp"
+#include "actors/evaluator.hpp"
+#include "actors/log.hpp"
+#include "actors/placement.hpp"
+#include "actors/stop_supervisor.hpp"
+#include "actors/sync_coordinator.hpp"
+#include "config/cluster_fingerprint.hpp"
+#include "model/mlp.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "runtime/files/checkpoint_dir.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/net/metrics_http.hpp"
+#include "runtime/node/hello.hpp"
+#include "runtime/node/job_watch.hpp"
+#include "runtime/node/restore.hpp"
+#include "runtime/node/stop_forwarder.hpp"
+
+namespace downpour {
+namespace {
+
+caf::timespan seconds(double s) {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(s));
+}
+
+// Pulls every shard's parameters and shadows into full flat buffers.
+caf::expected<job_result> collect(caf::scoped_actor& self, const model_shape& shape,
+                                  const std::vector<shard_actor>& shards) {
+  job_result r;
+  r.params.resize(shape.size());
+  r.ema.resize(shape.size());
+  caf::error failure;
+  for (std::size_t k = 0; k < shards.size() && !failure; ++k) {
+    self->request(shards[k], std::chrono::seconds(60), snapshot_atom_v)
+        .receive(
+            [&](shard_snapshot& snap) {
+              const auto layout = layout_from_pairs(snap.ranges);
+              scatter(layout, snap.params.values.data(), r.params.data());
+              scatter(layout, snap.ema.values.data(), r.ema.data());
+              r.summary.global_step = snap.step;
+              r.dropped += snap.dropped;
+              r.rejected += snap.rejected;
+              r.replayed += snap.replayed;
+            },
+            [&](caf::error& err) { failure = std::move(err); });
+  }
+  if (failure) return failure;
+  return r;
+}
+
+progress_config progress_for(const options& opts, const start_state& start,
+                             std::int64_t start_step) {
+  progress_config p;
+  p.resumed = start.restored;
+  p.metrics_path = opts.checkpoint_dir + "/metrics.csv";
+  p.schedule = schedule_for(opts);
+  p.start_step = start_step;
+  p.last_step = opts.last_step;
+  p.quiet = opts.quiet;
+  p.log = node_logger(opts, role_kind::worker, 0);
+  return p;
+}
+
+saver_config saver_for(const options& opts, const model_shape& shape,
+                       const std::vector<shard_actor>& shards, std::int64_t start_step) {
+  return saver_config{shards,
+                      shape,
+                      to_string(opts.mode),
+                      [dir = opts.checkpoint_dir, keep = opts.keep_checkpoints](
+                          const checkpoint& c) { return save_checkpoint(dir, c, keep); },
+                      opts.save_checkpoint_secs,
+                      opts.save_checkpoint_steps,
+                      start_step,
+                      opts.last_step,
+                      node_logger(opts, role_kind::worker, 0)};
+}
+
+caf::error save_now(caf::scoped_actor& self, const saver_actor& saver, std::int64_t step) {
+  caf::error failure;
+  self->request(saver, std::chrono::minutes(10), save_atom_v, step)
+      .receive([](std::string&) {}, [&](caf::error& err) { failure = std::move(err); });
+  return failure;
+}
+
+// The reason every shard and the supervisor quit with: a stopped or
+// diverged job ends every node of it with that status (and exit code).
+caf::error end_reason(const caf::error& failure, const job_end& end) {
+  if (failure == errc::diverged) return failure;
+  if (!failure && !end.stop_reason.empty())
+    return caf::make_error(errc::interrupted, "the job was stopped (" + end.stop_reason + ")");
+  return caf::none;
+}
+
+// Stopped: no evaluation (the stop must be quick); the checkpoint says where.
+job_result stopped_result(const options& opts, const job_end& end, double wall,
+                          std::int64_t start_step, const logger& log) {
+  job_result r;
+  auto& sum = r.summary;
+  sum.status = job_status::stopped;
+  sum.global_step = end.step;
+  sum.loss = end.loss;
+  sum.wall_s = wall;
+  sum.steps_per_s = wall > 0 ? static_cast<double>(end.step - start_step) / wall : 0.0;
+  sum.checkpoint = opts.checkpoint_dir + "/" + checkpoint_name(end.step);
+  log.info("stopped by " + end.stop_reason + " at global step " + std::to_string(end.step) +
+           "; checkpoint " + sum.checkpoint + "; the same command resumes from there");
+  return r;
+}
+
+void finish_summary(job_result& r, const model_shape& shape, const mnist_data& data, double wall,
+                    std::int64_t start_step) {
+  auto& sum = r.summary;
+  sum.wall_s = wall;
+  sum.steps_per_s = wall > 0 ? static_cast<double>(sum.global_step - start_step) / wall : 0.0;
+  sum.test_accuracy = evaluate(shape, r.params.data(), data.test).overall;
+  sum.ema_test_accuracy = evaluate(shape, r.ema.data(), data.test).overall;
+}
+
+// The chief's helpers hold shard handles: after a ps came back they are
+// replaced by fresh ones (the supervisor, published, stays and is told).
+struct chief_helpers {
+  coordinator_actor coordinator;
+  saver_actor saver;
+  evaluator_actor evaluator;
+};
+
+chief_helpers spawn_helpers(caf::actor_system& sys, const options& opts, const model_shape& shape,
+                            const std::vector<shard_actor>& shards, std::int64_t step) {
+  chief_helpers h;
+  h.coordinator = spawn_sync_coordinator(
+      sys, coordinator_config{opts.mode, opts.worker_hosts.size(), replicas_for(opts),
+                              opts.staleness, shards, node_logger(opts, role_kind::worker, 0)});
+  h.saver = spawn_checkpoint_saver(sys, saver_for(opts, shape, shards, step));
+  return h;
+}
+
+evaluator_actor spawn_evaluator_for(caf::actor_system& sys, const options& opts,
+                                    const model_shape& shape,
+                                    const std::shared_ptr<const mnist_data>& data,
+                                    const std::vector<shard_actor>& shards,
+                                    const supervisor_actor& supervisor, std::int64_t step) {
+  if (opts.eval_every <= 0 || data->validation.count == 0) return {};
+  return spawn_evaluator(
+      sys, evaluator_config{shards, shape, data, opts.eval_every, opts.last_step, supervisor},
+      step);
+}
+
+void watch_helpers(job_watch& watch, const chief_helpers& h) {
+  watch.watch(h.coordinator);
+  watch.watch(h.saver);
+  watch.watch(h.evaluator);
+}
+
+// Starts the workers and watches them.
+caf::error start_watched(job_watch& watch, const start_workers_fn& start_workers,
+                         const supervisor_actor& supervisor, const coordinator_actor& coordinator,
+                         const std::vector<shard_actor>& shards) {
+  auto workers = start_workers(supervisor, coordinator, shards);
+  if (!workers) return workers.error();
+  for (const auto& w : *workers) watch.watch(w);
+  return caf::none;
+}
+
+// From self: an actor obeys exits only from a known sender of its own node.
+void stop_helpers(caf::scoped_actor& self, const chief_helpers& h) {
+  for (auto a : {caf::actor_cast<caf::actor>(h.coordinator), caf::actor_cast<caf::actor>(h.saver),
+                 caf::actor_cast<caf::actor>(h.evaluator)})
+    if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
+}
+
+// What changes when a lost ps comes back: its handle and the helpers.
+struct chief_epoch {
+  std::vector<shard_actor> shards;
+  chief_helpers helpers;
+};
+
+// A ps went down: nothing more is saved (the helpers stop at once) until
+// every shard is back and restored; then fresh helpers, and the supervisor
+// resumes. A ps that does not come back ends the live ones with the reason.
+caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& self,
+                                   const options& opts, const model_shape& shape,
+                                   const std::shared_ptr<const mnist_data>& data,
+                                   const supervisor_actor& supervisor, const chief_epoch& old) {
+  stop_helpers(self, old.helpers);
+  auto back = recover_cluster(sys, opts, shape, old.shards);
+  if (!back) {
+    for (auto& s : old.shards) self->send_exit(s, back.error());
+    return back.error();
+  }
+  auto helpers = spawn_helpers(sys, opts, shape, back->shards, back->step);
+  chief_epoch next{std::move(back->shards), helpers};
+  caf::error failure;
+  self->request(
+          supervisor, std::chrono::seconds(60), restore_atom_v,
+          recovery_plan{back->step, next.shards, next.helpers.coordinator, next.helpers.saver})
+      .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
+  if (failure) return failure;
+  next.helpers.evaluator =
+      spawn_evaluator_for(sys, opts, shape, data, next.shards, supervisor, back->step);
+  return next;
+}
+
+}  // namespace
+
+caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
+                                    std::shared_ptr<const mnist_data> data,
+                                    std::vector<shard_actor> shards,
+                                    const start_workers_fn& start_workers, stop_switch* stops) {
+  const model_shape shape = shape_for(opts, *data);
+  const logger log = node_logger(opts, role_kind::worker, 0);
+  prepare_checkpoint_dir(opts, log);
+  if (auto err = check_peers(sys, opts, shards, seconds(opts.connect_timeout_s))) return err;
+  caf::scoped_actor self{sys};
+  const start_state start = restore_or_init(opts, shape, log);
+  auto start_step = restore_shards(sys, opts, shape, start, shards);
+  if (!start_step) return start_step.error();
+  auto clock_start = std::chrono::steady_clock::now();
+  chief_epoch epoch{shards, spawn_helpers(sys, opts, shape, shards, *start_step)};
+  supervisor_config scfg{cluster_fingerprint(opts),
+                         *start_step,
+                         opts.last_step,
+                         shards,
+                         progress_for(opts, start, *start_step),
+                         opts.mode,
+                         epoch.helpers.coordinator,
+                         epoch.helpers.saver,
+                         opts.worker_hosts.size(),
+                         log};
+  scfg.config_sources = opts.sources;
+  scfg.max_bad_batches = opts.max_bad_batches;
+  auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
+  const stop_forwarder to_supervisor{sys, supervisor};
+  armed_stop stop{stops, [&to_supervisor, log](const std::string& why) {
+                    to_supervisor.forward(why + " on " + log.node());
+                  }};
+  epoch.helpers.evaluator =
+      spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
+  job_watch watch{sys, supervisor};
+  watch_helpers(watch, epoch.helpers);
+  for (const auto& s : shards) watch.watch(s);  // a local job's
+  auto shut_down = [&](const caf::error& reason) {
+    for (auto& s : epoch.shards)
+      if (reason)
+        self->send_exit(s, reason);
+      else
+        self->send(s, stop_atom_v);
+    stop_helpers(self, epoch.helpers);
+    // Not the reason: with it, the published supervisor's end kept the
+    // detached saver's thread from ever finishing (CAF 0.17.6, measured).
+    // Workers learn the end from their tickets or from the shards.
+    self->send_exit(supervisor, caf::exit_reason::user_shutdown);  // from this node: obeyed
+  };
+  caf::error failure;
+  auto metrics = serve_chief_metrics(sys, opts, supervisor);
+  if (!metrics) failure = metrics.error();
+  const bool at_end = *start_step >= opts.last_step;
+  if (at_end)
+    log.info("checkpoint: the job is already at its last step " + std::to_string(*start_step) +
+             "; nothing to train");
+  else if (!start.restored && !failure)
+    failure = save_now(self, epoch.helpers.saver, *start_step);  // the start checkpoint
+  if (!failure)
+    failure =
+        start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
+  job_end ended;
+  while (!failure) {
+    auto end = watch.await_end(self);
+    if (end) {
+      ended = std::move(*end);
+      break;
+    }
+    if (end.error() != errc::recovering) {
+      failure = end.error();
+      break;
+    }
+    auto next = recover(sys, self, opts, shape, data, supervisor, epoch);
+    if (!next) {
+      failure = next.error();
+      break;
+    }
+    epoch = std::move(*next);
+    watch_helpers(watch, epoch.helpers);
+    failure =
+        start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
+  }
+  const bool stopped = !failure && !ended.stop_reason.empty();
+  if (!failure && !at_end && !stopped)
+    failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one
+  double wall =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start).count();
+  if (stopped) {
+    shut_down(end_reason(failure, ended));
+    return stopped_result(opts, ended, wall, *start_step, log);
+  }
+  auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, epoch.shards);
+  shut_down(end_reason(failure, ended));
+  if (!result) return result;
+  if (!at_end) result->summary.loss = ended.loss;  // none: nothing was trained
+  finish_summary(*result, shape, *data, wall, *start_step);
+  return result;
+}
+
+}  // namespace downpour

@@ -1,0 +1,29 @@
+// The chief's part of a job, whatever the transport: check and initialise the
+// shards, run the stop supervisor, wait for the last step, collect the model.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "actors/messages.hpp"
+#include "config/options.hpp"
+#include "data/idx.hpp"
+#include "runtime/node/job.hpp"
+#include "runtime/node/signals.hpp"
+
+namespace downpour {
+
+// Starts the workers of the chief's process (again after a recovery, with
+// the new shard handles) and returns them, so that the chief ends the job
+// when one of them fails.
+using start_workers_fn = std::function<caf::expected<std::vector<worker_actor>>(
+    supervisor_actor, coordinator_actor, const std::vector<shard_actor>&)>;
+
+// A stop request on stops (a signal) stops the job with a checkpoint.
+caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
+                                    std::shared_ptr<const mnist_data> data,
+                                    std::vector<shard_actor> shards,
+                                    const start_workers_fn& start_workers, stop_switch* stops);
+
+}  // namespace downpour

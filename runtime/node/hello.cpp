@@ -1,0 +1,50 @@
+#include "runtime/node/hello.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "config/cluster_fingerprint.hpp"
+#include "runtime/net/connect.hpp"
+
+namespace downpour {
+
+caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard_actor& shard,
+                       std::size_t k, caf::timespan timeout) {
+  // CAF drops what is sent to a proxy whose connection was lost, without an
+  // error: a hello to such a handle would wait out its whole timeout. So the
+  // hello goes in slices, the handle checked before each.
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (is_gone(self->home_system(), shard)) return caf::sec::request_receiver_down;
+    const auto slice = std::clamp(
+        std::chrono::duration_cast<caf::timespan>(deadline - std::chrono::steady_clock::now()),
+        caf::timespan{std::chrono::milliseconds(1)}, caf::timespan{std::chrono::seconds(1)});
+    bool answered = false;
+    caf::error failure;
+    self->request(shard, slice, hello_atom_v, cluster_fingerprint(opts),
+                  static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(opts.task))
+        .receive([&](std::int64_t) { answered = true; },
+                 [&](caf::error& err) { failure = std::move(err); });
+    if (answered) return caf::none;
+    if (failure != caf::sec::request_timeout || std::chrono::steady_clock::now() >= deadline)
+      return failure;
+  }
+}
+
+caf::error check_peers(caf::actor_system& sys, const options& opts,
+                       const std::vector<shard_actor>& shards, caf::timespan timeout) {
+  caf::scoped_actor self{sys};
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    auto failure = hello_shard(self, opts, shards[k], k, timeout);
+    if (failure == caf::sec::request_timeout)  // hung, or cut off: name it
+      return make_node_error(
+          errc::unreachable,
+          "cannot reach ps " + std::to_string(k) + " at " + to_string(opts.ps_hosts[k]) +
+              ": it did not answer our hello within " +
+              seconds_text(std::chrono::duration<double>(timeout).count()));
+    if (failure) return failure;
+  }
+  return caf::none;
+}
+
+}  // namespace downpour

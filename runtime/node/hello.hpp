@@ -1,0 +1,27 @@
+// The first words of the chief to a shard: this node's cluster fingerprint and
+// the shard it takes it for. The chief's start and its recovery of a lost ps
+// both begin with it.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "actors/messages.hpp"
+#include "config/options.hpp"
+
+namespace downpour {
+
+// Says hello to shard k: this node's settings and the shard it takes it for
+// (with its worker index; 0 is the chief). A shard serves a remote node
+// nothing else before. The shard's refusal or a failure is returned:
+// caf::sec::request_receiver_down when the handle is of a lost connection
+// (connect again), caf::sec::request_timeout when no answer came in time.
+caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard_actor& shard,
+                       std::size_t k, caf::timespan timeout);
+
+// Says hello to every shard; the first mismatch or failure is returned (a
+// shard that did not answer in time named as unreachable).
+caf::error check_peers(caf::actor_system& sys, const options& opts,
+                       const std::vector<shard_actor>& shards, caf::timespan timeout);
+
+}  // namespace downpour

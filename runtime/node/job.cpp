@@ -1,0 +1,125 @@
+#include "runtime/node/job.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <unistd.h>
+#include <fcntl.h>
+
+#include <nlohmann/json.hpp>
+
+namespace downpour {
+
+model_shape shape_for(const options& opts, const mnist_data& data) {
+  return model_shape{data.input_size(), opts.hidden_units, data.num_classes};
+}
+
+std::shared_ptr<const mnist_data> load_training_data(const options& opts) {
+  auto data = load_mnist(opts.data_dir, opts.validation_size);
+  if (opts.batch_size > data->train.count)
+    throw data_error("data: --batch-size=" + std::to_string(opts.batch_size) + " exceeds the " +
+                     std::to_string(data->train.count) + " training examples of " + opts.data_dir +
+                     " (--validation-size=" + std::to_string(opts.validation_size) +
+                     " are held out)");
+  return data;
+}
+
+lr_schedule schedule_for(const options& opts) {
+  return lr_schedule{opts.learning_rate, opts.lr_decay_rate, opts.lr_decay_steps,
+                     opts.lr_staircase};
+}
+
+std::size_t replicas_for(const options& opts) {
+  return opts.replicas_to_aggregate == 0 ? opts.worker_hosts.size() : opts.replicas_to_aggregate;
+}
+
+std::uint64_t worker_batch_seed(std::uint64_t seed, std::size_t worker) {
+  // splitmix64 step: distinct, well-mixed streams per worker.
+  std::uint64_t z = seed + 0x9E3779B97F4A7C15ull * (worker + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+namespace {
+
+// The loss with the given precision, or `none` (nothing trained, so no loss).
+std::string loss_text(const run_summary& s, const char* none, int digits) {
+  if (!s.loss) return none;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.*g", digits, static_cast<double>(*s.loss));
+  return buf;
+}
+
+}  // namespace
+
+std::string final_line(const run_summary& s) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "final: global_step=%lld loss=%s test_accuracy=%.4f ema_test_accuracy=%.4f "
+                "wall_s=%.3f steps_per_s=%.2f",
+                static_cast<long long>(s.global_step), loss_text(s, "none", 6).c_str(),
+                s.test_accuracy, s.ema_test_accuracy, s.wall_s, s.steps_per_s);
+  return buf;
+}
+
+std::string to_string(job_status s) {
+  switch (s) {
+    case job_status::completed:
+      return "completed";
+    case job_status::stopped:
+      return "stopped";
+    case job_status::diverged:
+      return "diverged";
+    case job_status::failed:
+      return "failed";
+  }
+  return "failed";
+}
+
+std::string summary_json(const run_summary& s) {
+  // JSON has no nan or inf: a diverged loss is written as null.
+  auto number = [](double x) { return std::isfinite(x) ? nlohmann::json(x) : nlohmann::json(); };
+  nlohmann::ordered_json j;
+  j["status"] = to_string(s.status);
+  if (s.status == job_status::diverged || s.status == job_status::failed) {
+    j["error"] = s.error;
+    return j.dump(2) + "\n";
+  }
+  j["global_step"] = s.global_step;
+  j["loss"] = s.loss ? number(*s.loss) : nlohmann::json();  // none: nothing trained
+  if (s.status == job_status::completed) {
+    j["test_accuracy"] = number(s.test_accuracy);
+    j["ema_test_accuracy"] = number(s.ema_test_accuracy);
+  } else {
+    j["checkpoint"] = s.checkpoint;
+  }
+  j["wall_s"] = number(s.wall_s);
+  j["steps_per_s"] = number(s.steps_per_s);
+  return j.dump(2) + "\n";
+}
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  if (target.has_parent_path()) fs::create_directories(target.parent_path());
+  fs::path tmp = target;
+  tmp += ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  int fd = ::open(tmp.c_str(), O_RDONLY);
+  if (fd >= 0) {
+    ::fsync(fd);
+    ::close(fd);
+  }
+  fs::rename(tmp, target);
+}
+
+}  // namespace downpour

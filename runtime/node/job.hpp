@@ -1,0 +1,71 @@
+// What every way of running the job shares: the model's shape and schedule
+// from the options, per-worker seeds, the log line and the final summary.
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "config/options.hpp"
+#include "data/idx.hpp"
+#include "model/schedule.hpp"
+#include "model/shape.hpp"
+
+namespace downpour {
+
+model_shape shape_for(const options& opts, const mnist_data& data);
+
+// The data set of a training node: --data-dir with --validation-size held
+// out, and a training split that can fill a --batch-size batch. Checked
+// before any actor starts, so that a size no worker could train on is one
+// data error line, not an exception in every worker. Throws data_error.
+std::shared_ptr<const mnist_data> load_training_data(const options& opts);
+lr_schedule schedule_for(const options& opts);
+
+// replicas_to_aggregate with 0 resolved to the number of workers.
+std::size_t replicas_for(const options& opts);
+
+// Worker k's shuffle seed; worker 0's equals the reference trainer's so that a
+// one-worker cluster sees the reference's batches.
+std::uint64_t worker_batch_seed(std::uint64_t seed, std::size_t worker);
+
+// How a job ended (summary.json's "status"; exit codes in runtime/node/signals.hpp).
+enum class job_status { completed, stopped, diverged, failed };
+std::string to_string(job_status s);
+
+struct run_summary {
+  job_status status = job_status::completed;
+  std::int64_t global_step = 0;
+  std::optional<float> loss;  // none when nothing was trained (the job was at its last step)
+  double test_accuracy = 0.0;
+  double ema_test_accuracy = 0.0;
+  double wall_s = 0.0;
+  double steps_per_s = 0.0;
+  std::string checkpoint;  // stopped: the checkpoint written at global_step
+  std::string error;       // diverged, failed: why
+};
+
+// What the chief knows at the end of a job.
+struct job_result {
+  run_summary summary;
+  std::vector<float> params;
+  std::vector<float> ema;
+  std::int64_t dropped = 0;   // sync: stale gradients dropped, summed over shards
+  std::int64_t rejected = 0;  // malformed or non-finite pushes refused
+  std::int64_t replayed = 0;  // pulls answered without parameters (replay_offer)
+};
+
+// "final: global_step=N loss=L test_accuracy=A ema_test_accuracy=E wall_s=S steps_per_s=R"
+std::string final_line(const run_summary& s);
+// {"status": ..., "global_step": ...}: the accuracies when completed, the
+// checkpoint when stopped, the error when diverged or failed.
+std::string summary_json(const run_summary& s);
+
+// Writes text to path through a temporary file and a rename, so a reader never
+// sees half a file; creates the parent directory. Throws std::runtime_error.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace downpour

@@ -1,0 +1,378 @@
+#include "runtime/node/node.hpp"
+
+#include <cstdlib>
+#include <thread>
+
+#include "actors/messages.hpp"
+#include "actors/parameter_shard.hpp"
+#include "actors/placement.hpp"
+#include "actors/sync_rule.hpp"
+#include "actors/worker.hpp"
+#include "caf/io/all.hpp"
+#include "caf/openssl/all.hpp"
+#include "config/cluster_fingerprint.hpp"
+#include "config/version.hpp"
+#include "runtime/net/basp_guard.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/net/metrics_http.hpp"
+#include "runtime/net/ports.hpp"
+#include "runtime/net/tls_guard.hpp"
+#include "runtime/node/chief.hpp"
+#include "runtime/node/hello.hpp"
+#include "runtime/node/ps_watch.hpp"
+#include "runtime/node/stop_forwarder.hpp"
+
+namespace downpour {
+
+namespace {
+
+caf::timespan span(double seconds) {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(seconds));
+}
+
+// CAF refuses a handshake between nodes whose application identifiers
+// differ, so nodes of other clusters and of builds of other commits never
+// talk. DOWNPOUR_TEST_HANDSHAKE_VERSION, when set, stands in for the build's
+// version here only: the test that proves a node of another version is
+// refused starts one with it (test/test_operations.cpp).
+std::string app_identifier(const options& opts) {
+  const char* faked = std::getenv("DOWNPOUR_TEST_HANDSHAKE_VERSION");
+  const std::string version = faked && *faked ? faked : build_version();
+  return "downpour-" + version + "-" + opts.cluster_name;
+}
+
+// Heartbeats detect hung peers; the application identifier keeps clusters
+// and versions apart; mutual TLS authenticates every peer against the
+// cluster's CA.
+void apply_network_settings(caf::actor_system_config& cfg, const options& opts) {
+  if (opts.heartbeat_interval_s > 0) {
+    cfg.set("middleman.heartbeat-interval", span(opts.heartbeat_interval_s));
+    cfg.set("middleman.connection-timeout", span(opts.node_timeout_s));
+  }
+  cfg.set("middleman.app-identifiers", std::vector<std::string>{app_identifier(opts)});
+  if (!opts.tls()) return;
+  cfg.load<caf::openssl::manager>();
+  cfg.openssl_cafile = opts.tls_ca;
+  cfg.openssl_certificate = opts.tls_cert;
+  cfg.openssl_key = opts.tls_key;
+  cfg.openssl_passphrase = opts.tls_passphrase;
+  cfg.set("middleman.max-consecutive-reads", tls_consecutive_reads);
+}
+
+}  // namespace
+
+// Workers run on the scheduler (actors/worker.hpp): one thread more than the
+// node's workers, so the model math never holds every thread and the other
+// actors always have one to run on.
+std::size_t default_scheduler_threads(const options& opts, std::size_t hardware) {
+  std::size_t workers = 0;
+  if (opts.role == role_kind::worker) workers = 1;
+  if (opts.role == role_kind::local) workers = opts.worker_hosts.size();
+  const std::size_t by_cores = std::max<std::size_t>(2, std::min<std::size_t>(4, hardware));
+  return std::max(by_cores, workers + 1);
+}
+
+node_config::node_config(const options& opts) {
+  add_message_types<caf::id_block::downpour>();
+  add_error_category(caf::atom("downpour"),
+                     [](std::uint8_t code, caf::atom_value, const caf::message& ctx) {
+                       if (ctx.match_elements<std::string>()) return ctx.get_as<std::string>(0);
+                       return to_string(static_cast<errc>(code));
+                     });
+  load<caf::io::middleman>();
+  std::size_t threads = opts.scheduler_threads;
+  if (threads == 0) threads = default_scheduler_threads(opts, std::thread::hardware_concurrency());
+  set("scheduler.policy",
+      opts.scheduler_policy == "stealing" ? caf::atom("stealing") : caf::atom("sharing"));
+  set("scheduler.max-threads", threads);
+  set("middleman.workers", std::size_t{0});
+  set("logger.console", caf::atom("none"));
+  apply_network_settings(*this, opts);
+  guard_basp(basp_payload_bound(opts), node_logger(opts, opts.role, opts.task));
+}
+
+static shard_config shard_config_for(const options& opts, std::size_t index) {
+  return shard_config{static_cast<std::uint32_t>(index), cluster_fingerprint(opts),
+                      schedule_for(opts), opts.ema_decay, opts.last_step, opts.mode,
+                      replicas_for(opts), opts.wire, node_logger(opts, role_kind::ps, index)};
+}
+
+static worker_config worker_config_for(const options& opts, std::size_t index,
+                                std::shared_ptr<const mnist_data> data,
+                                std::vector<shard_actor> shards, supervisor_actor supervisor,
+                                coordinator_actor coordinator) {
+  worker_config w;
+  w.index = static_cast<std::uint32_t>(index);
+  w.shape = shape_for(opts, *data);
+  w.batch_size = opts.batch_size;
+  w.l2 = opts.l2;
+  w.log_every = opts.log_every;
+  w.batch_seed = worker_batch_seed(opts.seed, index);
+  w.layouts = partition(w.shape, shards.size(), opts.placement);
+  w.data = std::move(data);
+  w.shards = std::move(shards);
+  w.supervisor = std::move(supervisor);
+  w.coordinator = std::move(coordinator);
+  w.mode = opts.mode;
+  w.pipeline = opts.pipeline;
+  w.wire = opts.wire;
+  w.schedule = schedule_for(opts);
+  w.last_step = opts.last_step;
+  w.gradients_per_step = gradients_per_worker(replicas_for(opts), opts.worker_hosts.size());
+  w.log = node_logger(opts, role_kind::worker, index);
+  return w;
+}
+
+void report_final(const options& opts, const run_summary& summary, const logger& log) {
+  if (summary.status == job_status::completed) log.info(final_line(summary));
+  write_file_atomically(opts.checkpoint_dir + "/summary.json", summary_json(summary));
+}
+
+namespace {
+
+caf::expected<job_result> run_local_inproc(const options& opts, stop_switch* stops) {
+  auto data = load_training_data(opts);
+  node_config cfg{opts};
+  caf::actor_system sys{cfg};
+  std::vector<shard_actor> shards;
+  for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k)
+    shards.push_back(spawn_parameter_shard(sys, shard_config_for(opts, k)));
+  auto start =
+      [&](supervisor_actor supervisor, coordinator_actor coordinator,
+          const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
+    std::vector<worker_actor> workers;
+    for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w) {
+      workers.push_back(
+          spawn_worker(sys, worker_config_for(opts, w, data, current, supervisor, coordinator)));
+      caf::anon_send(workers.back(), start_atom_v);
+    }
+    return workers;
+  };
+  return run_chief(sys, opts, data, shards, start, stops);
+}
+
+// One actor system per node, each in its own thread, talking over loopback:
+// the same code as separate processes, so it exercises the real wire path.
+// A stop goes to the chief's node.
+caf::expected<job_result> run_local_tcp(const options& opts, stop_switch* stops) {
+  options base = opts;
+  const port_reservation ports(opts.ps_hosts.size() + opts.worker_hosts.size());
+  std::size_t next = 0;
+  for (auto& h : base.ps_hosts) h = {"127.0.0.1", ports[next++]};
+  for (auto& h : base.worker_hosts) h = {"127.0.0.1", ports[next++]};
+  std::vector<std::thread> threads;
+  std::vector<caf::error> failures(ports.size());
+  caf::expected<job_result> chief{caf::make_error(errc::stopped)};
+  for (std::size_t k = 0; k < base.ps_hosts.size(); ++k) {
+    options o = base;
+    o.role = role_kind::ps;
+    o.task = k;
+    o.metrics_port = 0;  // the chief's endpoint covers the whole local job
+    threads.emplace_back([o, &failures, k] {
+      auto r = run_ps_node(o);
+      if (!r) failures[k] = r.error();
+    });
+  }
+  for (std::size_t w = 0; w < base.worker_hosts.size(); ++w) {
+    options o = base;
+    o.role = role_kind::worker;
+    o.task = w;
+    std::size_t slot = base.ps_hosts.size() + w;
+    node_hooks hooks;
+    if (w == 0) hooks.stops = stops;
+    threads.emplace_back([o, hooks, &failures, &chief, slot, w] {
+      // Thrown here, an error would end the process (std::terminate).
+      try {
+        auto r = run_worker_node(o, hooks);
+        if (!r)
+          failures[slot] = r.error();
+        else if (w == 0)
+          chief = std::move(r);
+      } catch (const std::exception& e) {
+        failures[slot] = make_node_error(errc::failed, e.what());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (chief && chief->summary.status == job_status::stopped) return chief;
+  // The chief's reason first: the others only follow from it.
+  if (auto& f = failures[base.ps_hosts.size()]) return f;
+  for (auto& f : failures)
+    if (f) return f;
+  return chief;
+}
+
+caf::expected<std::vector<shard_actor>> connect_shards(caf::actor_system& sys,
+                                                      const options& opts) {
+  std::vector<shard_actor> shards;
+  for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k) {
+    auto h = connect_to<shard_actor>(sys, opts, opts.ps_hosts[k], "ps " + std::to_string(k));
+    if (!h) return h.error();
+    shards.push_back(*h);
+  }
+  return shards;
+}
+
+// Waits until the actor is gone; its exit reason is the node's result.
+caf::error wait_for(caf::actor_system& sys, const caf::actor& a) {
+  caf::scoped_actor self{sys};
+  self->monitor(a);
+  caf::error reason;
+  self->receive([&](caf::down_msg& dm) { reason = dm.reason; });
+  if (reason == caf::exit_reason::normal || reason == caf::exit_reason::user_shutdown)
+    return caf::none;
+  return reason;
+}
+
+// The chief checks our config and tells us the global step and where its
+// coordinator is; while it recovers a lost ps it answers once all is restored.
+struct greeting {
+  std::int64_t step = 0;
+  coordinator_actor coordinator;
+};
+
+caf::expected<greeting> greet_chief(caf::actor_system& sys, const options& opts,
+                                    const supervisor_actor& supervisor) {
+  caf::scoped_actor self{sys};
+  caf::expected<greeting> result{caf::make_error(errc::stopped)};
+  self->request(supervisor, std::chrono::duration_cast<caf::timespan>(
+                                std::chrono::duration<double>(opts.connect_timeout_s)),
+                hello_atom_v, cluster_fingerprint(opts))
+      .receive([&](std::int64_t step, coordinator_actor& c) { result = greeting{step, c}; },
+               [&](caf::error& err) { result = std::move(err); });
+  // A chief that ends while our hello is on the way never answers it (CAF
+  // 0.17 fails a request to a lost proxy only by its timeout): name it.
+  if (!result && result.error() == caf::sec::request_timeout)
+    return make_node_error(errc::unreachable, "cannot reach the chief (worker 0) at " +
+                                                  to_string(opts.worker_hosts[0]) +
+                                                  ": it did not answer our hello within " +
+                                                  seconds_text(opts.connect_timeout_s));
+  return result;
+}
+
+// A worker that lost a shard or the chief (killed, or hung past
+// --node-timeout) goes back to joining; anything else ends the node.
+bool lost_a_peer(const caf::error& reason) {
+  return reason == caf::exit_reason::remote_link_unreachable || reason == errc::recovering;
+}
+
+// Fresh handles for the shards that are gone (a ps started again).
+caf::expected<std::vector<shard_actor>> reconnect_shards(caf::actor_system& sys,
+                                                         const options& opts,
+                                                         std::vector<shard_actor> shards) {
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    if (!is_gone(sys, shards[k])) continue;
+    auto h = connect_live<shard_actor>(sys, opts, opts.ps_hosts[k], "ps " + std::to_string(k));
+    if (!h) return h.error();
+    shards[k] = std::move(*h);
+  }
+  return shards;
+}
+
+// Joins, trains, and after a lost peer joins again with a fresh worker
+// (workers keep no state the shards do not hold, apart from their batch order).
+caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& opts,
+                                        std::shared_ptr<const mnist_data> data,
+                                        std::vector<shard_actor> shards, stop_switch* stops) {
+  for (;;) {
+    auto supervisor =
+        connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
+    if (!supervisor) return supervisor.error();
+    auto hello = greet_chief(sys, opts, *supervisor);
+    if (!hello) return hello.error();
+    if (hello->step >= opts.last_step) return job_result{};  // rejoined as the job ended
+    // The chief answers once every shard is back with its settings, which
+    // are ours: a ps that differs was refused there and is replaced.
+    auto fresh = reconnect_shards(sys, opts, std::move(shards));
+    if (!fresh) return fresh.error();
+    shards = std::move(*fresh);
+    if (auto err = check_peers(sys, opts, shards, span(opts.connect_timeout_s))) {
+      if (err == caf::sec::request_receiver_down) continue;  // a ps went away: join again
+      if (err != errc::config_mismatch) return err;
+      node_logger(opts, role_kind::worker, opts.task)
+          .warn(describe(err) + "; the chief refuses that ps; joining again");
+      continue;
+    }
+    auto worker = spawn_worker(
+        sys, worker_config_for(opts, opts.task, data, shards, *supervisor, hello->coordinator));
+    caf::anon_send(worker, start_atom_v);
+    const logger log = node_logger(opts, role_kind::worker, opts.task);
+    armed_stop leave{stops, [worker, log](const std::string& why) {
+                       log.info(why + ": this worker leaves the job after the step in hand; the "
+                                      "others train on");
+                       caf::anon_send(worker, stop_atom_v);
+                     }};
+    auto reason = wait_for(sys, caf::actor_cast<caf::actor>(worker));
+    if (!reason) return job_result{};
+    if (!lost_a_peer(reason)) return reason;
+    node_logger(opts, role_kind::worker, opts.task)
+        .warn("lost a peer (" + describe(reason) + "); joining again");
+    auto back = reconnect_shards(sys, opts, std::move(shards));  // names a ps that stays away
+    if (!back) return back.error();
+    shards = std::move(*back);
+  }
+}
+
+}  // namespace
+
+caf::expected<job_result> run_local(const options& opts, const node_hooks& hooks) {
+  if (opts.transport == transport_kind::tcp) {
+    load_training_data(opts);  // bad sizes fail here, not in every node's thread
+    return run_local_tcp(opts, hooks.stops);
+  }
+  return run_local_inproc(opts, hooks.stops);
+}
+
+caf::expected<std::int64_t> run_ps_node(const options& opts, const node_hooks& hooks) {
+  node_config cfg{opts};
+  caf::actor_system sys{cfg};
+  auto shard = spawn_parameter_shard(sys, shard_config_for(opts, opts.task));
+  auto port = publish_on(sys, opts, shard, opts.ps_hosts[opts.task], "ps " + std::to_string(opts.task));
+  if (!port) {
+    caf::scoped_actor{sys}->send_exit(shard, caf::exit_reason::user_shutdown);
+    return port.error();
+  }
+  if (hooks.on_listening) hooks.on_listening(*port);
+  auto metrics = serve_ps_metrics(sys, opts, shard);
+  if (!metrics) {
+    caf::scoped_actor{sys}->send_exit(shard, caf::exit_reason::user_shutdown);
+    return metrics.error();
+  }
+  // The shard asks the chief to stop the job with a checkpoint, which it
+  // stays up for; the chief then ends every node.
+  const logger log = node_logger(opts, role_kind::ps, opts.task);
+  const stop_forwarder to_shard{sys, shard};
+  armed_stop ask{hooks.stops, [&to_shard, log](const std::string& why) {
+                   log.info(why + ": asking the chief to stop the job with a checkpoint");
+                   to_shard.forward(why + " on " + log.node());
+                 }};
+  if (auto err = serve_while_led(sys, opts, shard)) return err;
+  return opts.last_step;
+}
+
+caf::expected<job_result> run_worker_node(const options& opts, const node_hooks& hooks) {
+  auto data = load_training_data(opts);
+  node_config cfg{opts};
+  caf::actor_system sys{cfg};
+  auto shards = connect_shards(sys, opts);
+  if (!shards) return shards.error();
+  if (opts.task != 0) return run_non_chief(sys, opts, data, *shards, hooks.stops);
+  bool published = false;  // the supervisor outlives recoveries: published once
+  auto start =
+      [&](supervisor_actor supervisor, coordinator_actor coordinator,
+          const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
+    if (!published) {
+      auto port = publish_on(sys, opts, supervisor, opts.worker_hosts[0], "the chief (worker 0)");
+      if (!port) return port.error();
+      if (hooks.on_listening) hooks.on_listening(*port);
+      published = true;
+    }
+    auto worker =
+        spawn_worker(sys, worker_config_for(opts, 0, data, current, supervisor, coordinator));
+    caf::anon_send(worker, start_atom_v);
+    return std::vector<worker_actor>{worker};
+  };
+  return run_chief(sys, opts, data, *shards, start, hooks.stops);
+}
+
+}  // namespace downpour

@@ -1,0 +1,56 @@
+// Running the job: the whole cluster in one process (--role=local), or one
+// node of it (--role=ps / --role=worker) joining through the cluster config.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "actors/log.hpp"
+#include "caf/all.hpp"
+#include "config/options.hpp"
+#include "runtime/node/job.hpp"
+#include "runtime/node/signals.hpp"
+
+namespace downpour {
+
+// The CAF configuration of one node: our message types, the network layer,
+// and scheduler settings measured faster on small machines (overridable).
+class node_config : public caf::actor_system_config {
+ public:
+  explicit node_config(const options& opts);
+};
+
+// --scheduler-threads 0: min(hardware threads, 4), at least 2, and at least
+// one more than the workers the node runs.
+std::size_t default_scheduler_threads(const options& opts, std::size_t hardware);
+
+// Called with the port a node listens on once it listens (ephemeral ports).
+using listening_callback = std::function<void(std::uint16_t)>;
+
+// What the process around a node hooks in: the port once it listens, and
+// the switch a stop request (a signal) goes to; none: the node ignores them.
+struct node_hooks {
+  listening_callback on_listening;
+  stop_switch* stops = nullptr;
+};
+
+// --role=local: every ps and worker of the host lists in this process, over
+// in-process messages (inproc) or one actor system per node on loopback (tcp).
+// A stop ends the job with a checkpoint (summary status "stopped").
+caf::expected<job_result> run_local(const options& opts, const node_hooks& hooks = {});
+
+// --role=ps: serve one shard until the chief stops the job; returns the
+// shard's final global step. A stop asks the chief to stop the job; the
+// node then ends with errc::interrupted, as every node of a stopped job.
+caf::expected<std::int64_t> run_ps_node(const options& opts, const node_hooks& hooks = {});
+
+// --role=worker: task 0 is the chief (supervisor, init, final summary) and
+// returns the job's result; other workers return an empty result when done.
+// A stop on the chief stops the job; on another worker, that worker leaves.
+caf::expected<job_result> run_worker_node(const options& opts, const node_hooks& hooks = {});
+
+// The final line (completed jobs) and summary.json in the checkpoint dir.
+void report_final(const options& opts, const run_summary& summary, const logger& log);
+
+}  // namespace downpour

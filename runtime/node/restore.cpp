@@ -1,0 +1,167 @@
+#include "runtime/node/restore.hpp"
+
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+
+#include "actors/log.hpp"
+#include "actors/placement.hpp"
+#include "model/init.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/node/hello.hpp"
+
+namespace downpour {
+namespace {
+
+caf::timespan seconds(double s) {
+  return std::chrono::duration_cast<caf::timespan>(std::chrono::duration<double>(s));
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+std::string three_decimals(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3f", s);
+  return buf;
+}
+
+shard_init make_init(const model_shape& shape, const shard_layout& layout,
+                     const start_state& start) {
+  shard_init init;
+  init.input = shape.input;
+  init.hidden = shape.hidden;
+  init.classes = shape.classes;
+  for (const auto& r : layout.ranges) {
+    init.ranges.push_back(r.offset);
+    init.ranges.push_back(r.size);
+  }
+  init.step = start.step;
+  init.params.values.resize(layout.size());
+  init.ema.values.resize(layout.size());
+  gather_into(layout, start.params.data(), init.params.values.data());
+  gather_into(layout, start.ema.data(), init.ema.values.data());
+  return init;
+}
+
+// Refuses a ps started with other settings: it is told to exit (it then
+// names the difference itself) and the chief waits until it is gone.
+void refuse_ps(caf::scoped_actor& self, const shard_actor& ps, const caf::error& why,
+               std::chrono::steady_clock::time_point deadline) {
+  self->monitor(ps);
+  self->send_exit(ps, why);
+  const auto left = std::chrono::duration_cast<caf::timespan>(
+      std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{}));
+  self->receive([](caf::down_msg&) {}, caf::after(left) >> [] {});
+}
+
+// A lost ps, started again on its port with this job's settings: a fresh
+// handle to it. One started with other settings is refused alone and the
+// wait goes on for a correct one.
+caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& opts,
+                                        std::size_t k) {
+  const auto began = std::chrono::steady_clock::now();
+  const auto deadline = deadline_after(opts.connect_timeout_s);
+  const auto what = "ps " + std::to_string(k);
+  const auto where = what + " at " + to_string(opts.ps_hosts[k]);
+  const logger log = node_logger(opts, role_kind::worker, 0);
+  log.warn("chief: " + what + " is gone; waiting up to " + seconds_text(opts.connect_timeout_s) +
+           " for it to be started again");
+  caf::scoped_actor self{sys};
+  for (;;) {
+    auto h = connect_live_until<shard_actor>(sys, opts, opts.ps_hosts[k], what, deadline);
+    if (!h)
+      return make_node_error(errc::unreachable,
+                             where + " did not come back within " +
+                                 seconds_text(opts.connect_timeout_s) +
+                                 "; the job stops (no checkpoint saved since it went down)");
+    // Right after a refused ps exits, the middleman can still hand out its
+    // dead handle, which never answers: a bounded hello, then connect again.
+    const auto left = deadline - std::chrono::steady_clock::now();
+    auto refused = hello_shard(
+        self, opts, *h, k,
+        std::chrono::duration_cast<caf::timespan>(
+            std::min<std::chrono::steady_clock::duration>(left, std::chrono::seconds(5))));
+    if ((refused == caf::sec::request_timeout || refused == caf::sec::request_receiver_down) &&
+        std::chrono::steady_clock::now() < deadline)
+      continue;
+    if (!refused) {
+      log.info("chief: " + what + " is back after " + three_decimals(seconds_since(began)) + " s");
+      return h;
+    }
+    if (refused != errc::config_mismatch) return refused;
+    log.warn("chief: " + where + " was started with other settings (" + describe(refused) +
+             "); refused it, still waiting for one with this job's settings");
+    refuse_ps(self, *h, refused, deadline);
+  }
+}
+
+}  // namespace
+
+start_state restore_or_init(const options& opts, const model_shape& shape, const logger& log) {
+  log_stream warnings{log, log_level::warn};
+  if (auto found = find_newest_checkpoint(opts.checkpoint_dir, warnings)) {
+    check_shape(found->data, shape, found->path);
+    log.info("checkpoint: restored " + found->path + " at global step " +
+             std::to_string(found->data.global_step));
+    return {found->data.global_step, std::move(found->data.params), std::move(found->data.ema),
+            true};
+  }
+  auto params = initial_parameters(shape, opts.seed);
+  auto ema = params;  // shadows start at the initial values
+  return {0, std::move(params), std::move(ema), false};
+}
+
+caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options& opts,
+                                           const model_shape& shape, const start_state& start,
+                                           const std::vector<shard_actor>& shards) {
+  caf::scoped_actor self{sys};
+  auto layouts = partition(shape, shards.size(), opts.placement);
+  std::int64_t step = -1;
+  caf::error failure;
+  for (std::size_t k = 0; k < shards.size() && !failure; ++k) {
+    self->request(shards[k], seconds(opts.connect_timeout_s), restore_atom_v,
+                  make_init(shape, layouts[k], start))
+        .receive(
+            [&](std::int64_t s) {
+              if (step >= 0 && s != step)
+                failure =
+                    make_node_error(errc::config_mismatch, "shards stand at different steps (" +
+                                                               std::to_string(step) + " and " +
+                                                               std::to_string(s) + ")");
+              step = s;
+            },
+            [&](caf::error& err) { failure = std::move(err); });
+  }
+  if (failure) return failure;
+  return step;
+}
+
+caf::expected<recovered_cluster> recover_cluster(caf::actor_system& sys, const options& opts,
+                                                 const model_shape& shape,
+                                                 std::vector<shard_actor> shards) {
+  const auto began = std::chrono::steady_clock::now();
+  // Another ps may be found lost only while we wait for the first: greet
+  // them all again after each round of reconnecting.
+  for (;;) {
+    for (std::size_t k = 0; k < shards.size(); ++k) {
+      if (!is_gone(sys, shards[k])) continue;
+      auto h = reconnect_ps(sys, opts, k);
+      if (!h) return h.error();
+      shards[k] = std::move(*h);
+    }
+    auto greeted = check_peers(sys, opts, shards, seconds(opts.connect_timeout_s));
+    if (!greeted) break;
+    if (greeted != caf::sec::request_receiver_down) return greeted;
+  }
+  const logger log = node_logger(opts, role_kind::worker, 0);
+  auto step = restore_shards(sys, opts, shape, restore_or_init(opts, shape, log), shards);
+  if (!step) return step.error();
+  log.info("chief: recovered in " + three_decimals(seconds_since(began)) +
+           " s; every shard is at global step " + std::to_string(*step));
+  return recovered_cluster{std::move(shards), *step};
+}
+
+}  // namespace downpour
