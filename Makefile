@@ -31,6 +31,7 @@ BENCH_FULL_REPEATS ?= 3
 BENCH_OUT = $(BUILD)/bench
 
 bench-quick: build
+	cmake --build $(BUILD) -j $(JOBS) --target downpour_bench
 	@mkdir -p $(BENCH_OUT)
 	$(BUILD)/bench_step --json $(BENCH_OUT)/step.json
 	$(BUILD)/bench_serialize --json $(BENCH_OUT)/serialize.json

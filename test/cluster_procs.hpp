@@ -49,13 +49,16 @@ inline cluster_args make_cluster(std::size_t ps, std::size_t workers, const temp
   return make_cluster(ps, workers, dir.str(), std::move(common), loopback);
 }
 
-// The usual test cluster: 2 ps and 2 workers of c, each logging to DIR/NAME.log.
+// The usual test cluster: 2 ps and 2 workers of c with extra options, each
+// logging to DIR/NAME.log (NAME: ps0, ps1, w0, w1, then run, which tells the
+// logs of a cluster started again apart).
 struct two_by_two {
-  two_by_two(const cluster_args& c, const temp_dir& dir)
-      : ps0(c.node("ps", 0), dir / "ps0.log"),
-        ps1(c.node("ps", 1), dir / "ps1.log"),
-        chief(c.node("worker", 0), dir / "w0.log"),
-        w1(c.node("worker", 1), dir / "w1.log") {}
+  two_by_two(const cluster_args& c, const temp_dir& dir, const std::vector<std::string>& extra = {},
+             const std::string& run = "")
+      : ps0(c.node("ps", 0, extra), dir / ("ps0" + run + ".log")),
+        ps1(c.node("ps", 1, extra), dir / ("ps1" + run + ".log")),
+        chief(c.node("worker", 0, extra), dir / ("w0" + run + ".log")),
+        w1(c.node("worker", 1, extra), dir / ("w1" + run + ".log")) {}
   process ps0, ps1, chief, w1;
   std::vector<process*> all() { return {&chief, &w1, &ps0, &ps1}; }
 };

@@ -92,10 +92,8 @@ TEST_CASE("oversized, truncated and silent BASP headers sent to a ps and the chi
   auto c = make_cluster(2, 2, dir,
                         {"--last-step=4000", "--log-every=100", "--save-checkpoint-steps=1000",
                          "--save-checkpoint-secs=0", "--connect-timeout=30"});
-  process ps0(c.node("ps", 0), dir / "ps0.log");
-  process ps1(c.node("ps", 1), dir / "ps1.log");
-  process chief(c.node("worker", 0), dir / "w0.log");
-  process w1(c.node("worker", 1), dir / "w1.log");
+  two_by_two nodes(c, dir);
+  auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(chief.wait_for_output("global_step:", 120s));  // training has begun
   const std::size_t bound = basp_payload_bound(500, 784);
   const long ps_before = proc_status_kb(ps0.pid(), "VmHWM");
@@ -112,7 +110,7 @@ TEST_CASE("oversized, truncated and silent BASP headers sent to a ps and the chi
   // went from 11 MB to 4.17 GB.
   CHECK(ps_after - ps_before < 64 * 1024);
   CHECK(chief_after - chief_before < 64 * 1024);
-  for (auto* p : {&chief, &w1, &ps0, &ps1}) {
+  for (auto* p : nodes.all()) {
     CAPTURE(p->output());
     CHECK(p->wait(300s) == 0);
   }

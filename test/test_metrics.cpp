@@ -8,15 +8,14 @@
 #include <sstream>
 
 #include "actors/status_json.hpp"
-#include "cluster_procs.hpp"
 #include "config/version.hpp"
+#include "metrics_job.hpp"
 #include "runtime/cli/status_text.hpp"
 #include "runtime/net/metrics_http.hpp"
 #include "runtime/net/metrics_text.hpp"
 #include "runtime/net/ports.hpp"
 
 using namespace downpour;
-using downpour::testing::make_cluster;
 using downpour::testing::process;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
@@ -130,18 +129,9 @@ TEST_CASE("the metrics endpoint serves /metrics and /healthz and answers 503 whe
 
 TEST_CASE("a running job answers status --json and serves metrics from the chief and the ps") {
   temp_dir dir("metrics");
-  auto c = make_cluster(1, 1, dir, {"--connect-timeout=20", "--last-step=200000", "--log-every=200"});
-  const port_reservation ports(2);
   // One option from the environment, to see status name its source.
-  auto with_env = [](std::vector<std::string> args) {
-    args.insert(args.begin(), {"/usr/bin/env", "DOWNPOUR_SAVE_CHECKPOINT_SECS=60"});
-    return args;
-  };
-  process ps0(with_env(c.node("ps", 0, {"--metrics-port=" + std::to_string(ports[0])})),
-              dir / "ps0.log");
-  process chief(with_env(c.node("worker", 0, {"--metrics-port=" + std::to_string(ports[1])})),
-                dir / "w0.log");
-  REQUIRE(chief.wait_for_output("global_step:", 60s));
+  downpour::testing::metrics_job job(dir, {"/usr/bin/env", "DOWNPOUR_SAVE_CHECKPOINT_SECS=60"});
+  const auto& c = job.c;
   process status({DOWNPOUR_BINARY, "status", "--json", "--chief=" + c.workers}, dir / "status.log");
   REQUIRE(status.wait(30s) == 0);
   CAPTURE(status.output());
@@ -156,20 +146,18 @@ TEST_CASE("a running job answers status --json and serves metrics from the chief
         std::string::npos);
   CHECK(j.at("config_sources").at("last-step") == "--last-step");
   CHECK(j.at("config_sources").at("save-checkpoint-secs") == "DOWNPOUR_SAVE_CHECKPOINT_SECS");
-  httplib::Client chief_http("127.0.0.1", ports[1]);
+  httplib::Client chief_http("127.0.0.1", job.chief_metrics_port());
   auto metrics = chief_http.Get("/metrics");
   REQUIRE(metrics);
   CAPTURE(metrics->body);
   check_exposition(metrics->body);
   CHECK(metrics->body.find("\ndownpour_workers_live 1\n") != std::string::npos);
   CHECK(metrics->body.find("downpour_shard_parameters{shard=\"0\"} 397510\n") != std::string::npos);
-  httplib::Client ps_http("127.0.0.1", ports[0]);
+  httplib::Client ps_http("127.0.0.1", job.ps_metrics_port());
   auto shard = ps_http.Get("/metrics");
   REQUIRE(shard);
   check_exposition(shard->body);
   CHECK(shard->body.find("downpour_shard_step{shard=\"0\"} ") != std::string::npos);
-  chief.kill(SIGKILL);
-  ps0.kill(SIGKILL);
 }
 
 TEST_CASE("a chief whose metrics port is taken ends with a line naming the address") {

@@ -24,18 +24,16 @@ TEST_CASE("a ps killed with -9 and started again: every shard rolls back to the 
           "and the job ends exactly") {
   temp_dir dir("ps-kill");
   auto c = make_cluster(2, 2, dir, job);
-  process ps0(c.node("ps", 0), dir / "ps0.log");
-  auto ps1 = std::make_unique<process>(c.node("ps", 1), dir / "ps1.log");
-  process chief(c.node("worker", 0), dir / "w0.log");
-  process w1(c.node("worker", 1), dir / "w1.log");
+  two_by_two nodes(c, dir);
+  auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(chief.wait_for_output("model.ckpt-1000", 120s));
   auto killed = std::chrono::steady_clock::now();
-  ps1->kill(SIGKILL);
+  ps1.kill(SIGKILL);
   REQUIRE(w1.wait_for_output("joining again", 30s));
   const double worker_saw = seconds_since(killed);
   REQUIRE(chief.wait_for_output("stop_supervisor: ps 1 went down", 30s));
   const double detected = seconds_since(killed);
-  CHECK(ps1->wait(30s) == 128 + SIGKILL);
+  CHECK(ps1.wait(30s) == 128 + SIGKILL);
   const auto before_restart = chief.output();
   auto restarted = std::chrono::steady_clock::now();
   process ps1b(c.node("ps", 1), dir / "ps1b.log");
@@ -67,17 +65,15 @@ TEST_CASE("the chief killed with -9 and started again restores into the live sha
           "worker waits and rejoins") {
   temp_dir dir("chief-kill");
   auto c = make_cluster(2, 2, dir, job);
-  process ps0(c.node("ps", 0), dir / "ps0.log");
-  process ps1(c.node("ps", 1), dir / "ps1.log");
-  auto chief = std::make_unique<process>(c.node("worker", 0), dir / "w0.log");
-  process w1(c.node("worker", 1), dir / "w1.log");
-  REQUIRE(chief->wait_for_output("model.ckpt-1000", 120s));
+  two_by_two nodes(c, dir);
+  auto& [ps0, ps1, chief, w1] = nodes;
+  REQUIRE(chief.wait_for_output("model.ckpt-1000", 120s));
   auto killed = std::chrono::steady_clock::now();
-  chief->kill(SIGKILL);
+  chief.kill(SIGKILL);
   REQUIRE(w1.wait_for_output("joining again", 30s));
   const double detected = seconds_since(killed);
-  CHECK(chief->wait(30s) == 128 + SIGKILL);
-  const auto saved = newest_saved_step(chief->output());
+  CHECK(chief.wait(30s) == 128 + SIGKILL);
+  const auto saved = newest_saved_step(chief.output());
   auto restarted = std::chrono::steady_clock::now();
   process chief2(c.node("worker", 0), dir / "w0b.log");
   REQUIRE(chief2.wait_for_output("checkpoint: restored", 60s));
@@ -140,14 +136,12 @@ TEST_CASE("sync mode: a ps killed with -9 and started again rolls every shard ba
                         {"--mode=sync", "--last-step=900", "--log-every=50",
                          "--save-checkpoint-steps=300", "--save-checkpoint-secs=0",
                          "--connect-timeout=30"});
-  process ps0(c.node("ps", 0), dir / "ps0.log");
-  auto ps1 = std::make_unique<process>(c.node("ps", 1), dir / "ps1.log");
-  process chief(c.node("worker", 0), dir / "w0.log");
-  process w1(c.node("worker", 1), dir / "w1.log");
+  two_by_two nodes(c, dir);
+  auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(chief.wait_for_output("model.ckpt-300", 120s));
-  ps1->kill(SIGKILL);
+  ps1.kill(SIGKILL);
   REQUIRE(chief.wait_for_output("stop_supervisor: ps 1 went down", 30s));
-  CHECK(ps1->wait(30s) == 128 + SIGKILL);
+  CHECK(ps1.wait(30s) == 128 + SIGKILL);
   const auto before_restart = chief.output();
   process ps1b(c.node("ps", 1), dir / "ps1b.log");
   for (auto* p : {&chief, &w1, &ps0, &ps1b}) {
@@ -167,14 +161,11 @@ TEST_CASE("a whole cluster of processes killed with -9 and started again resumes
   auto c = make_cluster(2, 2, dir, job);
   std::int64_t logged = -1;
   {
-    process ps0(c.node("ps", 0), dir / "ps0.log");
-    process ps1(c.node("ps", 1), dir / "ps1.log");
-    process chief(c.node("worker", 0), dir / "w0.log");
-    process w1(c.node("worker", 1), dir / "w1.log");
-    REQUIRE(chief.wait_for_output("model.ckpt-1000", 120s));
-    for (auto* p : {&chief, &ps0, &ps1, &w1}) p->kill(SIGKILL);
-    for (auto* p : {&chief, &ps0, &ps1, &w1}) CHECK(p->wait(30s) == 128 + SIGKILL);
-    logged = newest_saved_step(chief.output());
+    two_by_two first(c, dir);
+    REQUIRE(first.chief.wait_for_output("model.ckpt-1000", 120s));
+    for (auto* p : first.all()) p->kill(SIGKILL);
+    for (auto* p : first.all()) CHECK(p->wait(30s) == 128 + SIGKILL);
+    logged = newest_saved_step(first.chief.output());
   }
   // A file gets its final name only once complete (written, synced, renamed):
   // the newest name is the newest saved step, even one saved just before the
@@ -185,11 +176,9 @@ TEST_CASE("a whole cluster of processes killed with -9 and started again resumes
     if (name.rfind("model.ckpt-", 0) == 0 && name.find_first_not_of("0123456789", 11) == std::string::npos)
       saved = std::max<std::int64_t>(saved, std::stoll(name.substr(11)));
   }
-  process ps0(c.node("ps", 0), dir / "ps0b.log");
-  process ps1(c.node("ps", 1), dir / "ps1b.log");
-  process chief(c.node("worker", 0), dir / "w0b.log");
-  process w1(c.node("worker", 1), dir / "w1b.log");
-  for (auto* p : {&chief, &w1, &ps0, &ps1}) {
+  two_by_two again(c, dir, {}, "b");
+  auto& [ps0, ps1, chief, w1] = again;
+  for (auto* p : again.all()) {
     CAPTURE(p->output());
     CHECK(p->wait(300s) == 0);
   }

@@ -41,14 +41,12 @@ TEST_CASE("a ps restarted with another --batch-size is refused alone and exits 1
   auto c = make_cluster(2, 2, dir,
                         {"--last-step=2500", "--log-every=100", "--save-checkpoint-steps=500",
                          "--save-checkpoint-secs=0", "--connect-timeout=60"});
-  process ps0(c.node("ps", 0), dir / "ps0.log");
-  auto ps1 = std::make_unique<process>(c.node("ps", 1), dir / "ps1.log");
-  process chief(c.node("worker", 0), dir / "w0.log");
-  process w1(c.node("worker", 1), dir / "w1.log");
+  two_by_two nodes(c, dir);
+  auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(chief.wait_for_output("model.ckpt-500", 120s));
-  ps1->kill(SIGKILL);
+  ps1.kill(SIGKILL);
   REQUIRE(chief.wait_for_output("stop_supervisor: ps 1 went down", 30s));
-  CHECK(ps1->wait(30s) == 128 + SIGKILL);
+  CHECK(ps1.wait(30s) == 128 + SIGKILL);
   {
     process wrong(c.node("ps", 1, {"--batch-size=50"}), dir / "ps1-wrong.log");
     CAPTURE(wrong.output());

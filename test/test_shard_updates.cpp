@@ -13,7 +13,7 @@
 #include "actors/buffers.hpp"
 #include "actors/parameter_shard.hpp"
 #include "actors/placement.hpp"
-#include "caf/scheduler/test_coordinator.hpp"
+#include "deterministic_fixture.hpp"
 #include "model/schedule.hpp"
 #include "model/update.hpp"
 
@@ -44,56 +44,12 @@ shared_tensor parted_params_of(const std::vector<float>& v) {
   return shared_tensor{buf, {{10, third}, {10 + third, third}, {10 + 2 * third, v.size() - 2 * third}}};
 }
 
-struct shard_fixture {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
-  // The sender of control messages: a shard obeys only its own node (or its
-  // chief), and anonymous messages could come from anywhere.
-  std::unique_ptr<caf::scoped_actor> chief;
-
-  shard_fixture() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    cfg.set("logger.console", caf::atom("none"));
-    cfg.add_message_types<caf::id_block::downpour>();
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
-    chief = std::make_unique<caf::scoped_actor>(*sys);
-  }
-
+struct shard_fixture : downpour::testing::deterministic_fixture {
   shard_actor async_shard(const std::vector<float>& params) {
     shard_config c;
     c.mode = train_mode::async;
     c.last_step = 1000;
-    auto shard = spawn_parameter_shard(*sys, c);
-    shard_init init;
-    init.ranges = {0, params.size()};
-    init.params.values = to_floats(params);
-    init.ema.values = to_floats(params);
-    (*chief)->send(shard, init_atom_v, std::move(init));
-    sched->run();
-    return shard;
-  }
-
-  void stop(const shard_actor& shard) {
-    (*chief)->send(shard, stop_atom_v);
-    sched->run();
-  }
-
-  template <class T, class... Ts>
-  T ask(const shard_actor& shard, Ts... xs) {
-    auto slot = std::make_shared<std::optional<T>>();
-    sys->spawn([=](caf::event_based_actor* self) {
-      self->request(shard, caf::infinite, xs...).then([=](T& x) { *slot = std::move(x); });
-    });
-    sched->run();
-    REQUIRE(slot->has_value());
-    return std::move(**slot);
-  }
-
-  ~shard_fixture() {
-    chief.reset();
-    sys->registry().await_running_count_equal(0);
+    return initialized_shard(c, params);
   }
 };
 

@@ -8,7 +8,7 @@
 #include "actors/parameter_shard.hpp"
 #include "actors/sync_coordinator.hpp"
 #include "actors/sync_rule.hpp"
-#include "caf/scheduler/test_coordinator.hpp"
+#include "deterministic_fixture.hpp"
 #include "model/update.hpp"
 
 using namespace downpour;
@@ -42,67 +42,23 @@ TEST_CASE("under ssp no worker starts more than staleness steps past the slowest
 
 namespace {
 
-// One actor system on CAF's deterministic test scheduler: nothing runs until
-// the test says so, so message order is the test's.
-struct sync_fixture {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
-  // The sender of control messages: a shard obeys only its own node (or its
-  // chief), and anonymous messages could come from anywhere.
-  std::unique_ptr<caf::scoped_actor> chief;
-
-  sync_fixture() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    cfg.set("logger.console", caf::atom("none"));
-    cfg.add_message_types<caf::id_block::downpour>();
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
-    chief = std::make_unique<caf::scoped_actor>(*sys);
-  }
-
-  shard_actor sync_shard(std::size_t required, std::vector<float> params) {
+struct sync_fixture : downpour::testing::deterministic_fixture {
+  shard_actor sync_shard(std::size_t required, const std::vector<float>& params) {
     shard_config c;
     c.mode = train_mode::sync;
     c.required = required;
     c.last_step = 1000;
-    auto shard = spawn_parameter_shard(*sys, c);
-    shard_init init;
-    init.ranges = {0, params.size()};
-    init.params.values = to_floats(params);
-    init.ema.values = to_floats(params);
-    (*chief)->send(shard, init_atom_v, std::move(init));
-    sched->run();
-    return shard;
+    return initialized_shard(c, params);
   }
 
   void push(const shard_actor& shard, std::int64_t stamp, std::uint32_t worker,
             std::vector<float> grad) {
     (*chief)->send(shard, push_atom_v, push_msg{stamp, worker, shared_tensor{std::move(grad)}});
-    sched->run();
-  }
-
-  // Sends a request through a helper actor and runs the scheduler; the reply
-  // (if any yet) lands in the returned slot.
-  template <class T, class Handle, class... Ts>
-  std::shared_ptr<std::optional<T>> ask(const Handle& h, Ts... xs) {
-    auto slot = std::make_shared<std::optional<T>>();
-    sys->spawn([=](caf::event_based_actor* self) {
-      self->request(h, caf::infinite, xs...).then([=](T& x) { *slot = std::move(x); });
-    });
-    sched->run();
-    return slot;
+    run();
   }
 
   shard_snapshot snapshot(const shard_actor& shard) {
-    auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
-    REQUIRE(s->has_value());
-    return **s;
-  }
-
-  ~sync_fixture() {
-    chief.reset();
-    sys->registry().await_running_count_equal(0);
+    return ask<shard_snapshot>(shard, snapshot_atom_v);
   }
 };
 
@@ -120,8 +76,7 @@ TEST_CASE_FIXTURE(sync_fixture, "exactly one global step per aggregation, applyi
   mean_sgd_into(expected.data(), expected.data(), sum.data(), 2, 0.01f, 2);
   CHECK(to_vector(s.params.values) == expected);
   CHECK(s.params.values[0] == doctest::Approx(0.99));
-  (*chief)->send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(sync_fixture, "a stale gradient is dropped and counted, never applied") {
@@ -134,8 +89,7 @@ TEST_CASE_FIXTURE(sync_fixture, "a stale gradient is dropped and counted, never 
   CHECK(s.step == 1);
   CHECK(s.dropped == 1);
   CHECK(s.params.values == after_one.params.values);
-  (*chief)->send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(sync_fixture,
@@ -148,21 +102,19 @@ TEST_CASE_FIXTURE(sync_fixture,
   CHECK(s.step == 1);
   CHECK(s.dropped == 1);
   CHECK(s.params.values[0] == doctest::Approx(-0.02));  // mean 2.0 at lr 0.01
-  (*chief)->send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(sync_fixture, "a pull for the next step waits for the round without polling") {
   auto shard = sync_shard(2, {0.0f});
-  auto reply = ask<pull_reply>(shard, pull_atom_v, std::int64_t{1});
+  auto reply = request<pull_reply>(shard, pull_atom_v, std::int64_t{1});
   CHECK(!reply->has_value());
   push(shard, 0, 0, {1.0f});
   CHECK(!reply->has_value());
   push(shard, 0, 1, {1.0f});
   REQUIRE(reply->has_value());
   CHECK((*reply)->step == 1);
-  (*chief)->send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(sync_fixture,
@@ -195,8 +147,7 @@ TEST_CASE_FIXTURE(sync_fixture,
   CHECK(snapshot(shard).step == 2);
   for (auto a : {caf::actor_cast<caf::actor>(coordinator), w0, w1b})
     (*chief)->send_exit(a, caf::exit_reason::user_shutdown);
-  (*chief)->send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(
@@ -245,21 +196,14 @@ TEST_CASE_FIXTURE(sync_fixture, "hostile pushes are rejected and counted, never 
   CHECK(to_vector(s.params.values) == std::vector<float>{1.0f, 2.0f});
   push(shard, 0, 1, {1.0f, 1.0f});  // an honest push still works
   CHECK(snapshot(shard).step == 1);
-  (*chief)->send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(sync_fixture, "an async shard rejects a NaN gradient but applies the next one") {
   shard_config c;
   c.mode = train_mode::async;
   c.last_step = 10;
-  auto shard = spawn_parameter_shard(*sys, c);
-  shard_init init;
-  init.ranges = {0, 2};
-  init.params.values = {1.0f, 1.0f};
-  init.ema.values = {1.0f, 1.0f};
-  (*chief)->send(shard, init_atom_v, std::move(init));
-  sched->run();
+  auto shard = initialized_shard(c, {1.0f, 1.0f});
   push(shard, 0, 3, {std::numeric_limits<float>::quiet_NaN(), 1.0f});
   CHECK(snapshot(shard).step == 0);
   push(shard, 0, 3, {1.0f, 1.0f});
@@ -267,8 +211,7 @@ TEST_CASE_FIXTURE(sync_fixture, "an async shard rejects a NaN gradient but appli
   CHECK(s.step == 1);
   CHECK(s.rejected == 1);
   CHECK(s.params.values[0] == doctest::Approx(0.99));
-  (*chief)->send(shard, stop_atom_v);
-  sched->run();
+  stop(shard);
 }
 
 TEST_CASE_FIXTURE(sync_fixture, "under ssp a dead slow worker no longer holds the fast one back") {

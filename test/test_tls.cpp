@@ -13,17 +13,15 @@
 #include <cerrno>
 #include <memory>
 
+#include "cluster_procs.hpp"
 #include "forged_client.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/net/ports.hpp"
 #include "runtime/net/tls_guard.hpp"
 #include "runtime/node/node.hpp"
-#include "subprocess.hpp"
 
 using namespace downpour;
-using downpour::testing::process;
-using downpour::testing::scaled;
-using downpour::testing::temp_dir;
+using namespace downpour::testing;
 using namespace std::chrono_literals;
 
 namespace {
@@ -84,21 +82,15 @@ bool client_without_certificate_is_refused(std::uint16_t port, std::chrono::mill
   return refused;
 }
 
-std::uint16_t port_of(const std::string& host_port) {
-  return static_cast<std::uint16_t>(std::stoi(host_port.substr(host_port.rfind(':') + 1)));
-}
-
 }  // namespace
 
 struct tls_cluster {
   temp_dir dir{"tls"};
-  port_reservation ports{4};
-  std::string ps, workers;
+  cluster_args c = make_cluster(2, 2, dir, {"--last-step=2000", "--log-every=100",
+                                            "--save-checkpoint-secs=0"});
   tls_cluster() {
     make_certs(dir / "good");
     make_certs(dir / "foreign");
-    ps = "127.0.0.1:" + std::to_string(ports[0]) + ",127.0.0.1:" + std::to_string(ports[1]);
-    workers = "127.0.0.1:" + std::to_string(ports[2]) + ",127.0.0.1:" + std::to_string(ports[3]);
   }
   // TLS options trusting the CA in ca_dir, with the certificate of cert_dir.
   std::vector<std::string> tls(const std::string& ca_dir, const std::string& cert_dir) {
@@ -106,19 +98,11 @@ struct tls_cluster {
             "--tls-cert=" + dir / (cert_dir + "/127.0.0.1.pem"),
             "--tls-key=" + dir / (cert_dir + "/127.0.0.1.key")};
   }
-  std::vector<std::string> node(const std::string& role, int task, std::vector<std::string> extra) {
-    std::vector<std::string> a = {DOWNPOUR_BINARY, "--role=" + role, "--task=" + std::to_string(task),
-                                  "--ps-hosts=" + ps, "--worker-hosts=" + workers,
-                                  "--last-step=2000", "--quiet", "--log-every=100",
-                                  "--save-checkpoint-secs=0", "--checkpoint-dir=" + dir.str()};
-    a.insert(a.end(), extra.begin(), extra.end());
-    return a;
-  }
   // A worker that is not part of the cluster (it never gets far enough to
   // write anything): it gives up after a second.
   std::vector<std::string> stranger(std::vector<std::string> tls_options) {
     tls_options.push_back("--connect-timeout=1");
-    return node("worker", 1, tls_options);
+    return c.node("worker", 1, tls_options);
   }
 };
 
@@ -180,10 +164,8 @@ TEST_CASE_FIXTURE(tls_cluster,
 TEST_CASE_FIXTURE(tls_cluster,
                   "a TLS cluster of 2 ps and 2 workers trains to its last step while strangers "
                   "are refused and logged") {
-  process ps0(node("ps", 0, tls("good", "good")), dir / "ps0.log");
-  process ps1(node("ps", 1, tls("good", "good")), dir / "ps1.log");
-  process w1(node("worker", 1, tls("good", "good")), dir / "w1.log");
-  process chief(node("worker", 0, tls("good", "good")), dir / "w0.log");
+  two_by_two nodes(c, dir, tls("good", "good"));
+  auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(chief.wait_for_output("global_step:", 120s));  // training has begun
 
   process foreign(stranger(tls("foreign", "foreign")), dir / "foreign.log");
@@ -194,16 +176,16 @@ TEST_CASE_FIXTURE(tls_cluster,
     CHECK(p->wait(60s) == 1);
     CHECK(p->output().find("cannot reach ps 0 at 127.0.0.1:") != std::string::npos);
   }
-  CHECK(plaintext_client_is_closed(port_of(ps.substr(0, ps.find(','))), scaled(10000ms)));
-  CHECK(plaintext_client_is_closed(port_of(workers.substr(0, workers.find(','))), scaled(10000ms)));
-  CHECK(client_without_certificate_is_refused(port_of(ps.substr(0, ps.find(','))),
+  CHECK(plaintext_client_is_closed(first_port(c.ps), scaled(10000ms)));
+  CHECK(plaintext_client_is_closed(first_port(c.workers), scaled(10000ms)));
+  CHECK(client_without_certificate_is_refused(first_port(c.ps),
                                               scaled(10000ms)));
   // The cluster trained on while they knocked: it had not ended, and steps
   // came after the last of them was refused.
   const auto knocked = chief.output().size();
   REQUIRE_MESSAGE(!chief.wait_for_output("final:", 0s), "the job ended before all strangers knocked");
 
-  for (auto* p : {&chief, &w1, &ps0, &ps1}) {
+  for (auto* p : nodes.all()) {
     CAPTURE(p->output());
     CHECK(p->wait(300s) == 0);
   }
@@ -232,10 +214,8 @@ TEST_CASE_FIXTURE(tls_cluster,
 TEST_CASE_FIXTURE(tls_cluster,
                   "over TLS, a forged BASP client with a valid certificate but another "
                   "--cluster-name cannot control a ps; the job ends exactly") {
-  process ps0(node("ps", 0, tls("good", "good")), dir / "ps0.log");
-  process ps1(node("ps", 1, tls("good", "good")), dir / "ps1.log");
-  process w1(node("worker", 1, tls("good", "good")), dir / "w1.log");
-  process chief(node("worker", 0, tls("good", "good")), dir / "w0.log");
+  two_by_two nodes(c, dir, tls("good", "good"));
+  auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(chief.wait_for_output("global_step:", 120s));  // training has begun
   options theirs;
   theirs.cluster_name = "green";
@@ -244,10 +224,10 @@ TEST_CASE_FIXTURE(tls_cluster,
   theirs.tls_key = dir / "good/127.0.0.1.key";
   testing::forged_client stranger(theirs, "downpour");
   testing::attack_shard(stranger,
-                        stranger.connect<shard_actor>(port_of(ps.substr(0, ps.find(',')))),
+                        stranger.connect<shard_actor>(first_port(c.ps)),
                         "cluster-name=green here but cluster-name=downpour at ps 0");
   WARN_MESSAGE(!chief.wait_for_output("final:", 0s), "the job ended before the attack was over");
-  for (auto* p : {&chief, &w1, &ps0, &ps1}) {
+  for (auto* p : nodes.all()) {
     CAPTURE(p->output());
     CHECK(p->wait(300s) == 0);
   }

@@ -1,0 +1,80 @@
+// One actor system on CAF's deterministic test scheduler (the idea of CAF
+// 0.17's examples/testing/ping_pong.cpp): nothing runs until the test calls
+// run(), so the order of messages is the test's. The fixture of the actor
+// tests of the parameter shard and the sync coordinator.
+#pragma once
+
+#include <doctest/doctest.h>
+
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "actors/parameter_shard.hpp"
+#include "caf/scheduler/test_coordinator.hpp"
+
+namespace downpour::testing {
+
+struct deterministic_fixture {
+  caf::actor_system_config cfg;
+  std::unique_ptr<caf::actor_system> sys;
+  caf::scheduler::test_coordinator* sched = nullptr;
+  // The sender of control messages: a shard obeys only its own node (or its
+  // chief), and anonymous messages could come from anywhere.
+  std::unique_ptr<caf::scoped_actor> chief;
+
+  deterministic_fixture() {
+    cfg.set("scheduler.policy", caf::atom("testing"));
+    cfg.set("logger.console", caf::atom("none"));
+    cfg.add_message_types<caf::id_block::downpour>();
+    sys = std::make_unique<caf::actor_system>(cfg);
+    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
+    chief = std::make_unique<caf::scoped_actor>(*sys);
+  }
+
+  ~deterministic_fixture() {
+    chief.reset();
+    sys->registry().await_running_count_equal(0);
+  }
+
+  void run() { sched->run(); }
+
+  // A shard of c holding params (and the same EMA), initialized by the chief.
+  shard_actor initialized_shard(const shard_config& c, const std::vector<float>& params) {
+    auto shard = spawn_parameter_shard(*sys, c);
+    shard_init init;
+    init.ranges = {0, params.size()};
+    init.params.values = to_floats(params);
+    init.ema.values = to_floats(params);
+    (*chief)->send(shard, init_atom_v, std::move(init));
+    run();
+    return shard;
+  }
+
+  // Sends a request through a helper actor and runs the scheduler; the reply
+  // lands in the returned slot when it comes (now, or in a later run()).
+  template <class T, class Handle, class... Ts>
+  std::shared_ptr<std::optional<T>> request(const Handle& h, Ts... xs) {
+    auto slot = std::make_shared<std::optional<T>>();
+    sys->spawn([=](caf::event_based_actor* self) {
+      self->request(h, caf::infinite, xs...).then([=](T& x) { *slot = std::move(x); });
+    });
+    run();
+    return slot;
+  }
+
+  // The reply to a request that h answers at once.
+  template <class T, class Handle, class... Ts>
+  T ask(const Handle& h, Ts... xs) {
+    auto slot = request<T>(h, xs...);
+    REQUIRE(slot->has_value());
+    return std::move(**slot);
+  }
+
+  void stop(const shard_actor& shard) {
+    (*chief)->send(shard, stop_atom_v);
+    run();
+  }
+};
+
+}  // namespace downpour::testing
