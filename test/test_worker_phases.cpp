@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "actors/worker.hpp"
-#include "caf/scheduler/test_coordinator.hpp"
+#include "deterministic_fixture.hpp"
 
 using namespace downpour;
 
@@ -101,21 +101,11 @@ caf::behavior fake_coordinator(caf::event_based_actor* self, std::shared_ptr<see
   };
 }
 
-struct phases_fixture {
-  caf::actor_system_config cfg;
-  std::unique_ptr<caf::actor_system> sys;
-  caf::scheduler::test_coordinator* sched = nullptr;
-  std::unique_ptr<caf::scoped_actor> chief;  // this node: the worker obeys its exits
+struct phases_fixture : downpour::testing::deterministic_fixture {
   std::shared_ptr<seen> s = std::make_shared<seen>();
   std::vector<caf::actor> fakes;
 
   phases_fixture() {
-    cfg.set("scheduler.policy", caf::atom("testing"));
-    cfg.set("logger.console", caf::atom("none"));
-    cfg.add_message_types<caf::id_block::downpour>();
-    sys = std::make_unique<caf::actor_system>(cfg);
-    sched = &dynamic_cast<caf::scheduler::test_coordinator&>(sys->scheduler());
-    chief = std::make_unique<caf::scoped_actor>(*sys);
     fakes = {sys->spawn(fake_shard, s), sys->spawn(fake_supervisor, s),
              sys->spawn(fake_coordinator, s)};
   }
@@ -153,8 +143,6 @@ struct phases_fixture {
   ~phases_fixture() {
     for (auto& a : fakes) (*chief)->send_exit(a, caf::exit_reason::user_shutdown);
     sched->run();
-    chief.reset();
-    sys->registry().await_running_count_equal(0);
   }
 
   void stop(const worker_actor& worker) {

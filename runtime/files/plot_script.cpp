@@ -71,31 +71,38 @@ std::vector<metrics_row> sorted_by(std::vector<metrics_row> rows, double metrics
   return rows;
 }
 
-}  // namespace
+// What the panels share: the rows in both orders and how they are drawn.
+struct plot_plan {
+  std::vector<metrics_row> by_step, by_wall;
+  bool accuracy = false;
+  std::size_t window = 1;
+  bool smooth_it = false;  // many rows: light raw loss under its moving average
+  std::string raw_colour;
+  bool any_lr = false, any_rate = false;
+};
 
-std::string plot_script(const metrics_table& table, const std::string& title_hint) {
+plot_plan plan_for(const metrics_table& table) {
+  plot_plan p;
   // Rows are drawn in the order of their x axis: a file may interleave rows
   // written at other moments (evaluations) with the training rows.
-  const auto by_step = sorted_by(table.rows, &metrics_row::global_step);
-  const auto by_wall = sorted_by(table.rows, &metrics_row::wall_s);
-  const bool accuracy = has_accuracy(table);
-  const std::size_t panels = accuracy ? 3 : 2;
-  const std::size_t window = std::max<std::size_t>(1, table.rows.size() / 25);
-  // Few rows: the raw loss alone, in a strong colour; many: light, under its average.
-  const bool smooth_it = window >= 2;
-  const char* raw_colour = smooth_it ? "#9ecae1" : "#08519c";
-  const metrics_row& last = by_step.back();
-  const bool any_lr = std::any_of(by_step.begin(), by_step.end(), [](const metrics_row& r) {
-    return std::isfinite(r.learning_rate);
-  });
-  const bool any_rate = std::any_of(by_wall.begin(), by_wall.end(), [](const metrics_row& r) {
+  p.by_step = sorted_by(table.rows, &metrics_row::global_step);
+  p.by_wall = sorted_by(table.rows, &metrics_row::wall_s);
+  p.accuracy = has_accuracy(table);
+  p.window = std::max<std::size_t>(1, table.rows.size() / 25);
+  p.smooth_it = p.window >= 2;
+  p.raw_colour = p.smooth_it ? "#9ecae1" : "#08519c";
+  p.any_lr = std::any_of(p.by_step.begin(), p.by_step.end(),
+                         [](const metrics_row& r) { return std::isfinite(r.learning_rate); });
+  p.any_rate = std::any_of(p.by_wall.begin(), p.by_wall.end(), [](const metrics_row& r) {
     return std::isfinite(r.steps_per_s) && r.steps_per_s > 0;
   });
+  return p;
+}
 
-  std::ostringstream s;
+void data_blocks(std::ostream& s, const plot_plan& p) {
   s << "set datafile missing '?'\n";
-  for (auto [name, rows] : {std::pair{"bystep", &by_step}, std::pair{"bywall", &by_wall}}) {
-    const std::vector<double> smooth = smoothed_loss(*rows, window);
+  for (auto [name, rows] : {std::pair{"bystep", &p.by_step}, std::pair{"bywall", &p.by_wall}}) {
+    const std::vector<double> smooth = smoothed_loss(*rows, p.window);
     s << "$" << name << " << EOD\n";
     for (std::size_t i = 0; i < rows->size(); ++i) {
       const auto& r = (*rows)[i];
@@ -105,24 +112,28 @@ std::string plot_script(const metrics_table& table, const std::string& title_hin
     }
     s << "EOD\n";
   }
-  if (accuracy) {
-    // One block per series, holding only the rows that have a value, so the
-    // lines join the evaluations instead of breaking at every other row.
-    for (auto [name, member] : {std::pair{"val", &metrics_row::val_accuracy},
-                                std::pair{"ema", &metrics_row::ema_val_accuracy}}) {
-      s << "$" << name << " << EOD\n";
-      bool any = false;
-      for (const auto& r : by_step) {
-        const auto& v = r.*member;
-        if (v && std::isfinite(*v)) {
-          s << num(r.global_step) << ' ' << num(*v) << '\n';
-          any = true;
-        }
+  if (!p.accuracy) return;
+  // One block per series, holding only the rows that have a value, so the
+  // lines join the evaluations instead of breaking at every other row.
+  for (auto [name, member] : {std::pair{"val", &metrics_row::val_accuracy},
+                              std::pair{"ema", &metrics_row::ema_val_accuracy}}) {
+    s << "$" << name << " << EOD\n";
+    bool any = false;
+    for (const auto& r : p.by_step) {
+      const auto& v = r.*member;
+      if (v && std::isfinite(*v)) {
+        s << num(r.global_step) << ' ' << num(*v) << '\n';
+        any = true;
       }
-      if (!any) s << "? ?\n";
-      s << "EOD\n";
     }
+    if (!any) s << "? ?\n";
+    s << "EOD\n";
   }
+}
+
+void page_setup(std::ostream& s, const plot_plan& p, std::size_t rows,
+                const std::string& title_hint) {
+  const std::size_t panels = p.accuracy ? 3 : 2;
   const std::size_t width = panel_width, height = panel_height * panels;
   s << "if (strstrt(GPVAL_TERMINALS, 'pngcairo') > 0) {\n"
     << "  set terminal pngcairo size " << width << "," << height
@@ -135,60 +146,76 @@ std::string plot_script(const metrics_table& table, const std::string& title_hin
     << "set key top right opaque\n"
     << "set tics out nomirror\n"
     << "set ytics nomirror\n";
+  const metrics_row& last = p.by_step.back();
   char final_text[160];
-  std::snprintf(final_text, sizeof final_text, "%zu row%s, last global_step %s, loss %s",
-                table.rows.size(), table.rows.size() == 1 ? "" : "s", num(last.global_step).c_str(),
-                num(last.loss).c_str());
+  std::snprintf(final_text, sizeof final_text, "%zu row%s, last global_step %s, loss %s", rows,
+                rows == 1 ? "" : "s", num(last.global_step).c_str(), num(last.loss).c_str());
   s << "set multiplot layout " << panels
     << ",1 title 'Downpour training: " << safe_title(title_hint) << " (" << final_text << ")'\n";
+}
 
-  // Loss (and learning rate) against the global step.
+// Loss (and learning rate) against the global step.
+void step_panel(std::ostream& s, const plot_plan& p) {
   s << "set title 'loss against global step'\n"
     << "set xlabel 'global step'\n"
     << "set ylabel 'loss'\n"
-    << (any_lr ? "set y2label 'learning rate'\nset y2tics\nset format y2 '%.4g'\n" : "");
-  std::vector<std::string> step_plot = {"$bystep using 1:3 with linespoints pt 7 ps 0.4 lc rgb '" +
-                                        std::string(raw_colour) + "' title 'loss'"};
-  if (smooth_it)
-    step_plot.push_back(
+    << (p.any_lr ? "set y2label 'learning rate'\nset y2tics\nset format y2 '%.4g'\n" : "");
+  std::vector<std::string> plots = {"$bystep using 1:3 with linespoints pt 7 ps 0.4 lc rgb '" +
+                                    p.raw_colour + "' title 'loss'"};
+  if (p.smooth_it)
+    plots.push_back(
         "$bystep using 1:4 with lines lw 2 lc rgb '#08519c' title 'loss, moving average of " +
-        std::to_string(window) + " rows'");
-  if (any_lr)
-    step_plot.push_back(
+        std::to_string(p.window) + " rows'");
+  if (p.any_lr)
+    plots.push_back(
         "$bystep using 1:5 axes x1y2 with lines dt 2 lc rgb '#636363' title 'learning rate'");
-  plot_command(s, step_plot);
+  plot_command(s, plots);
   s << "unset y2tics\n"
     << "unset y2label\n";
+}
 
-  if (accuracy) {
-    s << "set title 'validation accuracy against global step'\n"
-      << "set xlabel 'global step'\n"
-      << "set ylabel 'accuracy'\n"
-      << "set key bottom right\n";
-    plot_command(s, {"$val using 1:2 with linespoints pt 7 ps 0.6 lc rgb '#e6550d' "
-                     "title 'val_accuracy'",
-                     "$ema using 1:2 with linespoints pt 5 ps 0.6 lc rgb '#31a354' "
-                     "title 'ema_val_accuracy'"});
-    s << "set key top right\n";
-  }
+void accuracy_panel(std::ostream& s) {
+  s << "set title 'validation accuracy against global step'\n"
+    << "set xlabel 'global step'\n"
+    << "set ylabel 'accuracy'\n"
+    << "set key bottom right\n";
+  plot_command(s, {"$val using 1:2 with linespoints pt 7 ps 0.6 lc rgb '#e6550d' "
+                   "title 'val_accuracy'",
+                   "$ema using 1:2 with linespoints pt 5 ps 0.6 lc rgb '#31a354' "
+                   "title 'ema_val_accuracy'"});
+  s << "set key top right\n";
+}
 
-  // Loss (and throughput) against wall time.
+// Loss (and throughput) against wall time.
+void wall_panel(std::ostream& s, const plot_plan& p) {
   s << "set title 'loss against wall time'\n"
     << "set xlabel 'wall time (s)'\n"
     << "set ylabel 'loss'\n";
-  std::vector<std::string> wall_plot = {"$bywall using 2:3 with linespoints pt 7 ps 0.4 lc rgb '" +
-                                        std::string(raw_colour) + "' title 'loss'"};
-  if (smooth_it)
-    wall_plot.push_back(
+  std::vector<std::string> plots = {"$bywall using 2:3 with linespoints pt 7 ps 0.4 lc rgb '" +
+                                    p.raw_colour + "' title 'loss'"};
+  if (p.smooth_it)
+    plots.push_back(
         "$bywall using 2:4 with lines lw 2 lc rgb '#08519c' title 'loss, moving average'");
-  if (any_rate) {
+  if (p.any_rate) {
     s << "set y2label 'steps/s'\n"
       << "set y2tics\n"
       << "set format y2 '%.4g'\n";
-    wall_plot.push_back(
+    plots.push_back(
         "$bywall using 2:6 axes x1y2 with lines dt 3 lc rgb '#756bb1' title 'steps/s'");
   }
-  plot_command(s, wall_plot);
+  plot_command(s, plots);
+}
+
+}  // namespace
+
+std::string plot_script(const metrics_table& table, const std::string& title_hint) {
+  const plot_plan p = plan_for(table);
+  std::ostringstream s;
+  data_blocks(s, p);
+  page_setup(s, p, table.rows.size(), title_hint);
+  step_panel(s, p);
+  if (p.accuracy) accuracy_panel(s);
+  wall_panel(s, p);
   s << "unset multiplot\n";
   return s.str();
 }
