@@ -166,4 +166,10 @@ std::string step_log_line(std::int64_t global_step, std::int64_t step, float los
   return out.str();
 }
 
+std::string fixed_text(double v, int digits) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
+  return buf;
+}
+
 }  // namespace downpour

@@ -122,4 +122,8 @@ class log_stream : public std::ostream {
   std::unique_ptr<line_buffer> buffer_;
 };
 
+// v with `digits` decimals ("%.*f"): how log lines and command output print
+// seconds and accuracies.
+std::string fixed_text(double v, int digits);
+
 }  // namespace downpour

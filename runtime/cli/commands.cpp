@@ -5,6 +5,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "actors/log.hpp"
 #include "data/idx.hpp"
 #include "model/mlp.hpp"
 #include "runtime/files/checkpoint.hpp"
@@ -13,13 +14,6 @@
 
 namespace downpour {
 namespace {
-
-// The accuracies as the training's final line prints them, so the two compare as text.
-std::string accuracy_text(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4f", v);
-  return buf;
-}
 
 std::string utc_text(double unix_seconds) {
   std::time_t t = static_cast<std::time_t>(unix_seconds);
@@ -57,10 +51,10 @@ int run_eval(const options& opts, std::ostream& out, std::ostream& err) {
   out << "eval: checkpoint=" << found.path << " mode=" << c.mode << " model=" << c.shape.to_string()
       << " test_examples=" << data->test.count << "\n";
   for (std::size_t k = 0; k < raw.per_class.size(); ++k)
-    out << "eval: class=" << k << " test_accuracy=" << accuracy_text(raw.per_class[k])
-        << " ema_test_accuracy=" << accuracy_text(ema.per_class[k]) << "\n";
-  out << "eval: global_step=" << c.global_step << " test_accuracy=" << accuracy_text(raw.overall)
-      << " ema_test_accuracy=" << accuracy_text(ema.overall) << std::endl;
+    out << "eval: class=" << k << " test_accuracy=" << fixed_text(raw.per_class[k], 4)
+        << " ema_test_accuracy=" << fixed_text(ema.per_class[k], 4) << "\n";
+  out << "eval: global_step=" << c.global_step << " test_accuracy=" << fixed_text(raw.overall, 4)
+      << " ema_test_accuracy=" << fixed_text(ema.overall, 4) << std::endl;
   return 0;
 }
 

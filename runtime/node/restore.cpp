@@ -15,12 +15,6 @@
 namespace downpour {
 namespace {
 
-std::string three_decimals(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", s);
-  return buf;
-}
-
 shard_init make_init(const shard_layout& layout, const start_state& start) {
   shard_init init;
   for (const auto& r : layout.ranges) {
@@ -77,7 +71,7 @@ caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& o
         std::chrono::steady_clock::now() < deadline)
       continue;
     if (!refused) {
-      log.info("chief: " + what + " is back after " + three_decimals(seconds_since(began)) + " s");
+      log.info("chief: " + what + " is back after " + fixed_text(seconds_since(began), 3) + " s");
       return h;
     }
     if (refused != errc::config_mismatch) return refused;
@@ -148,7 +142,7 @@ caf::expected<recovered_cluster> recover_cluster(caf::actor_system& sys, const o
   const logger log = node_logger(opts, role_kind::worker, 0);
   auto step = restore_shards(sys, opts, shape, restore_or_init(opts, shape, log), shards);
   if (!step) return step.error();
-  log.info("chief: recovered in " + three_decimals(seconds_since(began)) +
+  log.info("chief: recovered in " + fixed_text(seconds_since(began), 3) +
            " s; every shard is at global step " + std::to_string(*step));
   return recovered_cluster{std::move(shards), *step};
 }
