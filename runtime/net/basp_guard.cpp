@@ -43,10 +43,14 @@ constexpr std::size_t kMargin = std::size_t{1} << 20;
 // What a connection of a broker was last told to read. A connection whose
 // payload read was followed by another read had that payload accepted by
 // BASP: its first one is the peer's handshake, so it is past it.
+// Handles are socket numbers, which the system reuses: the scribe (one per
+// connection) tells a new connection from an old one on the same handle.
 struct read_entry {
+  const void* scribe = nullptr;
   std::size_t bytes = 0;
   bool past_handshake = false;
 };
+using scribe_of_fn = std::function<const void*(std::int64_t)>;  // nullptr: no such connection
 using broker_ledger = std::map<std::int64_t, read_entry>;
 
 // Process-wide because the functions that enforce it are (see above).
@@ -81,16 +85,43 @@ void report(const std::string& peer, std::size_t bytes, std::size_t bound) {
 
 void report_unshaken(const std::string& peer, std::size_t bytes, const char* why) {
   auto& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
   auto more = s.throttle.pass(why);
   if (!more) return;
   s.log.warn("refused a message of " + std::to_string(bytes) + " bytes from " + peer +
              " before its handshake (" + why + "); closed the connection" + *more);
 }
 
-// Drops the entries of connections broker b no longer has.
-void prune(broker_ledger& ledger, const std::function<bool(std::int64_t)>& open) {
+// Drops the entries of connections the broker no longer has.
+void prune(broker_ledger& ledger, const scribe_of_fn& scribe_of) {
   for (auto i = ledger.begin(); i != ledger.end();)
-    i = open(i->first) ? std::next(i) : ledger.erase(i);
+    i = scribe_of(i->first) == i->second.scribe ? std::next(i) : ledger.erase(i);
+}
+
+// Why connection hdl of broker b may not read `bytes` next, or nullptr. Only connections before
+// their handshake are limited: every later read (each message of the job)
+// is one lookup.
+const char* refuse_read(const caf::io::abstract_broker* b, std::int64_t hdl, std::size_t bytes,
+                        const scribe_of_fn& scribe_of) {
+  auto& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  auto& ledger = s.ledgers[b];
+  auto& entry = ledger[hdl];
+  if (const void* now = scribe_of(hdl); entry.scribe != now) entry = read_entry{now};
+  if (entry.bytes > caf::io::basp::header_size) entry.past_handshake = true;
+  entry.bytes = bytes;
+  if (entry.past_handshake) return nullptr;
+  if (bytes > basp_handshake_bound) {
+    ledger.erase(hdl);
+    return "larger than any handshake";
+  }
+  prune(ledger, scribe_of);  // keeps hdl: it is open
+  std::size_t held = 0;
+  for (const auto& [id, e] : ledger)
+    if (!e.past_handshake) held += e.bytes;
+  if (held <= basp_unshaken_budget) return nullptr;
+  ledger.erase(hdl);
+  return "connections not past their handshake hold too much";
 }
 
 using configure_read_fn = void (*)(caf::io::abstract_broker*, caf::io::connection_handle,
@@ -135,31 +166,6 @@ void guard_basp(std::size_t bound, const logger& log) {
   s.bound = bound;
 }
 
-bool admit_read(const caf::io::abstract_broker* b, std::int64_t hdl, std::size_t bytes,
-                const std::string& peer, const std::function<bool(std::int64_t)>& open) {
-  auto& s = state();
-  std::lock_guard<std::mutex> lock(s.mutex);
-  auto& ledger = s.ledgers[b];
-  prune(ledger, open);
-  auto& entry = ledger[hdl];
-  if (entry.bytes > caf::io::basp::header_size) entry.past_handshake = true;
-  entry.bytes = bytes;
-  if (entry.past_handshake) return true;
-  const char* why = nullptr;
-  if (bytes > basp_handshake_bound) {
-    why = "larger than any handshake";
-  } else {
-    std::size_t held = 0;
-    for (const auto& [id, e] : ledger)
-      if (!e.past_handshake) held += e.bytes;
-    if (held > basp_unshaken_budget) why = "connections not past their handshake hold too much";
-  }
-  if (why == nullptr) return true;
-  ledger.erase(hdl);
-  report_unshaken(peer, bytes, why);
-  return false;
-}
-
 }  // namespace downpour
 
 void caf::io::abstract_broker::configure_read(connection_handle hdl, receive_policy::config cfg) {
@@ -170,10 +176,14 @@ void caf::io::abstract_broker::configure_read(connection_handle hdl, receive_pol
     close(hdl);
     return;
   }
-  const auto peer = remote_addr(hdl) + ":" + std::to_string(remote_port(hdl));
-  if (!downpour::admit_read(this, hdl.id(), cfg.second, peer, [this](std::int64_t id) {
-        return valid(connection_handle::from_int(id));
-      })) {
+  const char* why = downpour::refuse_read(
+      this, hdl.id(), cfg.second, [this](std::int64_t id) -> const void* {
+        auto x = by_id(connection_handle::from_int(id));
+        return x ? &*x : nullptr;
+      });
+  if (why != nullptr) {
+    downpour::report_unshaken(remote_addr(hdl) + ":" + std::to_string(remote_port(hdl)),
+                              cfg.second, why);
     close(hdl);
     return;
   }

@@ -6,16 +6,9 @@
 #pragma once
 
 #include <cstddef>
-#include <cstdint>
-#include <functional>
-#include <string>
 
 #include "actors/log.hpp"
 #include "config/options.hpp"
-
-namespace caf::io {
-class abstract_broker;
-}
 
 namespace downpour {
 
@@ -42,12 +35,5 @@ std::size_t basp_payload_bound(std::size_t hidden_units, std::size_t input_size)
 // job), so the bound is the process's, like the libcaf_io functions that
 // enforce it. Calling it is also what links runtime/net/basp_guard.cpp in.
 void guard_basp(std::size_t bound, const logger& log);
-
-// Whether connection hdl of broker b (open: which of b's connections still
-// exist) may read `bytes` next; false when it is before its handshake and
-// the read exceeds basp_handshake_bound or takes b's connections in that
-// state past basp_unshaken_budget (logged, rate-limited, naming peer).
-bool admit_read(const caf::io::abstract_broker* b, std::int64_t hdl, std::size_t bytes,
-                const std::string& peer, const std::function<bool(std::int64_t)>& open);
 
 }  // namespace downpour
