@@ -1,6 +1,8 @@
 // MNIST-format IDX files: reading, validation and the train/validation/test split.
 #pragma once
 
+#include "data/dataset.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -9,11 +11,6 @@
 #include <vector>
 
 namespace downpour {
-
-// Thrown for any bad data file; what() is one line naming the file and the fault.
-struct data_error : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
 
 // Images kept as uint8 (row-major, count x rows x cols) with one label each.
 struct image_set {
