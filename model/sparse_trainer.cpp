@@ -27,9 +27,9 @@ logreg_trainer::logreg_trainer(const logreg_settings& settings)
   if (settings.batch_size == 0) throw std::invalid_argument("logistic regression: batch size 0");
 }
 
-double logreg_trainer::train(const sparse_examples& set) {
+logreg_trainer::pass logreg_trainer::train(const sparse_examples& set) {
+  pass done;
   double loss_sum = 0.0;
-  std::size_t batches = 0;
   keyed_rows rows;
   keyed_rows bias_row{{0}, {0.0f}};
   for (std::size_t begin = 0; begin < set.size(); begin += settings_.batch_size) {
@@ -46,9 +46,11 @@ double logreg_trainer::train(const sparse_examples& set) {
       throw std::runtime_error(std::string("logistic regression: bias step refused: ") +
                                to_string(*why));
     loss_sum += g.loss;
-    ++batches;
+    ++done.batches;
+    done.rows += rows.keys.size();
   }
-  return batches ? loss_sum / static_cast<double>(batches) : 0.0;
+  if (done.batches) done.mean_loss = loss_sum / static_cast<double>(done.batches);
+  return done;
 }
 
 binary_metrics logreg_trainer::evaluate(const sparse_examples& set) {

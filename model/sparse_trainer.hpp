@@ -28,10 +28,14 @@ class logreg_trainer {
   explicit logreg_trainer(const logreg_settings& settings);
 
   // One step per batch_size examples of set, in order (the last batch may be
-  // smaller); returns the mean loss of the batches, each before its step
-  // (progressive validation). Throws std::runtime_error if a gradient is not
-  // finite (the step is not applied).
-  double train(const sparse_examples& set);
+  // smaller). Throws std::runtime_error if a gradient is not finite (that
+  // step is not applied).
+  struct pass {
+    double mean_loss = 0.0;  // of the batches, each before its step (progressive validation)
+    std::size_t batches = 0;
+    std::uint64_t rows = 0;  // pulled and then pushed, summed over the batches
+  };
+  pass train(const sparse_examples& set);
 
   binary_metrics evaluate(const sparse_examples& set);
 
