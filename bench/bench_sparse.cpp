@@ -12,6 +12,7 @@
 // in blocks, so what grows is the table, with the rows touched.
 #include <sys/resource.h>
 
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -74,12 +75,16 @@ settings parse(const std::vector<std::string>& args) {
         }
       } else if (key == "--batch") {
         s.batch = std::stoul(value);
+        if (s.batch < 1 || s.batch > (1u << 20))
+          usage_error("--batch " + value + " (expected 1 to 1048576)");
       } else if (key == "--optimizer") {
         s.optimizer = value;
         if (value != "adagrad" && value != "sgd")
           usage_error("--optimizer " + value + " (expected adagrad or sgd)");
       } else if (key == "--lr") {
         s.lr = std::stof(value);
+        if (!(s.lr > 0) || !std::isfinite(s.lr))
+          usage_error("--lr " + value + " (expected a finite number above 0)");
       } else {
         usage_error("unknown option " + key);
       }

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <utility>
 
 namespace downpour {
 namespace {
@@ -108,29 +109,30 @@ bool libsvm_reader::refill() {
 }
 
 sparse_examples libsvm_reader::next(std::size_t max_examples) {
-  sparse_examples out;
-  while (out.size() < max_examples) {
+  block_ = sparse_examples{};
+  while (block_.size() < max_examples) {
     const char* data = buffer_.data();
     const auto* newline =
         static_cast<const char*>(std::memchr(data + begin_, '\n', end_ - begin_));
     if (newline) {
       ++line_;
-      parse_line(data + begin_, newline, out);
+      parse_line(data + begin_, newline);
       begin_ = static_cast<std::size_t>(newline - data) + 1;
     } else if (!eof_) {
       refill();
     } else if (begin_ != end_) {  // a last line without a newline
       ++line_;
-      parse_line(data + begin_, data + end_, out);
+      parse_line(data + begin_, data + end_);
       begin_ = end_;
     } else {
       break;
     }
   }
-  return out;
+  return std::exchange(block_, sparse_examples{});
 }
 
-void libsvm_reader::parse_line(const char* begin, const char* end, sparse_examples& out) const {
+// Appends the example of the line [begin, end) to block_, if it holds one.
+void libsvm_reader::parse_line(const char* begin, const char* end) {
   if (const void* hash = std::memchr(begin, '#', static_cast<std::size_t>(end - begin)))
     end = static_cast<const char*>(hash);
   const auto fail = [&](const char* at, const std::string& what) {
@@ -142,27 +144,27 @@ void libsvm_reader::parse_line(const char* begin, const char* end, sparse_exampl
   const char* token = token_end(p, end);
   const auto label = parse_label(p, token);
   if (!label) fail(p, "bad label " + quoted(p, token) + " (expected 0 or 1, or -1 or +1)");
-  const std::size_t first = out.keys.size();
+  const std::size_t first = block_.keys.size();
   for (p = skip_space(token, end); p != end; p = skip_space(token, end)) {
     // The index is read up to the colon in one pass; only a bad one is
     // looked at again, to say what is wrong with it.
     std::uint64_t key = 0;
     const auto [colon, ec] = std::from_chars(p, end, key);
     if (ec != std::errc{} || colon == end || *colon != ':') fail(p, index_fault(p, end));
-    if (out.keys.size() > first && key <= out.keys.back())
-      fail(p, (key == out.keys.back() ? "duplicate index " + std::to_string(key)
+    if (block_.keys.size() > first && key <= block_.keys.back())
+      fail(p, (key == block_.keys.back() ? "duplicate index " + std::to_string(key)
                                       : "index " + std::to_string(key) + " after index " +
-                                            std::to_string(out.keys.back())) +
+                                            std::to_string(block_.keys.back())) +
                   " (indices must ascend within a line)");
     const char* v = colon + 1;
     token = token_end(v, end);
     // The common binary feature skips the float parser.
     const auto value = token - v == 1 && *v == '1' ? 1.0f : parse_value(v, token);
     if (!value) fail(v, value_fault(v, token, key));
-    out.keys.push_back(key);
-    out.values.push_back(*value);
+    block_.keys.push_back(key);
+    block_.values.push_back(*value);
   }
-  out.close_example(*label);
+  block_.close_example(*label);
 }
 
 sparse_examples load_libsvm(const std::string& path) {

@@ -51,7 +51,7 @@ class libsvm_reader {
 
  private:
   bool refill();
-  void parse_line(const char* begin, const char* end, sparse_examples& out) const;
+  void parse_line(const char* begin, const char* end);
 
   std::string path_;
   std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
@@ -60,6 +60,7 @@ class libsvm_reader {
   std::size_t end_ = 0;
   bool eof_ = false;
   std::uint64_t line_ = 0;  // of the last line parsed
+  sparse_examples block_;   // what next() has read so far
 };
 
 // The whole file. Throws data_error, also for a file without examples.

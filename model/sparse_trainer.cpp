@@ -1,6 +1,7 @@
 #include "model/sparse_trainer.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -25,6 +26,10 @@ logreg_trainer::logreg_trainer(const logreg_settings& settings)
       bias_(table_spec(settings, 1)),
       batch_(sparse_logreg(settings.rows, settings.hash_seed)) {
   if (settings.batch_size == 0) throw std::invalid_argument("logistic regression: batch size 0");
+  if (!std::isfinite(settings.learning_rate) || settings.learning_rate <= 0)
+    throw std::invalid_argument("logistic regression: learning rate " +
+                                std::to_string(settings.learning_rate) +
+                                " (expected a finite number above 0)");
 }
 
 logreg_trainer::pass logreg_trainer::train(const sparse_examples& set) {

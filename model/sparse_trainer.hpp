@@ -24,7 +24,8 @@ struct logreg_settings {
 
 class logreg_trainer {
  public:
-  // Throws std::invalid_argument for 0 rows or a batch size of 0.
+  // Throws std::invalid_argument for 0 rows, a batch size of 0 or a learning
+  // rate that is not a finite number above 0.
   explicit logreg_trainer(const logreg_settings& settings);
 
   // One step per batch_size examples of set, in order (the last batch may be
