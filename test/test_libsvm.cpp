@@ -162,4 +162,33 @@ TEST_CASE("a line longer than the read buffer is read whole") {
   check_same(load_libsvm(write_file(dir, "long.libsvm", text)), set);
 }
 
+TEST_CASE("a file damaged at random is read or refused with one data_error naming it") {
+  const std::string good = "1 3:1 7:0.5 12:2\n0 1:1\n-1 4:3e2 9:1 # c\n+1\n";
+  const std::string alphabet = "0123456789:+-.# \t\r\nenaix";
+  std::mt19937_64 rng(13);
+  temp_dir dir("libsvm");
+  std::size_t refused = 0;
+  for (int round = 0; round < 2000; ++round) {
+    std::string text = good;
+    for (std::uint64_t edits = 1 + rng() % 4; edits > 0; --edits) {
+      const std::size_t at = rng() % text.size();
+      if (rng() % 3 == 0) {
+        text.erase(at, 1 + rng() % 3);
+      } else {
+        text[at] = alphabet[rng() % alphabet.size()];
+      }
+      if (text.empty()) text = "0";
+    }
+    const std::string path = write_file(dir, "damaged.libsvm", text);
+    try {
+      const sparse_examples set = load_libsvm(path);
+      CHECK(set.offsets.back() == set.keys.size());
+    } catch (const data_error& e) {
+      ++refused;
+      CHECK(std::string(e.what()).rfind("data: " + path + ":", 0) == 0);
+    }
+  }
+  CHECK(refused > 500);
+}
+
 }  // namespace downpour
