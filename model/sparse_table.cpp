@@ -1,0 +1,212 @@
+#include "model/sparse_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <string>
+
+#include "model/sparse_hash.hpp"
+#include "model/update.hpp"
+
+namespace downpour {
+namespace {
+
+// No valid key reaches it: keys are below N <= 2^63.
+constexpr std::uint64_t kEmpty = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kMaxRows = std::uint64_t{1} << 63;
+constexpr std::size_t kFirstSlots = 16;
+// Linear probing stays short up to this load; above it the slots double.
+constexpr double kMaxLoad = 0.7;
+constexpr unsigned kMaxChunkBits = 16;
+
+unsigned chunk_bits_for(std::uint64_t rows) {
+  unsigned bits = 0;
+  while (bits < kMaxChunkBits && (std::uint64_t{1} << bits) < rows) ++bits;
+  return bits;
+}
+
+// tf.truncated_normal_initializer's draw (beyond 2 stddev redrawn), from a
+// hash of the row's identity instead of a sequence.
+float truncated_normal(std::uint64_t seed, std::uint64_t key, std::size_t column, float stddev) {
+  const std::uint64_t base = mix64(mix64(seed, key), column);
+  for (std::uint64_t attempt = 0;; ++attempt) {
+    const double x = standard_normal(mix64(base, attempt));
+    if (std::abs(x) <= 2.0) return static_cast<float>(x * stddev);
+  }
+}
+
+void adagrad_row(float* weights, float* accumulators, const float* grad, std::size_t dim,
+                 float lr) {
+  for (std::size_t j = 0; j < dim; ++j) {
+    accumulators[j] += grad[j] * grad[j];
+    weights[j] -= lr * grad[j] / std::sqrt(accumulators[j]);
+  }
+}
+
+}  // namespace
+
+const char* to_string(sparse_refusal why) {
+  switch (why) {
+    case sparse_refusal::key_out_of_range: return "key_out_of_range";
+    case sparse_refusal::keys_not_ascending: return "keys_not_ascending";
+    case sparse_refusal::duplicate_key: return "duplicate_key";
+    case sparse_refusal::value_count: return "value_count";
+    case sparse_refusal::not_finite: return "not_finite";
+  }
+  return "?";
+}
+
+sparse_table::sparse_table(const sparse_table_spec& spec)
+    : spec_(spec),
+      stride_(spec.optimizer == sparse_optimizer::adagrad ? 2 * spec.dim : spec.dim),
+      chunk_bits_(chunk_bits_for(spec.rows)),
+      slot_keys_(kFirstSlots, kEmpty),
+      slot_rows_(kFirstSlots) {
+  if (spec.rows == 0 || spec.rows > kMaxRows)
+    throw std::invalid_argument("sparse table: " + std::to_string(spec.rows) +
+                                " rows (expected 1 to 2^63)");
+  if (spec.dim == 0) throw std::invalid_argument("sparse table: rows of 0 floats");
+}
+
+std::size_t sparse_table::bytes_used() const {
+  return slot_keys_.size() * sizeof(std::uint64_t) + slot_rows_.size() * sizeof(std::uint32_t) +
+         chunks_.size() * (std::size_t{1} << chunk_bits_) * stride_ * sizeof(float);
+}
+
+std::optional<sparse_refusal> sparse_table::check_keys(
+    const std::vector<std::uint64_t>& keys) const {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (keys[i] >= spec_.rows) return sparse_refusal::key_out_of_range;
+    if (i > 0 && keys[i] == keys[i - 1]) return sparse_refusal::duplicate_key;
+    if (i > 0 && keys[i] < keys[i - 1]) return sparse_refusal::keys_not_ascending;
+  }
+  return std::nullopt;
+}
+
+std::vector<float> sparse_table::pull(const std::vector<std::uint64_t>& keys) const {
+  if (const auto why = check_keys(keys))
+    throw std::invalid_argument(std::string("sparse table: pull of refused keys: ") +
+                                to_string(*why));
+  std::vector<float> values(keys.size() * spec_.dim);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    float* out = values.data() + i * spec_.dim;
+    if (const float* held = find(keys[i])) {
+      // A loop, not std::copy: that calls memmove, costly for rows of a few floats.
+      for (std::size_t j = 0; j < spec_.dim; ++j) out[j] = held[j];
+    } else {
+      fill_initial(keys[i], out);
+    }
+  }
+  return values;
+}
+
+std::optional<sparse_refusal> sparse_table::push(const keyed_rows& gradient,
+                                                 float learning_rate) {
+  std::optional<sparse_refusal> why = check_keys(gradient.keys);
+  if (!why && gradient.values.size() != gradient.keys.size() * spec_.dim)
+    why = sparse_refusal::value_count;
+  if (!why && !all_finite(gradient.values.data(), gradient.values.size()))
+    why = sparse_refusal::not_finite;
+  if (why) {
+    ++refused_[static_cast<std::size_t>(*why)];
+    return why;
+  }
+  const std::size_t dim = spec_.dim;
+  for (std::size_t i = 0; i < gradient.keys.size(); ++i) {
+    const std::uint64_t key = gradient.keys[i];
+    const std::size_t slot = slot_of(key);
+    float* values = slot_keys_[slot] == key ? row(slot_rows_[slot]) : create(key, slot);
+    const float* grad = gradient.values.data() + i * dim;
+    if (spec_.optimizer == sparse_optimizer::adagrad) {
+      adagrad_row(values, values + dim, grad, dim, learning_rate);
+    } else {
+      sgd_into(values, values, grad, dim, learning_rate);
+    }
+  }
+  return std::nullopt;
+}
+
+std::uint64_t sparse_table::refused(sparse_refusal why) const {
+  return refused_[static_cast<std::size_t>(why)];
+}
+
+const float* sparse_table::find(std::uint64_t key) const {
+  if (key >= spec_.rows) return nullptr;  // kEmpty among them
+  const std::size_t slot = slot_of(key);
+  return slot_keys_[slot] == key ? row(slot_rows_[slot]) : nullptr;
+}
+
+std::size_t sparse_table::slot_of(std::uint64_t key) const {
+  const std::size_t mask = slot_keys_.size() - 1;
+  std::size_t slot = mix64(key) & mask;
+  while (slot_keys_[slot] != key && slot_keys_[slot] != kEmpty) slot = (slot + 1) & mask;
+  return slot;
+}
+
+float* sparse_table::row(std::size_t index) const {
+  const std::size_t in_chunk = index & ((std::size_t{1} << chunk_bits_) - 1);
+  return chunks_[index >> chunk_bits_].get() + in_chunk * stride_;
+}
+
+float* sparse_table::create(std::uint64_t key, std::size_t slot) {
+  if (rows_held_ == std::numeric_limits<std::uint32_t>::max())
+    throw std::length_error("sparse table: more than 2^32 - 1 rows held");
+  if (static_cast<double>(rows_held_ + 1) > kMaxLoad * static_cast<double>(slot_keys_.size())) {
+    grow_slots();
+    slot = slot_of(key);
+  }
+  const std::size_t index = rows_held_++;
+  if ((index >> chunk_bits_) == chunks_.size())
+    chunks_.push_back(std::make_unique<float[]>((std::size_t{1} << chunk_bits_) * stride_));
+  slot_keys_[slot] = key;
+  slot_rows_[slot] = static_cast<std::uint32_t>(index);
+  float* values = row(index);
+  fill_initial(key, values);
+  std::fill(values + spec_.dim, values + stride_, spec_.initial_accumulator);
+  return values;
+}
+
+void sparse_table::grow_slots() {
+  std::vector<std::uint64_t> old_keys(2 * slot_keys_.size(), kEmpty);
+  std::vector<std::uint32_t> old_rows(2 * slot_rows_.size());
+  old_keys.swap(slot_keys_);
+  old_rows.swap(slot_rows_);
+  for (std::size_t i = 0; i < old_keys.size(); ++i) {
+    if (old_keys[i] == kEmpty) continue;
+    const std::size_t slot = slot_of(old_keys[i]);
+    slot_keys_[slot] = old_keys[i];
+    slot_rows_[slot] = old_rows[i];
+  }
+}
+
+void sparse_table::fill_initial(std::uint64_t key, float* values) const {
+  for (std::size_t j = 0; j < spec_.dim; ++j) {
+    values[j] = spec_.init.kind == init_kind::truncated_normal
+                    ? truncated_normal(spec_.init_seed, key, j, spec_.init.stddev)
+                    : 0.0f;
+  }
+}
+
+keyed_rows mean_per_row(const std::vector<keyed_rows>& gradients, std::size_t dim) {
+  keyed_rows mean;
+  for (const keyed_rows& g : gradients) mean.keys.insert(mean.keys.end(), g.keys.begin(), g.keys.end());
+  std::sort(mean.keys.begin(), mean.keys.end());
+  mean.keys.erase(std::unique(mean.keys.begin(), mean.keys.end()), mean.keys.end());
+  mean.values.assign(mean.keys.size() * dim, 0.0f);
+  std::vector<std::uint32_t> counts(mean.keys.size());
+  for (const keyed_rows& g : gradients) {
+    std::size_t at = 0;  // both key lists ascend: one forward walk
+    for (std::size_t i = 0; i < g.keys.size(); ++i) {
+      while (mean.keys[at] != g.keys[i]) ++at;
+      ++counts[at];
+      for (std::size_t j = 0; j < dim; ++j) mean.values[at * dim + j] += g.values[i * dim + j];
+    }
+  }
+  for (std::size_t at = 0; at < mean.keys.size(); ++at) {
+    for (std::size_t j = 0; j < dim; ++j) mean.values[at * dim + j] /= static_cast<float>(counts[at]);
+  }
+  return mean;
+}
+
+}  // namespace downpour

@@ -1,0 +1,108 @@
+// A sparse variable's storage, as a parameter shard holds it: N rows of d
+// floats keyed by a 64-bit key in [0, N), of which only the rows pushed to
+// exist. Memory grows with those rows (an open-addressing hash from key to
+// a row of a chunked arena), never with N. Updates are SGD or AdaGrad with
+// the accumulator kept next to the row; a push that is out of range,
+// unsorted, duplicated, mis-sized or not finite is refused whole, counted and
+// never applied.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "model/layout.hpp"
+
+namespace downpour {
+
+enum class sparse_optimizer { sgd, adagrad };
+
+struct sparse_table_spec {
+  std::uint64_t rows = 0;  // N: keys are 0 .. N-1
+  std::size_t dim = 1;     // floats per row
+  // zeros, or tf.truncated_normal_initializer(stddev) drawn from a hash of
+  // (init_seed, key, column): a row starts the same whichever shard holds it
+  // and whenever it is first pushed.
+  initializer init;
+  std::uint64_t init_seed = 0;
+  sparse_optimizer optimizer = sparse_optimizer::sgd;
+  float initial_accumulator = 0.1f;  // AdaGrad, as TF's AdagradOptimizer
+};
+
+// Rows by key, keys strictly ascending, dim floats each (keys.size() * dim
+// values): a pull's answer, a push's gradient.
+struct keyed_rows {
+  std::vector<std::uint64_t> keys;
+  std::vector<float> values;
+};
+
+// Why a pull or push was refused; one value per distinct fault.
+enum class sparse_refusal {
+  key_out_of_range,    // a key >= N
+  keys_not_ascending,  // a key below the one before it
+  duplicate_key,       // a key twice
+  value_count,         // values.size() != keys.size() * dim
+  not_finite,          // a NaN or inf value
+};
+inline constexpr std::size_t kSparseRefusals = 5;
+
+// "key_out_of_range" etc.
+const char* to_string(sparse_refusal why);
+
+class sparse_table {
+ public:
+  // Throws std::invalid_argument for N or d of 0, or N above 2^63.
+  explicit sparse_table(const sparse_table_spec& spec);
+
+  const sparse_table_spec& spec() const { return spec_; }
+  std::size_t rows_held() const { return rows_held_; }
+  // The hash slots and arena chunks allocated.
+  std::size_t bytes_used() const;
+  // Floats stored per row: the dim values, then dim AdaGrad accumulators.
+  std::size_t row_stride() const { return stride_; }
+
+  // Why keys cannot be pulled, or nothing.
+  std::optional<sparse_refusal> check_keys(const std::vector<std::uint64_t>& keys) const;
+
+  // The values of the rows keys (which check_keys must accept; throws
+  // std::invalid_argument otherwise), dim floats each. A row never pushed
+  // reads as its initial value and is not created.
+  std::vector<float> pull(const std::vector<std::uint64_t>& keys) const;
+
+  // Applies one step of the optimizer to every row of gradient, creating the
+  // rows first touched; or refuses the whole push, counts the refusal and
+  // changes nothing.
+  std::optional<sparse_refusal> push(const keyed_rows& gradient, float learning_rate);
+
+  std::uint64_t refused(sparse_refusal why) const;
+
+  // A held row's row_stride() floats, or nullptr if key was never pushed.
+  const float* find(std::uint64_t key) const;
+
+ private:
+  std::size_t slot_of(std::uint64_t key) const;  // its slot, or the empty one it would take
+  float* row(std::size_t index) const;
+  float* create(std::uint64_t key, std::size_t slot);
+  void grow_slots();
+  void fill_initial(std::uint64_t key, float* values) const;
+
+  sparse_table_spec spec_;
+  std::size_t stride_;
+  unsigned chunk_bits_;  // an arena chunk holds 2^chunk_bits_ rows
+  std::vector<std::uint64_t> slot_keys_;
+  std::vector<std::uint32_t> slot_rows_;
+  std::vector<std::unique_ptr<float[]>> chunks_;
+  std::size_t rows_held_ = 0;
+  std::array<std::uint64_t, kSparseRefusals> refused_{};
+};
+
+// TensorFlow's SparseConditionalAccumulator rule for a sync round: the union
+// of the gradients' keys, each row the mean over the gradients that hold it
+// (a row pushed by one worker of two keeps its full value). Each gradient
+// must be one a table would accept (ascending keys, dim values per key).
+keyed_rows mean_per_row(const std::vector<keyed_rows>& gradients, std::size_t dim);
+
+}  // namespace downpour

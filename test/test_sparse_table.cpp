@@ -1,0 +1,196 @@
+// The sparse row store a shard will hold: memory that grows with the rows
+// pushed and not with N, key-seeded initial rows, SGD and AdaGrad against
+// values computed by hand, refusals counted and never applied, and the sync
+// round's mean per row.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <fstream>
+#include <algorithm>
+#include <vector>
+
+#include "model/sparse_table.hpp"
+
+namespace downpour {
+namespace {
+
+constexpr std::uint64_t kBig = std::uint64_t{1} << 26;
+
+sparse_table_spec spec_of(std::uint64_t rows, std::size_t dim, sparse_optimizer optimizer) {
+  sparse_table_spec spec;
+  spec.rows = rows;
+  spec.dim = dim;
+  spec.optimizer = optimizer;
+  return spec;
+}
+
+// This process's resident set now, from /proc/self/statm, in bytes.
+std::size_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::size_t pages = 0;
+  std::size_t resident = 0;
+  statm >> pages >> resident;
+  return resident * 4096;
+}
+
+std::vector<float> row_of(const sparse_table& table, std::uint64_t key) {
+  const float* row = table.find(key);
+  REQUIRE(row != nullptr);
+  return std::vector<float>(row, row + table.row_stride());
+}
+
+}  // namespace
+
+TEST_CASE("a 2^26-row table with 1000 rows pushed holds those rows in well under a MiB") {
+  const std::size_t before = resident_bytes();
+  sparse_table table(spec_of(kBig, 1, sparse_optimizer::adagrad));
+  keyed_rows push;
+  for (std::uint64_t i = 0; i < 1000; ++i) push.keys.push_back(i * (kBig / 1000));
+  push.values.assign(push.keys.size(), 0.5f);
+  REQUIRE_FALSE(table.push(push, 0.1f));
+  CHECK(table.rows_held() == 1000);
+  // Signed: the resident set may also shrink meanwhile.
+  const long growth = static_cast<long>(resident_bytes()) - static_cast<long>(before);
+  MESSAGE("bytes used: " << table.bytes_used() << ", resident growth: " << growth);
+  // A dense table would take 2^26 * 2 floats = 512 MiB.
+  CHECK(table.bytes_used() < (std::size_t{1} << 20));
+  CHECK(growth < (8L << 20));
+  CHECK(table.find(1) == nullptr);
+  CHECK(table.find(kBig) == nullptr);
+}
+
+TEST_CASE("a pull reads initial rows without creating them, the same in every table") {
+  sparse_table_spec spec = spec_of(kBig, 4, sparse_optimizer::sgd);
+  spec.init = {init_kind::truncated_normal, 0.1f};
+  spec.init_seed = 7;
+  sparse_table a(spec);
+  sparse_table b(spec);
+  // b has other rows and a grown hash already: a row's start must not care.
+  keyed_rows other{{}, {}};
+  for (std::uint64_t k = 0; k < 5000; ++k) other.keys.push_back(k * 11 + 3);
+  other.values.assign(other.keys.size() * 4, 0.0f);
+  REQUIRE_FALSE(b.push(other, 1.0f));
+
+  std::vector<std::uint64_t> keys;
+  for (std::uint64_t k = 1; k < 20000; k += 2) keys.push_back(k * 2);  // none of b's
+  const std::vector<float> from_a = a.pull(keys);
+  CHECK(from_a == b.pull(keys));
+  CHECK(a.rows_held() == 0);
+  double sum = 0;
+  double squares = 0;
+  for (float v : from_a) {
+    CHECK(std::abs(v) <= 0.2f);
+    sum += v;
+    squares += double(v) * v;
+  }
+  const double n = static_cast<double>(from_a.size());
+  CHECK(std::abs(sum / n) < 0.003);
+  // A normal cut at 2 stddev keeps 0.774 of its variance.
+  CHECK(std::sqrt(squares / n) == doctest::Approx(0.1 * std::sqrt(0.774)).epsilon(0.02));
+
+  spec.init_seed = 8;
+  CHECK(sparse_table(spec).pull(keys) != from_a);
+  spec.init = {};
+  CHECK(sparse_table(spec).pull({5, 9}) == std::vector<float>(8, 0.0f));
+}
+
+TEST_CASE("SGD and AdaGrad steps give the values computed by hand") {
+  SUBCASE("SGD: w -= lr * g") {
+    sparse_table table(spec_of(100, 2, sparse_optimizer::sgd));
+    REQUIRE_FALSE(table.push({{3}, {0.5f, -1.0f}}, 0.1f));
+    CHECK(row_of(table, 3) == std::vector<float>{-0.05f, 0.1f});
+    REQUIRE_FALSE(table.push({{3, 4}, {1.0f, 2.0f, 4.0f, 0.0f}}, 0.2f));
+    CHECK(row_of(table, 3)[0] == doctest::Approx(-0.25));
+    CHECK(row_of(table, 3)[1] == doctest::Approx(-0.3));
+    CHECK(row_of(table, 4) == std::vector<float>{-0.8f, 0.0f});
+  }
+  SUBCASE("AdaGrad: acc += g^2, w -= lr * g / sqrt(acc), acc starting at 0.1") {
+    sparse_table table(spec_of(100, 2, sparse_optimizer::adagrad));
+    REQUIRE_FALSE(table.push({{3}, {0.5f, -1.0f}}, 0.1f));
+    std::vector<float> row = row_of(table, 3);  // w0, w1, acc0, acc1
+    CHECK(row[2] == doctest::Approx(0.35));
+    CHECK(row[3] == doctest::Approx(1.1));
+    CHECK(row[0] == doctest::Approx(-0.0845154));  // -0.1 * 0.5 / sqrt(0.35)
+    CHECK(row[1] == doctest::Approx(0.0953463));   // 0.1 * 1 / sqrt(1.1)
+    REQUIRE_FALSE(table.push({{3}, {1.0f, 2.0f}}, 0.1f));
+    row = row_of(table, 3);
+    CHECK(row[2] == doctest::Approx(1.35));
+    CHECK(row[3] == doctest::Approx(5.1));
+    CHECK(row[0] == doctest::Approx(-0.1705818));  // -0.0845154 - 0.1 * 1 / sqrt(1.35)
+    CHECK(row[1] == doctest::Approx(0.0067849));   // 0.0953463 - 0.1 * 2 / sqrt(5.1)
+  }
+}
+
+TEST_CASE("refused pushes return and count their fault and change nothing") {
+  sparse_table table(spec_of(1000, 2, sparse_optimizer::adagrad));
+  REQUIRE_FALSE(table.push({{1, 7}, {1.0f, 1.0f, 1.0f, 1.0f}}, 0.1f));
+  const std::vector<float> row1 = row_of(table, 1);
+  const float nan = std::nanf("");
+  const float inf = HUGE_VALF;
+  const std::vector<std::pair<keyed_rows, sparse_refusal>> bad = {
+      {{{1, 1000}, {1, 1, 1, 1}}, sparse_refusal::key_out_of_range},
+      {{{1, 5, 5}, {1, 1, 1, 1, 1, 1}}, sparse_refusal::duplicate_key},
+      {{{1, 9, 5}, {1, 1, 1, 1, 1, 1}}, sparse_refusal::keys_not_ascending},
+      {{{1, 5}, {1, 1, 1}}, sparse_refusal::value_count},
+      {{{1, 5}, {1, 1, 1, nan}}, sparse_refusal::not_finite},
+      {{{1, 5}, {-inf, 1, 1, 1}}, sparse_refusal::not_finite},
+  };
+  for (const auto& [push, why] : bad) {
+    CAPTURE(to_string(why));
+    const std::uint64_t before = table.refused(why);
+    CHECK(table.push(push, 0.1f) == why);
+    CHECK(table.refused(why) == before + 1);
+    CHECK(table.rows_held() == 2);
+    CHECK(row_of(table, 1) == row1);
+    CHECK(table.find(5) == nullptr);
+  }
+  CHECK(table.refused(sparse_refusal::not_finite) == 2);
+  CHECK(table.check_keys({3, 2}) == sparse_refusal::keys_not_ascending);
+  CHECK_THROWS_AS(table.pull({3, 3}), std::invalid_argument);
+  CHECK_FALSE(table.push({{}, {}}, 0.1f));  // an empty push is no fault
+}
+
+TEST_CASE("the sync mean is per row, over the gradients that touched that row") {
+  // Worker A pushes rows k = 4 and j = 9, worker B row k only (TF's
+  // SparseConditionalAccumulator: g_k = (gA + gB) / 2, g_j = gA).
+  const keyed_rows a{{4, 9}, {1.0f, 2.0f, 3.0f, 4.0f}};
+  const keyed_rows b{{4}, {5.0f, -6.0f}};
+  const keyed_rows c{{2, 9}, {1.0f, 1.0f, 6.0f, 8.0f}};
+  const keyed_rows ab = mean_per_row({a, b}, 2);
+  CHECK(ab.keys == std::vector<std::uint64_t>{4, 9});
+  CHECK(ab.values == std::vector<float>{3.0f, -2.0f, 3.0f, 4.0f});
+  const keyed_rows abc = mean_per_row({a, b, c}, 2);
+  CHECK(abc.keys == std::vector<std::uint64_t>{2, 4, 9});
+  CHECK(abc.values == std::vector<float>{1.0f, 1.0f, 3.0f, -2.0f, 4.5f, 6.0f});
+  CHECK(mean_per_row({}, 2).keys.empty());
+}
+
+TEST_CASE("a table grown over many hash resizes and arena chunks finds every row") {
+  sparse_table table(spec_of(std::uint64_t{1} << 40, 1, sparse_optimizer::sgd));
+  std::vector<std::uint64_t> all;
+  for (std::uint64_t round = 0; round < 20; ++round) {
+    keyed_rows push;
+    // An odd multiplier is a bijection mod 2^40: 200000 distinct scattered keys.
+    for (std::uint64_t i = 0; i < 10000; ++i)
+      push.keys.push_back(((round * 10000 + i) * 0x9e3779b97ull) & ((std::uint64_t{1} << 40) - 1));
+    std::sort(push.keys.begin(), push.keys.end());
+    for (std::uint64_t k : push.keys) push.values.push_back(static_cast<float>(k % 1000));
+    REQUIRE_FALSE(table.push(push, 1.0f));
+    all.insert(all.end(), push.keys.begin(), push.keys.end());
+  }
+  std::sort(all.begin(), all.end());
+  REQUIRE(table.rows_held() == 200000);
+  const std::vector<float> values = table.pull(all);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    wrong += values[i] != -static_cast<float>(all[i] % 1000);
+  }
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("a table of 0 rows or rows of 0 floats is refused") {
+  CHECK_THROWS_AS(sparse_table(spec_of(0, 1, sparse_optimizer::sgd)), std::invalid_argument);
+  CHECK_THROWS_AS(sparse_table(spec_of(10, 0, sparse_optimizer::sgd)), std::invalid_argument);
+}
+
+}  // namespace downpour
