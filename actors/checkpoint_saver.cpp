@@ -154,7 +154,7 @@ saver_actor::behavior_type checkpoint_saver(saver_pointer self, saver_config cfg
 }  // namespace
 
 saver_actor spawn_checkpoint_saver(caf::actor_system& sys, saver_config cfg) {
-  return sys.spawn<caf::detached>(checkpoint_saver, std::move(cfg));
+  return sys.spawn(checkpoint_saver, std::move(cfg));
 }
 
 }  // namespace downpour

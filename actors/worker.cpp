@@ -38,9 +38,10 @@ void fail(worker_pointer self, const char* what, const caf::error& err) {
   self->quit(err);
 }
 
-// The supervisor is monitored: when it is gone, its down message (or, at
-// the end of a job, the shards') says what to do, not the failed request.
-void supervisor_failed(worker_pointer self, const char* what, const caf::error& err) {
+// Shards and the supervisor are monitored: when one is gone, its down
+// message (or, at the end of a job, the shards') says why, not the failed
+// request, which may arrive first and knows only that the receiver is gone.
+void request_failed(worker_pointer self, const char* what, const caf::error& err) {
   if (err == caf::sec::request_receiver_down) return;
   fail(self, what, err);
 }
@@ -48,6 +49,7 @@ void supervisor_failed(worker_pointer self, const char* what, const caf::error& 
 // A refused push is not fatal (the shard applied nothing); the worker goes
 // on with fresh parameters and says why.
 void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err) {
+  if (err == caf::sec::request_receiver_down) return;  // the shard's down message follows
   self->state.cfg.log.warn("ps " + std::to_string(shard) +
                            " refused a push: " + self->system().render(err));
 }
@@ -126,7 +128,7 @@ void request_pulls(worker_pointer self, const Pull& pull) {
               settle_params(s);
               on_params(self);
             },
-            [=](caf::error& err) { fail(self, "pull failed", err); });
+            [=](caf::error& err) { request_failed(self, "pull failed", err); });
 }
 
 // Async/ssp: a plain pull, or one that offers the update just applied.
@@ -148,7 +150,7 @@ void request_ticket(worker_pointer self) {
             self->state.ticket = ticket;
             if (self->state.phase == worker_phase::holding) try_push(self);
           },
-          [=](caf::error& err) { supervisor_failed(self, "ticket request failed", err); });
+          [=](caf::error& err) { request_failed(self, "ticket request failed", err); });
 }
 
 void begin_async_step(worker_pointer self) {
@@ -220,7 +222,7 @@ void report_bad_batch(worker_pointer self) {
   self->request(st.cfg.supervisor, caf::infinite, diverged_atom_v, st.cfg.index, step,
                 st.grad_loss)
       .then([=](std::int64_t) { enter_pulling(self); },
-            [=](caf::error& err) { supervisor_failed(self, "bad batch", err); });
+            [=](caf::error& err) { request_failed(self, "bad batch", err); });
 }
 
 void push_gradient(worker_pointer self) {

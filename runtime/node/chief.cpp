@@ -20,6 +20,7 @@
 #include "runtime/net/metrics_http.hpp"
 #include "runtime/node/hello.hpp"
 #include "runtime/node/job_watch.hpp"
+#include "runtime/node/local_ends.hpp"
 #include "runtime/node/restore.hpp"
 #include "runtime/node/stop_forwarder.hpp"
 
@@ -150,14 +151,31 @@ void watch_helpers(job_watch& watch, const chief_helpers& h) {
   watch.watch(h.evaluator);
 }
 
-// Starts the workers and watches them.
-caf::error start_watched(job_watch& watch, const start_workers_fn& start_workers,
-                         const supervisor_actor& supervisor, const coordinator_actor& coordinator,
-                         const std::vector<shard_actor>& shards) {
+// Starts the workers and watches them; they are this node's (the chief
+// ends them at the end of the job).
+caf::expected<std::vector<worker_actor>> start_watched(job_watch& watch,
+                                                       const start_workers_fn& start_workers,
+                                                       const supervisor_actor& supervisor,
+                                                       const coordinator_actor& coordinator,
+                                                       const std::vector<shard_actor>& shards) {
   auto workers = start_workers(supervisor, coordinator, shards);
   if (!workers) return workers.error();
   for (const auto& w : *workers) watch.watch(w);
-  return caf::none;
+  return workers;
+}
+
+// Everything the chief started on its node, for the bounded wait at the end.
+std::vector<named_actor> started_here(const supervisor_actor& supervisor, const chief_helpers& h,
+                                      const std::vector<worker_actor>& workers) {
+  std::vector<named_actor> all{{"the stop supervisor", caf::actor_cast<caf::actor>(supervisor)},
+                               {"the sync coordinator", caf::actor_cast<caf::actor>(h.coordinator)},
+                               {"the checkpoint saver", caf::actor_cast<caf::actor>(h.saver)},
+                               {"the evaluator", caf::actor_cast<caf::actor>(h.evaluator)}};
+  for (std::size_t i = 0; i < workers.size(); ++i)
+    all.push_back({"a local worker (" + std::to_string(i + 1) + " of " +
+                       std::to_string(workers.size()) + ")",
+                   caf::actor_cast<caf::actor>(workers[i])});
+  return all;
 }
 
 // From self: an actor obeys exits only from a known sender of its own node.
@@ -236,6 +254,14 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   epoch.helpers.evaluator =
       spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
   job_watch watch{sys, supervisor};
+  std::vector<worker_actor> local_workers;
+  auto start_all = [&]() -> caf::error {
+    auto started =
+        start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
+    if (!started) return started.error();
+    local_workers.insert(local_workers.end(), started->begin(), started->end());
+    return caf::none;
+  };
   watch_helpers(watch, epoch.helpers);
   for (const auto& s : shards) watch.watch(s);  // a local job's
   auto shut_down = [&](const caf::error& reason) {
@@ -245,10 +271,14 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
       else
         self->send(s, stop_atom_v);
     stop_helpers(self, epoch.helpers);
+    for (auto& w : local_workers)
+      self->send_exit(w, reason ? reason : caf::error{caf::exit_reason::user_shutdown});
     // Not the reason: with it, the published supervisor's end kept the
     // detached saver's thread from ever finishing (CAF 0.17.6, measured).
     // Workers learn the end from their tickets or from the shards.
     self->send_exit(supervisor, caf::exit_reason::user_shutdown);  // from this node: obeyed
+    await_local_ends(self, started_here(supervisor, epoch.helpers, local_workers),
+                     std::chrono::seconds(30), log);
   };
   caf::error failure;
   auto metrics = serve_chief_metrics(sys, opts, supervisor);
@@ -260,8 +290,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   else if (!start.restored && !failure)
     failure = save_now(self, epoch.helpers.saver, *start_step);  // the start checkpoint
   if (!failure)
-    failure =
-        start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
+    failure = start_all();
   job_end ended;
   while (!failure) {
     auto end = watch.await_end(self);
@@ -280,8 +309,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
     }
     epoch = std::move(*next);
     watch_helpers(watch, epoch.helpers);
-    failure =
-        start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
+    failure = start_all();
   }
   const bool stopped = !failure && !ended.stop_reason.empty();
   if (!failure && !at_end && !stopped)
