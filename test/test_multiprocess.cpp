@@ -81,7 +81,7 @@ TEST_CASE("one ps and one worker process end where the reference trainer ends") 
   options o;
   o.last_step = 60;
   std::ostringstream log;
-  auto reference = run_reference(o, *load_mnist(o.data_dir, o.validation_size), log);
+  auto reference = run_reference(o, downpour::testing::job_for(o), log);
   CHECK(downpour::testing::holds_bits_of(read_checkpoint(dir / "model.ckpt-60"), reference));
 }
 
@@ -94,6 +94,18 @@ TEST_CASE("a worker started with a different cluster config is refused with the 
   CHECK(w0.wait(60s) == 1);
   CHECK(w0.output().find("last-step=200 here but last-step=100 at ps 0") != std::string::npos);
   CAPTURE(w0.output());
+}
+
+TEST_CASE("a worker of another model than the ps's is refused with both models named") {
+  temp_dir dir("model-mismatch");
+  const port_reservation ports(2);
+  auto ps = hosts(ports, 0, 1), workers = hosts(ports, 1, 1);
+  process ps0(node_args("ps", 0, ps, workers, dir.str(), {"--hidden-units=300"}), dir / "ps.log");
+  process w0(node_args("worker", 0, ps, workers, dir.str(), {"--model=softmax"}), dir / "w.log");
+  CHECK(w0.wait(60s) == 1);
+  CAPTURE(w0.output());
+  CHECK(w0.output().find("model=softmax 784-10 here but model=mlp 784-300-10 at ps 0") !=
+        std::string::npos);
 }
 
 // A socket listening on an ephemeral port of address that nobody accepts
