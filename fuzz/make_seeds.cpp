@@ -116,7 +116,7 @@ void checkpoint_seeds(const fs::path& dir) {
   special.params[0] = std::numeric_limits<float>::quiet_NaN();
   special.params[1] = std::numeric_limits<float>::infinity();
   special.ema[2] = -0.0f;
-  put(dir / "valid-1-1-1-sync-nan-inf", downpour::encode_checkpoint(special));
+  put(dir / "valid-custom-sync-nan-inf", downpour::encode_checkpoint(special));
   put(dir / "bad-truncated", tiny.substr(0, tiny.size() - 5));
   bytes damaged = tiny;
   damaged[damaged.size() / 2] ^= 0x40;
