@@ -149,22 +149,28 @@ struct array_counts {
 };
 
 // Format 1 named the MLP by its three sizes.
-void read_model_name(in_archive& ar, checkpoint_info& info, array_counts& counts) {
-  if (info.format_version == 1) {
+struct model_name {
+  std::string kind, spec;
+  std::optional<mlp_spec> format1_mlp;
+};
+
+model_name read_model_name(in_archive& ar, std::uint32_t format_version) {
+  if (format_version == 1) {
     u64 input = 0, hidden = 0, classes = 0;
     ar(input, hidden, classes);
-    counts.format1_mlp = mlp_spec{input, {hidden}, classes};
-    info.kind = "mlp";
-    info.spec = counts.format1_mlp->text();
-    return;
+    const mlp_spec mlp{input, {hidden}, classes};
+    return {"mlp", mlp.text(), mlp};
   }
-  info.kind = read_name(ar);
-  info.spec = read_name(ar);
+  std::string kind = read_name(ar);
+  return {std::move(kind), read_name(ar), std::nullopt};
 }
 
 array_counts read_header(in_archive& ar, checkpoint_info& info) {
+  model_name name = read_model_name(ar, info.format_version);
+  info.kind = std::move(name.kind);
+  info.spec = std::move(name.spec);
   array_counts counts;
-  read_model_name(ar, info, counts);
+  counts.format1_mlp = name.format1_mlp;
   u64 nvars = 0;
   ar(nvars);
   if (nvars > max_variables) throw std::length_error("too many variables");
