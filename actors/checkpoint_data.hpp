@@ -7,18 +7,18 @@
 #include <string>
 #include <vector>
 
-#include "model/shape.hpp"
+#include "model/layout.hpp"
 
 namespace downpour {
 
 // Everything a checkpoint holds.
 struct checkpoint {
-  model_shape shape;
+  model_layout layout;
   std::int64_t global_step = 0;
   std::string mode = "async";  // "async", "sync" or "ssp"
   double wall_time = 0.0;      // unix seconds when saved
-  std::vector<float> params;   // shape.size() floats, the flat buffer
-  std::vector<float> ema;      // shape.size() floats, the moving averages
+  std::vector<float> params;   // layout.size() floats, the flat buffer
+  std::vector<float> ema;      // layout.size() floats, the moving averages
 };
 
 // Writes a checkpoint and returns the path written; throws std::runtime_error

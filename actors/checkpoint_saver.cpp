@@ -76,13 +76,13 @@ caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_
   auto& st = self->state;
   auto g = std::make_shared<gathering>();
   g->promise = self->make_response_promise<std::string>();
-  g->ckpt.shape = st.cfg.shape;
+  g->ckpt.layout = st.cfg.layout;
   g->ckpt.global_step = step;
   g->ckpt.mode = st.cfg.mode;
   g->ckpt.wall_time = std::chrono::duration<double>(
                           std::chrono::system_clock::now().time_since_epoch())
                           .count();
-  gather_snapshot(self, st.cfg.shards, st.cfg.shape.size(), step, timeout,
+  gather_snapshot(self, st.cfg.shards, st.cfg.layout.size(), step, timeout,
                   [=](caf::expected<model_snapshot> model) {
                     if (!model) {
                       self->state.cfg.log.error("checkpoint: no checkpoint at step " +

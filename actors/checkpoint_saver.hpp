@@ -17,13 +17,13 @@
 #include "actors/checkpoint_data.hpp"
 #include "actors/log.hpp"
 #include "actors/messages.hpp"
-#include "model/shape.hpp"
+#include "model/layout.hpp"
 
 namespace downpour {
 
 struct saver_config {
   std::vector<shard_actor> shards;
-  model_shape shape;
+  model_layout layout;
   std::string mode;  // "async", "sync" or "ssp"
   checkpoint_writer write;  // the file format and the directory live in runtime/files
   double every_secs = 0.0;       // 0: no timed checkpoints

@@ -2,7 +2,6 @@
 
 #include "actors/failure.hpp"
 #include "actors/model_snapshot.hpp"
-#include "model/mlp.hpp"
 
 namespace downpour {
 namespace {
@@ -20,9 +19,9 @@ std::int64_t next_multiple(std::int64_t step, std::int64_t every) {
 
 void report(evaluator_pointer self, std::int64_t step, const model_snapshot& model) {
   auto& st = self->state;
-  const auto& validation = st.cfg.data->validation;
-  double raw = evaluate(st.cfg.shape, model.params.data(), validation).overall;
-  double ema = evaluate(st.cfg.shape, model.ema.data(), validation).overall;
+  const dataset& validation = *st.cfg.validation;
+  double raw = evaluate(*st.cfg.net, model.params.data(), validation).overall;
+  double ema = evaluate(*st.cfg.net, model.ema.data(), validation).overall;
   self->send(st.cfg.supervisor, eval_atom_v, step, raw, ema);
   self->send(self, eval_atom_v, step);
 }
@@ -37,7 +36,7 @@ void skip_ahead(evaluator_pointer self) {
 void evaluate_at(evaluator_pointer self, std::int64_t step) {
   auto& st = self->state;
   if (step > st.cfg.last_step) return;
-  gather_snapshot(self, st.cfg.shards, st.cfg.shape.size(), step, caf::infinite,
+  gather_snapshot(self, st.cfg.shards, st.cfg.model_size, step, caf::infinite,
                   [=](caf::expected<model_snapshot> model) {
                     if (model)
                       report(self, step, *model);

@@ -10,15 +10,16 @@
 #include <vector>
 
 #include "actors/messages.hpp"
-#include "data/idx.hpp"
-#include "model/shape.hpp"
+#include "data/dataset.hpp"
+#include "model/model.hpp"
 
 namespace downpour {
 
 struct evaluator_config {
   std::vector<shard_actor> shards;
-  model_shape shape;
-  std::shared_ptr<const mnist_data> data;
+  std::shared_ptr<const model> net;
+  std::size_t model_size = 0;  // floats in the model's layout
+  std::shared_ptr<const dataset> validation;
   std::int64_t every = 0;
   std::int64_t last_step = 0;
   supervisor_actor supervisor;

@@ -24,9 +24,9 @@ std::vector<shard_layout> balanced(std::size_t total, std::size_t num_shards) {
   return out;
 }
 
-std::vector<shard_layout> round_robin(const model_shape& shape, std::size_t num_shards) {
+std::vector<shard_layout> round_robin(const model_layout& model, std::size_t num_shards) {
   std::vector<shard_layout> out(num_shards);
-  auto vars = shape.variables();
+  const auto& vars = model.variables();
   for (std::size_t i = 0; i < vars.size(); ++i)
     out[i % num_shards].ranges.push_back({vars[i].offset, vars[i].size()});
   return out;
@@ -34,10 +34,10 @@ std::vector<shard_layout> round_robin(const model_shape& shape, std::size_t num_
 
 }  // namespace
 
-std::vector<shard_layout> partition(const model_shape& shape, std::size_t num_shards,
+std::vector<shard_layout> partition(const model_layout& model, std::size_t num_shards,
                                     placement_kind placement) {
-  if (placement == placement_kind::round_robin) return round_robin(shape, num_shards);
-  return balanced(shape.size(), num_shards);
+  if (placement == placement_kind::round_robin) return round_robin(model, num_shards);
+  return balanced(model.size(), num_shards);
 }
 
 shard_layout layout_from_pairs(const std::vector<std::uint64_t>& pairs) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "config/placement_kind.hpp"
-#include "model/shape.hpp"
+#include "model/layout.hpp"
 
 namespace downpour {
 
@@ -25,7 +25,7 @@ struct shard_layout {
 // balanced: num_shards contiguous near-equal ranges (sizes differ by at most one
 // float). round_robin: whole variables in creation order, variable i on shard
 // i % num_shards (TensorFlow's replica_device_setter); a shard may get nothing.
-std::vector<shard_layout> partition(const model_shape& shape, std::size_t num_shards,
+std::vector<shard_layout> partition(const model_layout& model, std::size_t num_shards,
                                     placement_kind placement);
 
 // The layout carried in messages as offset/size pairs (shard_init, snapshots).

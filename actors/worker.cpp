@@ -200,7 +200,7 @@ void enter_pulling(worker_pointer self) {
   // A prefetch overwrites pulled_at before this gradient is pushed.
   st.computed_at = st.pulled_at;
   if (prefetches(st)) request_async_pulls(self);
-  st.grad = st.buffers.take(st.cfg.shape.size());
+  st.grad = st.buffers.take(st.cfg.model_size);
   st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.batches->next_batch(),
                                                  st.grad->data());
   st.phase = worker_phase::holding;
@@ -290,9 +290,8 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   end_on_exception(self);
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  st.workspace = std::make_unique<mlp_workspace>(st.cfg.shape, st.cfg.batch_size, st.cfg.l2);
-  st.batches = std::make_unique<batcher>(st.cfg.data, st.cfg.data->train, st.cfg.batch_size,
-                                         st.cfg.batch_seed);
+  st.workspace = st.cfg.net->workspace(st.cfg.batch_size);
+  st.batches = std::make_unique<batcher>(st.cfg.train, st.cfg.batch_size, st.cfg.batch_seed);
   st.pulled_at.assign(st.cfg.shards.size(), 0);
   st.computed_at = st.pulled_at;
   st.replies.assign(st.cfg.shards.size(), shared_tensor{});

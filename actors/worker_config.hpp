@@ -9,20 +9,20 @@
 #include "actors/messages.hpp"
 #include "actors/placement.hpp"
 #include "config/options.hpp"
-#include "data/idx.hpp"
+#include "data/dataset.hpp"
+#include "model/model.hpp"
 #include "model/schedule.hpp"
-#include "model/shape.hpp"
 
 namespace downpour {
 
 struct worker_config {
   std::uint32_t index = 0;
-  model_shape shape;
+  std::shared_ptr<const model> net;  // the worker makes one workspace of it
+  std::size_t model_size = 0;         // floats in the model's layout
   std::size_t batch_size = 100;
-  float l2 = 1e-4f;
   std::int64_t log_every = 10;  // local steps between progress lines
   std::uint64_t batch_seed = 0;
-  std::shared_ptr<const mnist_data> data;
+  std::shared_ptr<const dataset> train;
   std::vector<shard_actor> shards;
   std::vector<shard_layout> layouts;  // one per shard
   supervisor_actor supervisor;

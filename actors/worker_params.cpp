@@ -23,7 +23,7 @@ bool in_place(const shared_tensor& reply, const shard_layout& layout, std::size_
 
 // The buffer every reply shares in place, or nullptr.
 std::shared_ptr<floats> common_buffer(const worker_state& st) {
-  const std::size_t n = st.cfg.shape.size();
+  const std::size_t n = st.cfg.model_size;
   for (std::size_t k = 0; k < st.replies.size(); ++k)
     if (st.replies[k].buffer != st.replies[0].buffer ||
         !in_place(st.replies[k], st.cfg.layouts[k], n))
@@ -60,7 +60,7 @@ void settle_params(worker_state& st) {
   if (auto buffer = common_buffer(st)) {
     st.params = std::move(buffer);
   } else {
-    if (!st.assembled) st.assembled = std::make_shared<floats>(st.cfg.shape.size());
+    if (!st.assembled) st.assembled = std::make_shared<floats>(st.cfg.model_size);
     for (std::size_t k = 0; k < st.replies.size(); ++k) {
       const auto& part = st.replies[k];
       const float* p = part.contiguous();

@@ -14,7 +14,7 @@
 #include "actors/worker_config.hpp"
 #include "data/batch_record.hpp"
 #include "data/batcher.hpp"
-#include "model/mlp.hpp"
+#include "model/model.hpp"
 
 namespace downpour {
 
@@ -29,7 +29,7 @@ enum class worker_phase {
 struct worker_state {
   worker_config cfg;
   worker_phase phase = worker_phase::pulling;
-  std::unique_ptr<mlp_workspace> workspace;
+  std::unique_ptr<model_workspace> workspace;
   std::unique_ptr<batcher> batches;
   std::unique_ptr<batch_record> record;  // only when the environment asks (tests)
   // The parameters computed on: the buffer the pull replies share when it

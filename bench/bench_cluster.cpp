@@ -13,8 +13,8 @@
 
 #include "bench/bench_common.hpp"
 #include "bench/bench_process.hpp"
-#include "data/idx.hpp"
 #include "runtime/node/reference_trainer.hpp"
+#include "test/test_jobs.hpp"
 
 using namespace downpour;
 using namespace downpour::bench;
@@ -50,11 +50,11 @@ double own_cpu_s() {
   return s(u.ru_utime) + s(u.ru_stime);
 }
 
-sample reference_run(const mnist_data& data, long steps) {
+sample reference_run(const job_model& job, long steps) {
   temp_dir dir("bench-ref");
   std::ostringstream log;
   const double cpu0 = own_cpu_s();
-  auto r = run_reference(job_options(1, 1, steps, dir.str()), data, log);
+  auto r = run_reference(job_options(1, 1, steps, dir.str()), job, log);
   return {r.summary.wall_s, static_cast<double>(r.summary.global_step), own_cpu_s() - cpu0};
 }
 
@@ -69,7 +69,7 @@ sample inproc_run(std::size_t n, long steps, variant v = {}) {
   temp_dir dir("bench-inproc");
   auto o = job_options(n, n, steps, dir.str());
   o.pipeline = v.pipeline;
-  auto r = run_local(o);
+  auto r = downpour::testing::run_local_job(o);
   if (!r) throw std::runtime_error("inproc run failed: " + describe(r.error()));
   return {r->summary.wall_s, static_cast<double>(r->summary.global_step)};
 }
@@ -102,9 +102,9 @@ struct series {
   std::vector<sample> local1_off, proc1_off, proc1_bf16;  // variants of the 1+1 job
 };
 
-void one_repeat(series& s, const mnist_data& data, const std::string& bin, long steps,
+void one_repeat(series& s, const job_model& job, const std::string& bin, long steps,
                 const std::string& tls_certs) {
-  s.ref.push_back(reference_run(data, steps));
+  s.ref.push_back(reference_run(job, steps));
   s.local1.push_back(inproc_run(1, steps));
   s.local1_off.push_back(inproc_run(1, steps, variant{false, wire_dtype::fp32, {}}));
   if (!bin.empty()) {
@@ -203,14 +203,14 @@ int main(int argc, char** argv) {
   const std::string bin = find_binary(args.rest);
   const std::string tls_certs = tls_certs_dir(args.rest);
   if (bin.empty()) std::cerr << "no downpour binary (--binary=, DOWNPOUR_BINARY): no process rows\n";
-  auto data = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
+  const job_model job = downpour::testing::job_for(options{});
   std::string load_note = "start " + loadavg();
   series s;
   try {
-    one_repeat(s, *data, bin, 100, tls_certs);  // warm-up: page in binary, data and allocator
+    one_repeat(s, job, bin, 100, tls_certs);  // warm-up: page in binary, data and allocator
     s = series{};
     for (int r = 0; r < repeats; ++r) {
-      one_repeat(s, *data, bin, steps, tls_certs);
+      one_repeat(s, job, bin, steps, tls_certs);
       std::cerr << "repeat " << r + 1 << "/" << repeats << " done\n";
     }
   } catch (const std::exception& e) {

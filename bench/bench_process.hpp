@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "bench/bench_common.hpp"
+#include "model/mlp_spec.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/net/ports.hpp"
 #include "runtime/node/node.hpp"
@@ -33,15 +34,16 @@ inline std::string find_binary(const std::vector<std::string>& rest) {
 
 // The scheduler and network settings a node runs with by default.
 inline std::string caf_settings() {
-  node_config cfg{options{}};
+  const model_layout seed = mlp_spec{}.layout("mlp");
+  node_config cfg{options{}, seed};
   auto show = [&](const char* key) {
     auto v = caf::get_if(&cfg.content, key);
     return std::string(key) + "=" + (v ? caf::to_string(*v) : std::string("?"));
   };
-  auto threads_for = [](role_kind role) {
+  auto threads_for = [&seed](role_kind role) {
     options o;
     o.role = role;
-    node_config c{o};
+    node_config c{o, seed};
     auto v = caf::get_if(&c.content, "scheduler.max-threads");
     return v ? caf::to_string(*v) : std::string("?");
   };

@@ -1,5 +1,6 @@
-// One training step of the model (batch 100, 784-500-10) against the same
-// matrix products alone, single-threaded, plus the reference trainer's step.
+// One training step of the model (batch 100, 784-500-10, through the model
+// interface as a worker runs it) against the same matrix products alone,
+// single-threaded, plus the reference trainer's step.
 //
 // FLOPs counted per step (the matrix products only, B = batch size):
 //   forward   2*B*(784*500 + 500*10)            X*W1, H*W2
@@ -10,19 +11,20 @@
 #include <Eigen/Dense>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <sstream>
 
 #include "bench/bench_common.hpp"
 #include "config/options.hpp"
 #include "data/batcher.hpp"
-#include "data/idx.hpp"
 #include "model/init.hpp"
 #include "model/mlp.hpp"
 #include "model/schedule.hpp"
 #include "model/update.hpp"
 #include "runtime/node/job.hpp"
 #include "runtime/node/reference_trainer.hpp"
+#include "test/test_jobs.hpp"
 
 using namespace downpour;
 using namespace downpour::bench;
@@ -40,10 +42,10 @@ double flops_per_step() {
 }
 
 // A handful of distinct batches, so the step reads fresh inputs like training does.
-std::vector<batch> make_batches(const std::shared_ptr<const mnist_data>& data, std::size_t n) {
+std::vector<batch> make_batches(const std::optional<job_model>& job, std::size_t n) {
   std::vector<batch> out;
-  if (data) {
-    batcher b(data, data->train, kBatch, 1);
+  if (job) {
+    batcher b(job->data.train, kBatch, 1);
     for (std::size_t i = 0; i < n; ++i) out.push_back(b.next_batch());
     return out;
   }
@@ -75,11 +77,12 @@ struct gemms {
 };
 
 struct step_bench {
-  model_shape shape{kIn, kHidden, kOut};
-  std::vector<float> params = initial_parameters(shape, 1);
+  std::shared_ptr<const model> net =
+      make_mlp({kHidden}, model_request{data_shape{{28, 28, 1}}, kOut, 1e-4f, {}});
+  std::vector<float> params = initial_parameters(net->layout(), 1);
   std::vector<float> ema = params;
-  std::vector<float> grad = std::vector<float>(shape.size());
-  mlp_workspace ws{shape, kBatch, 1e-4f};
+  std::vector<float> grad = std::vector<float>(params.size());
+  std::unique_ptr<model_workspace> ws = net->workspace(kBatch);
   std::vector<batch> batches;
   gemms g;
   volatile float sink = 0;
@@ -87,7 +90,7 @@ struct step_bench {
   double model_ms(long steps) {
     double s = time_s([&] {
       for (long i = 0; i < steps; ++i)
-        sink = ws.loss_and_gradient(params.data(), batches[i % batches.size()], grad.data());
+        sink = ws->loss_and_gradient(params.data(), batches[i % batches.size()], grad.data());
     });
     return 1e3 * s / steps;
   }
@@ -139,26 +142,26 @@ struct series {
   std::vector<double> model, gemm, update, copy, scan, ref, gflops, gemm_gflops;
 };
 
-double reference_ms(const mnist_data& data, long steps) {
+double reference_ms(const job_model& job, long steps) {
   options o;
   o.last_step = steps;
   o.log_every = 1000000;
   o.quiet = true;
   std::ostringstream log;
-  auto r = run_reference(o, data, log);
+  auto r = run_reference(o, job, log);
   return 1e3 * r.summary.wall_s / steps;
 }
 
-std::shared_ptr<const mnist_data> try_load() {
+std::optional<job_model> try_load() {
   try {
-    return load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
+    return downpour::testing::job_for(options{});
   } catch (const std::exception& e) {
     std::cerr << "no data set (" << e.what() << "): random batches, no reference row\n";
-    return nullptr;
+    return std::nullopt;
   }
 }
 
-void one_repeat(step_bench& b, const mnist_data* data, long steps, series& s) {
+void one_repeat(step_bench& b, const job_model* data, long steps, series& s) {
   s.model.push_back(b.model_ms(steps));
   s.gemm.push_back(b.gemm_ms(steps));
   s.update.push_back(b.update_ms(steps));
@@ -198,7 +201,7 @@ int main(int argc, char** argv) {
   series s;
   one_repeat(b, nullptr, 20, s);  // warm caches and clocks, discarded
   s = series{};
-  for (int r = 0; r < repeats; ++r) one_repeat(b, data.get(), steps, s);
+  for (int r = 0; r < repeats; ++r) one_repeat(b, data ? &*data : nullptr, steps, s);
   load_note += ", end " + loadavg();
   report rep("bench_step");
   rep.note("cores", cores_note());

@@ -11,6 +11,7 @@
 #include "runtime/node/job.hpp"
 #include "runtime/node/node.hpp"
 #include "test/subprocess.hpp"
+#include "test/test_jobs.hpp"
 
 using namespace downpour;
 using namespace downpour::bench;
@@ -42,7 +43,7 @@ struct outcome {
 outcome run(train_mode mode, std::size_t workers, long steps) {
   temp_dir dir("bench-sync");
   auto o = job(mode, workers, steps, dir.str());
-  auto r = run_local(o);
+  auto r = downpour::testing::run_local_job(o);
   if (!r) throw std::runtime_error("run failed: " + describe(r.error()));
   double per_global = mode == train_mode::sync ? static_cast<double>(replicas_for(o)) : 1.0;
   double gradients = static_cast<double>(r->summary.global_step) * per_global +

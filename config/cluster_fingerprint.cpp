@@ -26,7 +26,7 @@ std::string cluster_fingerprint(const options& o) {
   out << "version=" << build_version() << ";cluster-name=" << o.cluster_name << ";ps-hosts=" << to_string(o.ps_hosts)
       << ";worker-hosts=" << to_string(o.worker_hosts) << ";mode=" << to_string(o.mode)
       << ";replicas-to-aggregate=" << o.replicas_to_aggregate
-      << ";placement=" << to_string(o.placement) << ";wire-dtype=" << to_string(o.wire) << ";hidden-units=" << o.hidden_units
+      << ";placement=" << to_string(o.placement) << ";wire-dtype=" << to_string(o.wire)
       << ";batch-size=" << o.batch_size << ";last-step=" << o.last_step
       << ";learning-rate=" << o.learning_rate << ";lr-decay-rate=" << o.lr_decay_rate
       << ";lr-decay-steps=" << o.lr_decay_steps << ";lr-staircase=" << o.lr_staircase

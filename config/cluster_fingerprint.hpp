@@ -10,7 +10,8 @@
 namespace downpour {
 
 // "key=value;key=value;..." over the shared settings (version, cluster name,
-// host lists, model shape, mode, schedule, last step, batch size, placement).
+// host lists, mode, schedule, last step, batch size, placement); the runtime
+// adds the model (runtime/node/job.hpp).
 std::string cluster_fingerprint(const options& opts);
 
 // The first setting that differs, as "last-step=100 here but 20000 at <peer>",

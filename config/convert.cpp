@@ -14,10 +14,17 @@ constexpr long long max_examples = 4294967295LL;
 options read_files_and_model(options o, const raw_values& raw) {
   o.config_file = read_text(raw, "config", o.config_file);
   o.data_dir = read_text(raw, "data-dir", o.data_dir);
+  o.data_format =
+      read_choice(raw, "data-format", o.data_format, {data_format_kind::idx, data_format_kind::csv});
+  o.train_file = read_text(raw, "train-file", o.train_file);
+  o.test_file = read_text(raw, "test-file", o.test_file);
+  o.csv_label =
+      read_choice(raw, "csv-label", o.csv_label, {csv_label_kind::first, csv_label_kind::last});
   o.checkpoint_dir = read_text(raw, "checkpoint-dir", o.checkpoint_dir);
   o.validation_size = read_integer(raw, "validation-size", o.validation_size, 0, max_examples);
+  o.model = read_word(raw, "model", o.model, {"mlp", "softmax", "cnn"});
+  o.hidden_units = read_sizes(raw, "hidden-units", o.hidden_units);
   o.batch_size = read_integer(raw, "batch-size", o.batch_size, 1, max_examples);
-  o.hidden_units = read_integer(raw, "hidden-units", o.hidden_units, 1);
   o.learning_rate = read_real(raw, "learning-rate", o.learning_rate, positive);
   o.lr_decay_rate = read_real(raw, "lr-decay-rate", o.lr_decay_rate, decay_rate);
   o.lr_decay_steps = read_integer(raw, "lr-decay-steps", o.lr_decay_steps, 1);
@@ -75,6 +82,21 @@ std::vector<named_host> named_hosts(const options& o, const raw_values& raw) {
   return nodes;
 }
 
+// Options that belong to another choice: given where they mean nothing,
+// they are refused rather than silently ignored.
+void check_data_and_model(const options& o, const raw_values& raw) {
+  auto refuse_unless = [&](bool wanted, const std::string& name, const std::string& what) {
+    if (const raw_value* v = find(raw, name); v && !wanted)
+      throw config_error("config: " + label(*v, name) + " is for " + what);
+  };
+  const bool csv = o.data_format == data_format_kind::csv;
+  for (const char* name : {"train-file", "test-file", "csv-label"})
+    refuse_unless(csv, name, "--data-format=csv");
+  refuse_unless(o.model != "softmax", "hidden-units", "--model=mlp (softmax has no hidden layer)");
+  if (csv && (o.train_file.empty() || o.test_file.empty()))
+    throw config_error("config: --data-format=csv needs --train-file and --test-file");
+}
+
 // Limits that depend on another option; the error names the option whose
 // value is out of range and says which list bounds it.
 void check_cluster(const options& o, const raw_values& raw) {
@@ -97,6 +119,7 @@ void check_cluster(const options& o, const raw_values& raw) {
 
 options build_options(const raw_values& raw) {
   options o = read_operations(read_cluster(read_files_and_model(options{}, raw), raw), raw);
+  check_data_and_model(o, raw);
   check_cluster(o, raw);
   for (const auto& [name, v] : raw) o.sources[name] = label(v, name);
   return o;
@@ -144,6 +167,16 @@ std::string to_string(command_kind c) {
     default:
       return "train";
   }
+}
+
+std::string to_string(data_format_kind f) { return f == data_format_kind::csv ? "csv" : "idx"; }
+
+std::string to_string(csv_label_kind c) { return c == csv_label_kind::last ? "last" : "first"; }
+
+std::string to_string(const std::vector<std::size_t>& sizes) {
+  std::string text;
+  for (std::size_t n : sizes) text += (text.empty() ? "" : ",") + std::to_string(n);
+  return text;
 }
 
 std::string to_string(placement_kind p) {

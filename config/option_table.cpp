@@ -21,11 +21,20 @@ std::vector<option_spec> file_and_model_specs(const options& d) {
        "INI file of name = value lines using these long names "
        "(optional [downpour] section); the command line and the environment win"},
       {"data-dir", "DIR", d.data_dir, "directory holding the MNIST IDX files"},
+      {"data-format", "F", to_string(d.data_format),
+       "idx (the MNIST files in --data-dir) or csv (--train-file and --test-file)"},
+      {"train-file", "FILE", "", "csv: the training examples, one per line (numbers)"},
+      {"test-file", "FILE", "", "csv: the test examples, as --train-file"},
+      {"csv-label", "COL", to_string(d.csv_label),
+       "csv: the column holding the integer class label: first or last"},
       {"checkpoint-dir", "DIR", d.checkpoint_dir, "where checkpoints and logs are written"},
       {"validation-size", "N", text_of(d.validation_size),
        "training images held out for validation"},
       {"batch-size", "N", text_of(d.batch_size), "examples per training step"},
-      {"hidden-units", "N", text_of(d.hidden_units), "units in the hidden layer"},
+      {"model", "NAME", d.model,
+       "the model: mlp (ReLU hidden layers), softmax (no hidden layer) or cnn"},
+      {"hidden-units", "LIST", to_string(d.hidden_units),
+       "mlp: units of each hidden layer, comma-separated (500,300: two layers)"},
       {"learning-rate", "X", text_of(d.learning_rate), "initial learning rate"},
       {"lr-decay-rate", "X", text_of(d.lr_decay_rate),
        "learning-rate factor per lr-decay-steps (exponential decay)"},
@@ -157,7 +166,7 @@ std::string help_text() {
       "chief):\n"
       "  train (default)   run the job in the --role given (every option but those below)\n"
       "  eval              test accuracy of a checkpoint, raw and EMA, per class\n"
-      "                    (--checkpoint or --checkpoint-dir, --data-dir, --validation-size)\n"
+      "                    (--checkpoint or --checkpoint-dir, the data and model options)\n"
       "  inspect           a checkpoint's metadata and checksum\n"
       "                    (--checkpoint or --checkpoint-dir)\n"
       "  export            a checkpoint's weights as a NumPy .npz\n"

@@ -29,6 +29,10 @@ enum class transport_kind { inproc, tcp };
 enum class log_level { error, warn, info, debug };
 // What the binary does: train (the default) or work with a saved checkpoint.
 enum class command_kind { train, eval, inspect, export_npz, status, plot };
+// The data files: MNIST's IDX files in --data-dir, or CSV --train-file and --test-file.
+enum class data_format_kind { idx, csv };
+// The column of a CSV file that holds the label.
+enum class csv_label_kind { first, last };
 
 struct host_port {
   std::string host;
@@ -40,11 +44,16 @@ struct options {
   // Files and data.
   std::string config_file;
   std::string data_dir = DOWNPOUR_DEFAULT_DATA_DIR;
+  data_format_kind data_format = data_format_kind::idx;
+  std::string train_file;  // csv
+  std::string test_file;   // csv
+  csv_label_kind csv_label = csv_label_kind::first;
   std::string checkpoint_dir = "logs/log_async";
   std::size_t validation_size = 5000;
   // Model and training.
+  std::string model = "mlp";                     // a built-in model's name (--model)
+  std::vector<std::size_t> hidden_units{500};    // mlp: units per hidden layer
   std::size_t batch_size = 100;
-  std::size_t hidden_units = 500;
   float learning_rate = 0.01f;
   float lr_decay_rate = 0.99f;
   std::int64_t lr_decay_steps = 600;
@@ -118,6 +127,9 @@ std::string to_string(transport_kind t);
 std::string to_string(wire_dtype d);
 std::string to_string(log_level l);
 std::string to_string(command_kind c);
+std::string to_string(data_format_kind f);
+std::string to_string(csv_label_kind c);
+std::string to_string(const std::vector<std::size_t>& sizes);  // "500,300"
 std::string to_string(const host_port& h);
 std::string to_string(const std::vector<host_port>& hosts);
 

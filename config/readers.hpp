@@ -3,6 +3,7 @@
 // expected. Ranges are checked here and nowhere else.
 #pragma once
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -138,6 +139,28 @@ inline std::string read_word(const raw_values& raw, const std::string& name, con
     expected += (expected.empty() ? "" : "|") + std::string(word);
   }
   bad_value(*v, name, "is not valid", expected);
+}
+
+// "500,300": a list of sizes, each >= 1; the error names the bad entry.
+inline std::vector<std::size_t> read_sizes(const raw_values& raw, const std::string& name,
+                                           const std::vector<std::size_t>& fallback) {
+  const raw_value* v = find(raw, name);
+  if (!v) return fallback;
+  const std::string expected = "a comma-separated list of integers >= 1, e.g. 500,300";
+  std::vector<std::size_t> sizes;
+  std::size_t from = 0;
+  for (;;) {
+    const std::size_t comma = std::min(v->text.find(',', from), v->text.size());
+    const std::string entry = v->text.substr(from, comma - from);
+    unsigned long long value = 0;
+    std::errc error{};
+    if (!parse_whole(entry, value, error) || value < 1 ||
+        value > std::numeric_limits<std::size_t>::max())
+      bad_value(*v, name, ("has a bad entry '" + entry + "'").c_str(), expected);
+    sizes.push_back(static_cast<std::size_t>(value));
+    if (comma == v->text.size()) return sizes;
+    from = comma + 1;
+  }
 }
 
 inline std::vector<host_port> read_hosts(const raw_values& raw, const std::string& name,

@@ -7,28 +7,28 @@
 
 namespace downpour {
 
-batcher::batcher(std::shared_ptr<const mnist_data> data, const image_set& set,
-                 std::size_t batch_size, std::uint64_t seed)
-    : keep_alive_(std::move(data)), set_(set), rng_(seed) {
+batcher::batcher(std::shared_ptr<const dataset> set, std::size_t batch_size, std::uint64_t seed)
+    : set_(std::move(set)), rng_(seed) {
+  const std::size_t count = set_->size();
   if (batch_size == 0) throw data_error("data: batch size must be at least 1");
-  if (batch_size > set_.count) {
+  if (batch_size > count) {
     throw data_error("data: batch size " + std::to_string(batch_size) + " exceeds the " +
-                     std::to_string(set_.count) + " examples in the set");
+                     std::to_string(count) + " examples in the set");
   }
-  if (set_.count > std::numeric_limits<std::uint32_t>::max()) {
-    throw data_error("data: " + std::to_string(set_.count) + " examples are too many to index");
+  if (count > std::numeric_limits<std::uint32_t>::max()) {
+    throw data_error("data: " + std::to_string(count) + " examples are too many to index");
   }
-  order_.resize(set_.count);
+  order_.resize(count);
   std::iota(order_.begin(), order_.end(), std::uint32_t{0});
   batch_.size = batch_size;
-  batch_.input_size = set_.input_size();
+  batch_.input_size = set_->features();
   batch_.x.resize(batch_size * batch_.input_size);
   batch_.y.resize(batch_size);
   batch_.examples.resize(batch_size);
 }
 
 const batch& batcher::next_batch() {
-  const std::size_t count = set_.count;
+  const std::size_t count = set_->size();
   const std::size_t start = index_in_epoch_;
   if (epochs_completed_ == 0 && start == 0) reshuffle();
   if (start + batch_.size > count) {
@@ -72,12 +72,8 @@ void batcher::copy_range(std::size_t first_position, std::size_t first_slot, std
 }
 
 void batcher::copy_example(std::size_t example, std::size_t slot) {
-  const std::size_t n = batch_.input_size;
-  const std::uint8_t* src = set_.image(example);
-  float* dst = batch_.x.data() + slot * n;
-  // Same rounding as TF's astype(float32) followed by multiply(images, 1.0 / 255.0).
-  for (std::size_t k = 0; k < n; ++k) dst[k] = static_cast<float>(src[k]) * (1.0f / 255.0f);
-  batch_.y[slot] = static_cast<std::int32_t>(set_.labels[example]);
+  set_->copy_features(example, batch_.x.data() + slot * batch_.input_size);
+  batch_.y[slot] = set_->label(example);
   batch_.examples[slot] = static_cast<std::uint32_t>(example);
 }
 

@@ -2,14 +2,15 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <vector>
 
-#include "data/idx.hpp"
+#include "data/dataset.hpp"
 
 namespace downpour {
 
-// One batch: inputs scaled to [0,1] (row-major size x input_size), labels as int32.
+// One batch: the examples' features (row-major size x input_size), labels as int32.
 struct batch {
   std::size_t size = 0;
   std::size_t input_size = 0;
@@ -24,8 +25,8 @@ struct batch {
 // The returned batch is reused by the next call: no allocation per step.
 class batcher {
  public:
-  batcher(std::shared_ptr<const mnist_data> data, const image_set& set, std::size_t batch_size,
-          std::uint64_t seed);
+  // Throws data_error for a batch size of 0 or larger than the set.
+  batcher(std::shared_ptr<const dataset> set, std::size_t batch_size, std::uint64_t seed);
   const batch& next_batch();
   // The batch the last next_batch() returned.
   const batch& last_batch() const { return batch_; }
@@ -37,8 +38,7 @@ class batcher {
   void copy_range(std::size_t first_position, std::size_t first_slot, std::size_t n);
   void copy_example(std::size_t example, std::size_t slot);
 
-  std::shared_ptr<const mnist_data> keep_alive_;
-  const image_set& set_;
+  std::shared_ptr<const dataset> set_;
   std::mt19937_64 rng_;
   std::vector<std::uint32_t> order_;
   std::size_t index_in_epoch_ = 0;

@@ -37,6 +37,12 @@ class dataset {
   virtual std::int32_t label(std::size_t i) const = 0;
 };
 
+// What a model is built for: the examples' shape and the number of classes.
+struct data_summary {
+  data_shape shape;
+  std::size_t classes = 0;  // 1 + the largest label seen
+};
+
 // The three splits of a job's data.
 struct data_splits {
   std::shared_ptr<const dataset> train;
@@ -44,6 +50,26 @@ struct data_splits {
   std::shared_ptr<const dataset> test;
   data_shape shape;
   std::size_t classes = 0;  // 1 + the largest label seen
+  data_summary summary() const { return {shape, classes}; }
 };
+
+// Examples first .. first + count - 1 of base as a data set of their own,
+// sharing base's storage. Throws data_error past base's end.
+std::shared_ptr<const dataset> dataset_range(std::shared_ptr<const dataset> base,
+                                             std::size_t first, std::size_t count);
+
+// A data set file as error messages name it, with its examples.
+struct named_dataset {
+  std::string name;  // the file (or directory) the examples came from
+  std::shared_ptr<const dataset> set;
+};
+
+// The splits of TensorFlow's read_data_sets: the first validation_size
+// training examples held out, the rest to train on (at least one). shape is
+// the training examples'; checks that the test examples have as many
+// features, and that no label is negative.
+// Throws data_error naming the file.
+data_splits split_data(const named_dataset& train, const named_dataset& test, data_shape shape,
+                       std::size_t validation_size);
 
 }  // namespace downpour

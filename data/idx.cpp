@@ -127,23 +127,36 @@ std::vector<std::uint8_t> read_payload(gz_input& in, std::uint64_t expected, con
   return data;
 }
 
-image_set read_images(const std::string& path) {
-  gz_input in(path);
-  const std::vector<std::uint32_t> h = read_header(in, kImageMagic, "image", 3);
-  const std::uint64_t count = h[0];
+// An image file's payload and dimensions.
+struct image_file {
+  std::size_t count = 0;
+  std::size_t rows = 0;
+  std::size_t cols = 0;
+  std::vector<std::uint8_t> pixels;
+};
+
+// The dimensions (count, rows, cols), checked; the payload is read by the caller.
+std::vector<std::uint32_t> read_image_header(gz_input& in) {
+  std::vector<std::uint32_t> h = read_header(in, kImageMagic, "image", 3);
   const std::uint64_t rows = h[1];
   const std::uint64_t cols = h[2];
-  if (count == 0) in.fail("contains no images");
+  if (h[0] == 0) in.fail("contains no images");
   if (rows == 0 || cols == 0 || rows * cols > kMaxImageBytes) {
     in.fail("implausible image size " + std::to_string(rows) + "x" + std::to_string(cols) +
             " (each side must be nonzero and rows*cols at most " + std::to_string(kMaxImageBytes) +
             ")");
   }
-  image_set set;
-  set.count = count;
-  set.rows = rows;
-  set.cols = cols;
-  set.pixels = read_payload(in, count * rows * cols, "pixel data");
+  return h;
+}
+
+image_file read_images(const std::string& path) {
+  gz_input in(path);
+  const std::vector<std::uint32_t> h = read_image_header(in);
+  image_file set;
+  set.count = h[0];
+  set.rows = h[1];
+  set.cols = h[2];
+  set.pixels = read_payload(in, std::uint64_t{h[0]} * h[1] * h[2], "pixel data");
   return set;
 }
 
@@ -152,6 +165,13 @@ std::vector<std::uint8_t> read_labels(const std::string& path) {
   const std::vector<std::uint32_t> h = read_header(in, kLabelMagic, "label", 1);
   if (h[0] == 0) in.fail("contains no labels");
   return read_payload(in, h[0], "labels");
+}
+
+void check_directory(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw data_error("data: " + dir + ": not found or not a directory");
+  }
 }
 
 // Tries NAME, then NAME.gz, as TF's and most mirrors' layouts differ on compression.
@@ -164,80 +184,61 @@ std::string find_file(const std::filesystem::path& dir, const std::string& name)
   throw data_error("data: " + plain.string() + ": not found (nor " + gz.string() + ")");
 }
 
-image_set take_front(const image_set& set, std::size_t n) {
-  image_set part;
-  part.count = n;
-  part.rows = set.rows;
-  part.cols = set.cols;
-  part.pixels.assign(set.pixels.begin(), set.pixels.begin() + n * set.input_size());
-  part.labels.assign(set.labels.begin(), set.labels.begin() + n);
-  return part;
-}
-
-// Shifting in place is cheaper than copying the rest into fresh (page-faulting) memory.
-image_set drop_front(image_set set, std::size_t n) {
-  set.pixels.erase(set.pixels.begin(), set.pixels.begin() + n * set.input_size());
-  set.labels.erase(set.labels.begin(), set.labels.begin() + n);
-  set.count -= n;
-  return set;
-}
-
-std::uint8_t max_label(const image_set& set) {
-  return *std::max_element(set.labels.begin(), set.labels.end());
+std::uint8_t max_label(const std::vector<std::uint8_t>& labels) {
+  return *std::max_element(labels.begin(), labels.end());
 }
 
 }  // namespace
 
-image_set load_idx_pair(const std::string& images_path, const std::string& labels_path) {
-  image_set set = read_images(images_path);
-  set.labels = read_labels(labels_path);
-  if (set.labels.size() != set.count) {
-    throw data_error("data: " + images_path + ": holds " + std::to_string(set.count) +
-                     " images but " + labels_path + " holds " + std::to_string(set.labels.size()) +
+idx_images::idx_images(std::size_t rows, std::size_t cols, std::vector<std::uint8_t> pixels,
+                       std::vector<std::uint8_t> labels)
+    : rows_(rows), cols_(cols), pixels_(std::move(pixels)), labels_(std::move(labels)) {}
+
+void idx_images::copy_features(std::size_t i, float* out) const {
+  const std::size_t n = features();
+  const std::uint8_t* src = image(i);
+  // Same rounding as TF's astype(float32) followed by multiply(images, 1.0 / 255.0).
+  for (std::size_t k = 0; k < n; ++k) out[k] = static_cast<float>(src[k]) * (1.0f / 255.0f);
+}
+
+std::shared_ptr<const idx_images> load_idx_pair(const std::string& images_path,
+                                                const std::string& labels_path) {
+  image_file images = read_images(images_path);
+  std::vector<std::uint8_t> labels = read_labels(labels_path);
+  if (labels.size() != images.count) {
+    throw data_error("data: " + images_path + ": holds " + std::to_string(images.count) +
+                     " images but " + labels_path + " holds " + std::to_string(labels.size()) +
                      " labels");
   }
-  return set;
+  return std::make_shared<idx_images>(images.rows, images.cols, std::move(images.pixels),
+                                      std::move(labels));
 }
 
-std::size_t idx_image_size(const std::string& dir) {
+data_summary summarize_mnist(const std::string& dir) {
+  check_directory(dir);
   gz_input in(find_file(dir, "train-images-idx3-ubyte"));
-  const std::vector<std::uint32_t> h = read_header(in, kImageMagic, "image", 3);
-  return std::size_t{h[1]} * h[2];
+  const std::vector<std::uint32_t> h = read_image_header(in);
+  const auto train = read_labels(find_file(dir, "train-labels-idx1-ubyte"));
+  const auto test = read_labels(find_file(dir, "t10k-labels-idx1-ubyte"));
+  const std::size_t classes = 1 + std::size_t{std::max(max_label(train), max_label(test))};
+  return {data_shape{{h[1], h[2], 1}}, classes};
 }
 
-std::shared_ptr<const mnist_data> load_mnist(const std::string& dir, std::size_t validation_size) {
-  std::error_code ec;
-  if (!std::filesystem::is_directory(dir, ec)) {
-    throw data_error("data: " + dir + ": not found or not a directory");
-  }
+data_splits load_mnist(const std::string& dir, std::size_t validation_size) {
+  check_directory(dir);
   const std::string train_images = find_file(dir, "train-images-idx3-ubyte");
-  image_set full_train = load_idx_pair(train_images, find_file(dir, "train-labels-idx1-ubyte"));
+  auto train = load_idx_pair(train_images, find_file(dir, "train-labels-idx1-ubyte"));
   const std::string test_images = find_file(dir, "t10k-images-idx3-ubyte");
-  image_set test = load_idx_pair(test_images, find_file(dir, "t10k-labels-idx1-ubyte"));
-
-  if (test.rows != full_train.rows || test.cols != full_train.cols) {
-    throw data_error("data: " + test_images + ": images are " + std::to_string(test.rows) + "x" +
-                     std::to_string(test.cols) + " but those in " + train_images + " are " +
-                     std::to_string(full_train.rows) + "x" + std::to_string(full_train.cols));
+  auto test = load_idx_pair(test_images, find_file(dir, "t10k-labels-idx1-ubyte"));
+  if (test->rows() != train->rows() || test->cols() != train->cols()) {
+    throw data_error("data: " + test_images + ": images are " + std::to_string(test->rows()) +
+                     "x" + std::to_string(test->cols()) + " but those in " + train_images +
+                     " are " + std::to_string(train->rows()) + "x" +
+                     std::to_string(train->cols()));
   }
-  if (validation_size > full_train.count) {
-    throw data_error("data: " + train_images + ": validation size " +
-                     std::to_string(validation_size) + " exceeds the " +
-                     std::to_string(full_train.count) + " training examples");
-  }
-  if (validation_size == full_train.count) {
-    throw data_error("data: " + train_images + ": validation size " +
-                     std::to_string(validation_size) + " takes all " +
-                     std::to_string(full_train.count) +
-                     " training examples, leaving none to train on");
-  }
-
-  auto data = std::make_shared<mnist_data>();
-  data->num_classes = 1 + std::size_t{std::max(max_label(full_train), max_label(test))};
-  data->validation = take_front(full_train, validation_size);
-  data->train = drop_front(std::move(full_train), validation_size);
-  data->test = std::move(test);
-  return data;
+  data_shape shape{{train->rows(), train->cols(), 1}};
+  return split_data({train_images, train}, {test_images, test}, std::move(shape),
+                    validation_size);
 }
 
 }  // namespace downpour

@@ -11,7 +11,7 @@
 // A checkpoint_error is the reader's answer to a bad file and is fine. Any
 // other exception, a crash, a sanitizer report, a leak, or a checkpoint that
 // reads back valid but breaks the promises the rest of Downpour relies on
-// (arrays sized to the shape, every variable inside them, encode/read
+// (arrays sized to the layout, every variable inside them, encode/read
 // round-trips bit-exactly) is a bug.
 #include <zlib.h>
 
@@ -42,18 +42,18 @@ void check_valid(const checkpoint& c) {
   // The sizes must be computable without wrapping around, or a consumer that
   // multiplies rows by cols (evaluate, export, the shards) reads out of bounds.
   std::size_t total = 0;
-  for (const auto& v : c.shape.variables()) {
+  for (const auto& v : c.layout.variables()) {
     std::size_t n = 0, end = 0;
     if (!mul_fits(v.rows, v.cols, n) || __builtin_add_overflow(v.offset, n, &end) ||
         end > c.params.size() || v.offset != total)
-      fuzz::broken(target, "read_checkpoint accepted shape " + c.shape.to_string() +
+      fuzz::broken(target, "read_checkpoint accepted " + c.layout.to_string() +
                                " whose variable " + v.name + " does not fit its " +
                                std::to_string(c.params.size()) + " parameters");
     total = end;
   }
   if (total != c.params.size() || c.ema.size() != c.params.size() ||
-      c.shape.size() != c.params.size())
-    fuzz::broken(target, "read_checkpoint returned arrays not sized to the shape");
+      c.layout.size() != c.params.size())
+    fuzz::broken(target, "read_checkpoint returned arrays not sized to the layout");
   if (c.mode != "async" && c.mode != "sync" && c.mode != "ssp")
     fuzz::broken(target, "read_checkpoint accepted mode '" + c.mode + "'");
 }
@@ -62,7 +62,7 @@ bool same(const checkpoint& a, const checkpoint& b) {
   auto bits_equal = [](const std::vector<float>& x, const std::vector<float>& y) {
     return x.size() == y.size() && std::memcmp(x.data(), y.data(), x.size() * sizeof(float)) == 0;
   };
-  return a.shape == b.shape && a.global_step == b.global_step && a.mode == b.mode &&
+  return a.layout == b.layout && a.global_step == b.global_step && a.mode == b.mode &&
          std::memcmp(&a.wall_time, &b.wall_time, sizeof(double)) == 0 &&
          bits_equal(a.params, b.params) && bits_equal(a.ema, b.ema);
 }

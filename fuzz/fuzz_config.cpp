@@ -53,7 +53,7 @@ void parse(const std::vector<std::string>& args) {
     if (!o && out.str().empty()) fuzz::broken(target, "nullopt without printing help or version");
     if (o) {
       // What build_options promises the rest of the program.
-      if (o->batch_size < 1 || o->hidden_units < 1 || o->last_step < 1 || o->log_every < 1 ||
+      if (o->batch_size < 1 || o->hidden_units.empty() || o->last_step < 1 || o->log_every < 1 ||
           o->keep_checkpoints < 1 || o->lr_decay_steps < 1 || o->scheduler_threads > 256 ||
           o->ps_hosts.empty() || o->worker_hosts.empty() || !(o->learning_rate > 0) ||
           !(o->lr_decay_rate > 0 && o->lr_decay_rate <= 1) ||

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <memory>
+#include <vector>
 
 #include "data/idx.hpp"
 #include "fuzz/fuzz_common.hpp"
@@ -19,38 +21,48 @@
 namespace {
 
 using downpour::data_error;
-using downpour::image_set;
+using downpour::dataset;
+using downpour::idx_images;
 
 constexpr const char* target = "fuzz_idx";
 
-void check_set(const image_set& s, const char* what) {
-  if (s.count == 0 || s.rows == 0 || s.cols == 0)
+void check_set(const idx_images& s, const char* what) {
+  if (s.size() == 0 || s.rows() == 0 || s.cols() == 0)
     fuzz::broken(target, std::string(what) + ": accepted an empty set or image");
-  if (s.pixels.size() != s.count * s.rows * s.cols || s.labels.size() != s.count)
+  if (s.pixels().size() != s.size() * s.rows() * s.cols() || s.labels().size() != s.size())
     fuzz::broken(target, std::string(what) + ": sizes do not match the header");
 }
 
-void check_split(const image_set& whole, const downpour::mnist_data& d, std::size_t validation) {
-  if (d.validation.count != validation || d.train.count != whole.count - validation ||
-      d.test.count != whole.count)
-    fuzz::broken(target, "load_mnist: split counts are wrong");
-  const std::size_t in = whole.input_size();
-  for (const image_set* s : {&d.validation, &d.train, &d.test}) {
-    if (s->rows != whole.rows || s->cols != whole.cols || s->pixels.size() != s->count * in ||
-        s->labels.size() != s->count)
-      fuzz::broken(target, "load_mnist: a split's sizes are inconsistent");
+// Example i of part is example first + i of whole: features and label.
+bool same_examples(const dataset& part, const idx_images& whole, std::size_t first) {
+  std::vector<float> a(whole.features()), b(whole.features());
+  for (std::size_t i = 0; i < part.size(); ++i) {
+    part.copy_features(i, a.data());
+    whole.copy_features(first + i, b.data());
+    if (a != b || part.label(i) != whole.label(first + i)) return false;
   }
-  const bool same = std::equal(d.validation.pixels.begin(), d.validation.pixels.end(),
-                               whole.pixels.begin()) &&
-                    std::equal(d.train.pixels.begin(), d.train.pixels.end(),
-                               whole.pixels.begin() + validation * in) &&
-                    d.test.pixels == whole.pixels && d.test.labels == whole.labels;
-  if (!same) fuzz::broken(target, "load_mnist: the splits are not the file's images in order");
-  const std::size_t classes = 1 + *std::max_element(whole.labels.begin(), whole.labels.end());
-  if (d.num_classes != classes) fuzz::broken(target, "load_mnist: wrong num_classes");
+  return true;
 }
 
-void run_load_mnist(const image_set& whole, const std::string& images, const std::string& labels,
+void check_split(const idx_images& whole, const downpour::data_splits& d, std::size_t validation) {
+  if (!d.train || !d.validation || !d.test) fuzz::broken(target, "load_mnist: a split is null");
+  if (d.validation->size() != validation || d.train->size() != whole.size() - validation ||
+      d.test->size() != whole.size())
+    fuzz::broken(target, "load_mnist: split counts are wrong");
+  for (const auto& s : {d.validation, d.train, d.test})
+    if (s->features() != whole.features())
+      fuzz::broken(target, "load_mnist: a split's sizes are inconsistent");
+  if (d.shape.dims != std::vector<std::size_t>{whole.rows(), whole.cols(), 1})
+    fuzz::broken(target, "load_mnist: wrong shape");
+  if (!same_examples(*d.validation, whole, 0) || !same_examples(*d.train, whole, validation) ||
+      !same_examples(*d.test, whole, 0))
+    fuzz::broken(target, "load_mnist: the splits are not the file's images in order");
+  const auto& labels = whole.labels();
+  const std::size_t classes = 1 + *std::max_element(labels.begin(), labels.end());
+  if (d.classes != classes) fuzz::broken(target, "load_mnist: wrong number of classes");
+}
+
+void run_load_mnist(const idx_images& whole, const std::string& images, const std::string& labels,
                     bool gz, std::size_t validation) {
   namespace fs = std::filesystem;
   const std::string dir = fuzz::scratch_path("mnist");
@@ -63,11 +75,13 @@ void run_load_mnist(const image_set& whole, const std::string& images, const std
   fuzz::write_file(dir + "/t10k-images-idx3-ubyte" + suffix, images);
   fuzz::write_file(dir + "/t10k-labels-idx1-ubyte" + suffix, labels);
   try {
-    auto data = downpour::load_mnist(dir, validation);
-    if (!data) fuzz::broken(target, "load_mnist returned null");
-    check_split(whole, *data, validation);
+    const auto data = downpour::load_mnist(dir, validation);
+    check_split(whole, data, validation);
+    const auto summary = downpour::summarize_mnist(dir);
+    if (summary.shape.dims != data.shape.dims || summary.classes != data.classes)
+      fuzz::broken(target, "summarize_mnist disagrees with load_mnist");
   } catch (const data_error&) {
-    if (validation < whole.count)
+    if (validation < whole.size())
       fuzz::broken(target, "load_mnist refused a pair that load_idx_pair accepted");
   } catch (const std::exception& e) {
     fuzz::broken(target, std::string("load_mnist threw a non-data_error: ") + e.what());
@@ -90,7 +104,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   static const std::string labels_path = fuzz::scratch_path("labels");
   fuzz::write_file(images_path, images);
   fuzz::write_file(labels_path, labels);
-  image_set whole;
+  std::shared_ptr<const idx_images> whole;
   try {
     whole = downpour::load_idx_pair(images_path, labels_path);
   } catch (const data_error&) {
@@ -98,7 +112,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   } catch (const std::exception& e) {
     fuzz::broken(target, std::string("load_idx_pair threw a non-data_error: ") + e.what());
   }
-  check_set(whole, "load_idx_pair");
-  if (with_mnist) run_load_mnist(whole, images, labels, gz, validation);
+  check_set(*whole, "load_idx_pair");
+  if (with_mnist) run_load_mnist(*whole, images, labels, gz, validation);
   return 0;
 }

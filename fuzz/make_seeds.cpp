@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/option_table.hpp"
+#include "model/mlp_spec.hpp"
 #include "runtime/files/checkpoint.hpp"
 
 namespace fs = std::filesystem;
@@ -86,29 +87,36 @@ void idx_seeds(const fs::path& dir) {
   put(dir / "bad-count-mismatch", idx_input(images, idx_labels(2, 3), 0, 0));
 }
 
-downpour::checkpoint make_checkpoint(downpour::model_shape shape, std::int64_t step,
+downpour::checkpoint make_checkpoint(const downpour::model_layout& layout, std::int64_t step,
                                      const char* mode, float scale) {
   downpour::checkpoint c;
-  c.shape = shape;
+  c.layout = layout;
   c.global_step = step;
   c.mode = mode;
   c.wall_time = 1.7e9 + step;
-  for (std::size_t i = 0; i < shape.size(); ++i) {
+  for (std::size_t i = 0; i < layout.size(); ++i) {
     c.params.push_back(scale * static_cast<float>(i) - 1.0f);
     c.ema.push_back(scale * static_cast<float>(i) * 0.5f);
   }
   return c;
 }
 
+// The format-1 seeds (format1-*, before models had names) were written by
+// an earlier build and stay as they are: this build writes format 2 only.
 void checkpoint_seeds(const fs::path& dir) {
-  const bytes tiny = downpour::encode_checkpoint(make_checkpoint({2, 3, 2}, 7, "async", 0.25f));
-  put(dir / "valid-2-3-2-async", tiny);
-  put(dir / "valid-3-2-4-ssp", downpour::encode_checkpoint(make_checkpoint({3, 2, 4}, 1, "ssp", 2)));
-  downpour::checkpoint special = make_checkpoint({1, 1, 1}, 600, "sync", 1);
+  using downpour::mlp_spec;
+  const bytes tiny =
+      downpour::encode_checkpoint(make_checkpoint(mlp_spec{2, {3}, 2}.layout("mlp"), 7, "async",
+                                                  0.25f));
+  put(dir / "valid-mlp-2-3-2-async", tiny);
+  put(dir / "valid-mlp-3-2-2-4-ssp", downpour::encode_checkpoint(make_checkpoint(
+                                         mlp_spec{3, {2, 2}, 4}.layout("mlp"), 1, "ssp", 2)));
+  const downpour::model_layout custom("custom", "", {{"w", 2, 1, {}, true}, {"b", 1, 1, {}, false}});
+  downpour::checkpoint special = make_checkpoint(custom, 600, "sync", 1);
   special.params[0] = std::numeric_limits<float>::quiet_NaN();
   special.params[1] = std::numeric_limits<float>::infinity();
   special.ema[2] = -0.0f;
-  put(dir / "valid-1-1-1-sync-nan-inf", downpour::encode_checkpoint(special));
+  put(dir / "valid-custom-sync-nan-inf", downpour::encode_checkpoint(special));
   put(dir / "bad-truncated", tiny.substr(0, tiny.size() - 5));
   bytes damaged = tiny;
   damaged[damaged.size() / 2] ^= 0x40;

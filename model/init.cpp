@@ -26,12 +26,12 @@ class normal_source {
 
 }  // namespace
 
-std::vector<float> initial_parameters(const model_shape& shape, std::uint64_t seed,
-                                      float stddev) {
-  std::vector<float> params(shape.size(), 0.0f);
+std::vector<float> initial_parameters(const model_layout& layout, std::uint64_t seed) {
+  std::vector<float> params(layout.size(), 0.0f);
   normal_source normal(seed);
-  for (const auto& var : shape.variables()) {
-    if (!var.regularized) continue;  // biases start at zero
+  for (const auto& var : layout.variables()) {
+    if (var.init.kind != init_kind::truncated_normal) continue;  // zeros
+    const double stddev = var.init.stddev;
     for (std::size_t i = 0; i < var.size(); ++i) {
       double x;
       do {

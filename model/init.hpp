@@ -1,16 +1,15 @@
-// Parameter initialisation: tf.truncated_normal_initializer(stddev=0.1) for
-// weights (values beyond 2 stddev redrawn, no rescaling), zeros for biases.
+// Parameter initialisation: each variable as its initializer says, drawn in
+// declaration order from one seeded source (model/layout.hpp).
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
-#include "model/shape.hpp"
+#include "model/layout.hpp"
 
 namespace downpour {
 
-// Deterministic from seed.
-std::vector<float> initial_parameters(const model_shape& shape, std::uint64_t seed,
-                                      float stddev = 0.1f);
+// layout.size() floats, deterministic from seed on any toolchain.
+std::vector<float> initial_parameters(const model_layout& layout, std::uint64_t seed);
 
 }  // namespace downpour

@@ -45,8 +45,9 @@ struct variable_info {
 class model_layout {
  public:
   model_layout() = default;
-  // Throws std::invalid_argument naming the variable for an empty or
-  // duplicate name or a zero dimension.
+  // Throws std::invalid_argument naming the variable for a name that is
+  // empty, twice or not TensorFlow's (letters, digits, _ . / -), a zero
+  // dimension, or sizes that overflow.
   model_layout(std::string kind, std::string spec, const std::vector<variable_spec>& vars);
 
   const std::string& kind() const { return kind_; }
@@ -54,7 +55,11 @@ class model_layout {
   const std::vector<variable_info>& variables() const { return vars_; }
   std::size_t size() const { return size_; }
   std::string to_string() const;  // "mlp 784-500-10"
+  // "layer1/weights 784x500,layer1/biases 1x500,...": names and shapes in order.
+  std::string variables_text() const;
 
+  // The same kind, spec and variables (names, shapes, regularization), in
+  // order; initializers are not compared (a checkpoint does not keep them).
   friend bool operator==(const model_layout& a, const model_layout& b);
   friend bool operator!=(const model_layout& a, const model_layout& b) { return !(a == b); }
 

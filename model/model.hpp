@@ -4,12 +4,13 @@
 // layout alone; only workers and evaluation call into a model.
 //
 // Implement `model` and `model_workspace` to train your own network
-// (examples/custom_model). Built-in: model/mlp.hpp, model/softmax.hpp,
+// (examples/custom_model). Built-in: model/mlp.hpp (mlp and softmax) and
 // model/cnn.hpp, chosen by make_builtin_model (model/builtin.hpp).
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "data/batcher.hpp"
@@ -47,12 +48,20 @@ class model {
   virtual std::unique_ptr<model_workspace> workspace(std::size_t batch_size) const = 0;
 };
 
+// The built-in model the command line names (--model, --hidden-units).
+// make_builtin_model reads it; a program with its own model may ignore it.
+struct model_choice {
+  std::string name = "mlp";
+  std::vector<std::size_t> hidden_units{500};
+};
+
 // What a model is built for: the data's example shape and classes, and the
 // job's L2 scale (options: --l2).
 struct model_request {
   data_shape data;
   std::size_t classes = 0;
   float l2 = 0.0f;
+  model_choice choice;
 };
 
 // Per-class and overall accuracy of params on a data set.
@@ -61,6 +70,9 @@ struct accuracy_report {
   std::vector<double> per_class;  // NaN-free: a class with no examples reads 0
 };
 
+// The arg max of the model's scores against the labels, in chunks of at
+// most 1000 examples (one workspace). Throws data_error for a label the
+// model has no class for.
 accuracy_report evaluate(const model& m, const float* params, const dataset& set);
 
 }  // namespace downpour

@@ -10,6 +10,7 @@
 #include "actors/messages.hpp"
 #include "config/cluster_fingerprint.hpp"
 #include "config/version.hpp"
+#include "model/mlp_spec.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/node/node.hpp"
 #include "time_bounds.hpp"
@@ -22,7 +23,7 @@ class forged_client {
   // Its CAF application identifier is the target's, as an attacker would set
   // it: CAF checks it only on the connecting side.
   forged_client(options opts, const std::string& target_cluster)
-      : opts_(std::move(opts)), cfg_(opts_) {
+      : opts_(std::move(opts)), cfg_(opts_, mlp_spec{}.layout("mlp")) {
     cfg_.set("middleman.app-identifiers",
              std::vector<std::string>{std::string("downpour-") + build_version() + "-" + target_cluster});
     sys_ = std::make_unique<caf::actor_system>(cfg_);

@@ -81,9 +81,9 @@ std::vector<std::unique_ptr<raw_peer>> attack(std::uint16_t port, std::size_t bo
 
 TEST_CASE("the BASP bound covers a shard's parameters and shadows of the whole model") {
   const std::size_t model_bytes = 397'510 * sizeof(float);
-  CHECK(basp_payload_bound(500, 784) > 2 * model_bytes);
-  CHECK(basp_payload_bound(500, 784) < 4 * model_bytes);
-  CHECK(basp_payload_bound(1000, 784) > basp_payload_bound(500, 784));
+  CHECK(basp_payload_bound(397'510) > 2 * model_bytes);
+  CHECK(basp_payload_bound(397'510) < 4 * model_bytes);
+  CHECK(basp_payload_bound(795'020) > basp_payload_bound(397'510));
 }
 
 TEST_CASE("oversized, truncated and silent BASP headers sent to a ps and the chief mid-job cost "
@@ -95,7 +95,7 @@ TEST_CASE("oversized, truncated and silent BASP headers sent to a ps and the chi
   two_by_two nodes(c, dir);
   auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(chief.wait_for_output("global_step:", 120s));  // training has begun
-  const std::size_t bound = basp_payload_bound(500, 784);
+  const std::size_t bound = basp_payload_bound(397'510);
   const long ps_before = proc_status_kb(ps0.pid(), "VmHWM");
   const long chief_before = proc_status_kb(chief.pid(), "VmHWM");
   auto held_ps = attack(first_port(c.ps), bound, above_bound_header(bound));

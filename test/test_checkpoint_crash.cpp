@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "model/init.hpp"
+#include "model/mlp_spec.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "subprocess.hpp"
 
@@ -40,11 +41,11 @@ constexpr std::size_t stage_count = static_cast<std::size_t>(save_stage::pruning
 // still more than one chunk (1.27 MB).
 checkpoint base_checkpoint() {
   checkpoint c;
-  c.shape = model_shape{784, 200, 10};
+  c.layout = mlp_spec{784, {200}, 10}.layout("mlp");
   c.mode = "async";
   c.wall_time = 1718000000.0;
-  c.params = initial_parameters(c.shape, 21);
-  c.ema = initial_parameters(c.shape, 22);
+  c.params = initial_parameters(c.layout, 21);
+  c.ema = initial_parameters(c.layout, 22);
   return c;
 }
 

@@ -15,6 +15,7 @@
 using namespace downpour;
 using downpour::testing::local_job;
 using downpour::testing::process;
+using downpour::testing::run_local_job;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -32,7 +33,7 @@ std::vector<std::string> train(const temp_dir& dir, std::vector<std::string> ext
 void three_checkpoints(const temp_dir& dir) {
   auto o = local_job(1, 1, 20, dir.str());
   o.save_checkpoint_steps = 10;
-  REQUIRE(run_local(o));
+  REQUIRE(run_local_job(o));
   REQUIRE(checkpoint_files(dir.str()).size() == 3);
 }
 

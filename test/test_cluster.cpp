@@ -3,9 +3,7 @@
 #include <cstring>
 
 #include "data/batcher.hpp"
-#include "data/idx.hpp"
 #include "model/init.hpp"
-#include "model/mlp.hpp"
 #include "model/schedule.hpp"
 #include "model/update.hpp"
 #include "runtime/node/job.hpp"
@@ -18,6 +16,7 @@ using namespace downpour;
 using downpour::testing::bit_identical;
 using downpour::testing::final_checkpoint;
 using downpour::testing::holds_bits_of;
+using downpour::testing::job_for;
 using downpour::testing::local_job;
 using downpour::testing::temp_dir;
 
@@ -29,25 +28,25 @@ options small_job(std::size_t ps, std::size_t workers, std::int64_t steps, const
   return local_job(ps, workers, steps, dir / ("run" + std::to_string(++runs)));
 }
 
-const mnist_data& data() {
-  static auto d = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
-  return *d;
+// The model of every job here (the options' defaults) and its data, loaded once.
+const job_model& job() {
+  static const job_model j = job_for(options{});
+  return j;
 }
 
 // The reference trainer with pipelined pulls: the pull for step t+1 leaves
 // before step t's push, so step t's gradient is taken at the parameters
 // from before step t-1's update (step 0 and step 1 both at the initial ones).
 reference_result delayed_reference(const options& opts) {
-  const model_shape shape = shape_for(opts, data());
   reference_result r;
-  r.params = initial_parameters(shape, opts.seed);
+  r.params = initial_parameters(job().layout, opts.seed);
   r.ema = r.params;
   auto before = r.params;  // the parameters the next gradient is taken at
-  std::vector<float> grad(shape.size());
-  mlp_workspace ws(shape, opts.batch_size, opts.l2);
-  batcher batches(nullptr, data().train, opts.batch_size, worker_batch_seed(opts.seed, 0));
+  std::vector<float> grad(job().layout.size());
+  auto ws = job().net->workspace(opts.batch_size);
+  batcher batches(job().data.train, opts.batch_size, worker_batch_seed(opts.seed, 0));
   for (std::int64_t step = 0; step < opts.last_step; ++step) {
-    ws.loss_and_gradient(before.data(), batches.next_batch(), grad.data());
+    ws->loss_and_gradient(before.data(), batches.next_batch(), grad.data());
     before = r.params;
     sgd_into(r.params.data(), r.params.data(), grad.data(), grad.size(),
               learning_rate_at(schedule_for(opts), step));
@@ -68,13 +67,13 @@ TEST_CASE("a pipelined worker computes each step on the parameters from before i
       opts.pipeline = true;
       opts.transport = transport;
       auto expected = delayed_reference(opts);
-      auto got = run_local(opts);
+      auto got = run_local(opts, job());
       REQUIRE(got);
       CHECK(got->summary.global_step == 30);
       auto saved = final_checkpoint(opts);
       CHECK(holds_bits_of(saved, expected));
       std::ostringstream log;
-      CHECK_FALSE(bit_identical(saved.params, run_reference(opts, data(), log).params));
+      CHECK_FALSE(bit_identical(saved.params, run_reference(opts, job(), log).params));
     }
 }
 
@@ -84,8 +83,8 @@ TEST_CASE("one worker with one to three shards reproduces the reference trainer 
     CAPTURE(shards);
     auto opts = small_job(shards, 1, 40, dir);
     std::ostringstream log;
-    auto ref = run_reference(opts, data(), log);
-    auto got = run_local(opts);
+    auto ref = run_reference(opts, job(), log);
+    auto got = run_local(opts, job());
     REQUIRE(got);
     CHECK(got->summary.global_step == 40);
     CHECK(holds_bits_of(final_checkpoint(opts), ref));
@@ -95,11 +94,11 @@ TEST_CASE("one worker with one to three shards reproduces the reference trainer 
 TEST_CASE("round-robin placement gives the same parameters as balanced placement") {
   temp_dir dir("rr");
   auto opts = small_job(2, 1, 20, dir);
-  REQUIRE(run_local(opts));
+  REQUIRE(run_local(opts, job()));
   auto balanced = final_checkpoint(opts);
   opts = small_job(2, 1, 20, dir);
   opts.placement = placement_kind::round_robin;
-  REQUIRE(run_local(opts));
+  REQUIRE(run_local(opts, job()));
   CHECK(holds_bits_of(final_checkpoint(opts), balanced));
 }
 
@@ -108,8 +107,8 @@ TEST_CASE("over TCP one worker and two shards still reproduce the reference bit 
   auto opts = small_job(2, 1, 30, dir);
   opts.transport = transport_kind::tcp;
   std::ostringstream log;
-  auto ref = run_reference(opts, data(), log);
-  auto got = run_local(opts);
+  auto ref = run_reference(opts, job(), log);
+  auto got = run_local(opts, job());
   REQUIRE(got);
   CHECK(got->summary.global_step == 30);
   CHECK(holds_bits_of(final_checkpoint(opts), ref));
@@ -124,9 +123,31 @@ TEST_CASE("two async workers stop at exactly the last step and learn") {
   for (auto transport : {transport_kind::inproc, transport_kind::tcp}) {
     auto opts = small_job(2, 2, 301, dir);
     opts.transport = transport;
-    auto got = run_local(opts);
+    auto got = run_local(opts, job());
     REQUIRE(got);
     CHECK(got->summary.global_step == 301);
     CHECK(got->summary.test_accuracy > 0.6);  // chance is 0.1
+  }
+}
+
+TEST_CASE("two hidden layers and softmax regression train through the cluster as the reference") {
+  temp_dir dir("models");
+  for (const char* name : {"mlp", "softmax"}) {
+    CAPTURE(name);
+    auto opts = small_job(2, 1, 20, dir);
+    opts.model = name;
+    opts.hidden_units = name == std::string("mlp") ? std::vector<std::size_t>{64, 32}
+                                                   : std::vector<std::size_t>{500};
+    opts.placement = placement_kind::round_robin;
+    const job_model other = job_for(opts, job().data);
+    std::ostringstream log;
+    auto ref = run_reference(opts, other, log);
+    auto got = run_local(opts, other);
+    REQUIRE(got);
+    auto saved = final_checkpoint(opts);
+    CHECK(saved.layout == other.layout);
+    CHECK(saved.layout.to_string() == (name == std::string("mlp") ? "mlp 784-64-32-10"
+                                                                  : "softmax 784-10"));
+    CHECK(holds_bits_of(saved, ref));
   }
 }

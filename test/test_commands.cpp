@@ -10,13 +10,13 @@
 #include <fstream>
 #include <sstream>
 
-#include "data/idx.hpp"
 #include "model/init.hpp"
-#include "model/mlp.hpp"
+#include "model/mlp_spec.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/node/job.hpp"
 #include "runtime/node/reference_trainer.hpp"
 #include "subprocess.hpp"
+#include "test_jobs.hpp"
 
 using namespace downpour;
 using downpour::testing::process;
@@ -56,14 +56,15 @@ std::size_t lines(const std::string& text) {
   return std::count(text.begin(), text.end(), '\n');
 }
 
-checkpoint make_checkpoint(std::int64_t step, std::uint64_t seed, model_shape shape = {}) {
+checkpoint make_checkpoint(std::int64_t step, std::uint64_t seed,
+                           const model_layout& layout = mlp_spec{}.layout("mlp")) {
   checkpoint c;
-  c.shape = shape;
+  c.layout = layout;
   c.global_step = step;
   c.mode = "ssp";
   c.wall_time = 1718000000.5;
-  c.params = initial_parameters(shape, seed);
-  c.ema = initial_parameters(shape, seed + 1);
+  c.params = initial_parameters(layout, seed);
+  c.ema = initial_parameters(layout, seed + 1);
   return c;
 }
 
@@ -73,8 +74,10 @@ std::string fixed4(double v) {
   return buf;
 }
 
-std::shared_ptr<const mnist_data> fashion_mnist() {
-  return load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
+// The default job's model and its data, as `downpour eval` builds them.
+const job_model& default_job() {
+  static const job_model job = downpour::testing::job_for(options{});
+  return job;
 }
 
 void write_bytes(const std::string& path, const std::string& bytes) {
@@ -87,14 +90,17 @@ std::string read_bytes(const std::string& path) {
 }
 
 // Checks the archive with zipfile and a hand-parsed .npy header, then with
-// numpy.load itself, against the flat float buffer in raw_path.
+// numpy.load itself, against the flat float buffer in raw_path; the arrays'
+// names and shapes in order as JSON (default: the seed's MLP).
 constexpr const char* npz_check = R"(
-import struct, sys, zipfile
+import json, struct, sys, zipfile
 import numpy as np
 npz, raw = sys.argv[1], sys.argv[2]
 flat = np.fromfile(raw, dtype='<f4')
 shapes = {'layer1/weights': (784, 500), 'layer1/biases': (500,),
           'layer2/weights': (500, 10), 'layer2/biases': (10,)}
+if len(sys.argv) > 3:
+    shapes = {name: tuple(shape) for name, shape in json.loads(sys.argv[3])}
 with zipfile.ZipFile(npz) as z:
     assert z.testzip() is None
     assert z.namelist() == [n + '.npy' for n in shapes], z.namelist()
@@ -116,6 +122,20 @@ with np.load(npz) as f:
 print('npz ok')
 )";
 
+// npz_check's verdict on the archive against the flat values (the options
+// after those two: the arrays' names and shapes).
+std::string numpy_check(const temp_dir& dir, const std::string& npz,
+                        const std::vector<float>& values, const std::vector<std::string>& extra) {
+  write_bytes(dir / "flat.bin", std::string(reinterpret_cast<const char*>(values.data()),
+                                            values.size() * sizeof(float)));
+  std::ofstream(dir / "check.py") << npz_check;
+  std::vector<std::string> args = {"/usr/bin/python3", dir / "check.py", npz, dir / "flat.bin"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  process python(args, dir / "python.log");
+  CHECK(python.wait(120s) == 0);
+  return python.output();
+}
+
 }  // namespace
 
 TEST_CASE("inspect prints the step, mode, shape, every variable and checksum ok") {
@@ -125,9 +145,9 @@ TEST_CASE("inspect prints the step, mode, shape, every variable and checksum ok"
   CAPTURE(r.output);
   CHECK(r.code == 0);
   CHECK(r.errors.empty());
-  for (const char* line : {"format_version: 1\n", "global_step: 1234\n", "mode: ssp\n",
+  for (const char* line : {"format_version: 2\n", "global_step: 1234\n", "mode: ssp\n",
                            "wall_time: 1718000000.500 (2024-06-10T06:13:20Z)\n",
-                           "model: 784-500-10 (397510 parameters)\n",
+                           "model: mlp 784-500-10 (397510 parameters)\n",
                            "variable: layer1/weights offset=0 shape=[784, 500]\n",
                            "variable: layer1/biases offset=392000 shape=[500]\n",
                            "variable: layer2/weights offset=392500 shape=[500, 10]\n",
@@ -184,9 +204,6 @@ TEST_CASE(
   std::string path = save_checkpoint(dir.str(), c, 5);
   for (bool ema : {false, true}) {
     CAPTURE(ema);
-    const auto& values = ema ? c.ema : c.params;
-    write_bytes(dir / "flat.bin", std::string(reinterpret_cast<const char*>(values.data()),
-                                              values.size() * sizeof(float)));
     std::vector<std::string> args = {"export", "--checkpoint", path, "--out",
                                      dir / "out/model.npz"};
     if (ema) args.push_back("--ema");
@@ -194,15 +211,38 @@ TEST_CASE(
     CAPTURE(r.output);
     REQUIRE(r.code == 0);
     CHECK(contains(r.output, "export: wrote " + dir / "out/model.npz"));
-    std::ofstream(dir / "check.py") << npz_check;
-    process python({"/usr/bin/python3", dir / "check.py", dir / "out/model.npz", dir / "flat.bin"},
-                   dir / "python.log");
-    int rc = python.wait(120s);
-    CAPTURE(python.output());
-    CHECK(rc == 0);
-    CHECK(python.output() == "npz ok\n");
+    CHECK(numpy_check(dir, dir / "out/model.npz", ema ? c.ema : c.params, {}) == "npz ok\n");
     for (const auto& e : fs::directory_iterator(dir / "out"))
       CHECK(e.path().filename() == "model.npz");  // no temporary left beside it
+  }
+}
+
+TEST_CASE("export writes every variable of any model under its name and TensorFlow shape") {
+  temp_dir dir("cmd-export-models");
+  const model_layout custom("logreg", "7-3",
+                            {{"dense/kernel", 7, 3, {init_kind::truncated_normal, 1.0f}, true},
+                             {"dense/bias", 1, 3, {}, false},
+                             {"scale", 2, 2, {init_kind::truncated_normal, 1.0f}, false}});
+  for (const model_layout& layout : {mlp_spec{784, {500, 300}, 10}.layout("mlp"),
+                                     mlp_spec{784, {}, 10}.layout("softmax"), custom}) {
+    CAPTURE(layout.to_string());
+    const checkpoint c = make_checkpoint(7, 2, layout);
+    std::string path = save_checkpoint(dir / layout.kind(), c, 5);
+    std::string shapes = "[";
+    for (const auto& v : layout.variables()) {
+      std::string dims;
+      for (std::size_t d : tf_shape(v)) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+      shapes += (shapes.size() > 1 ? ",[\"" : "[\"") + v.name + "\",[" + dims + "]]";
+    }
+    auto r = run(dir, {"export", "--checkpoint", path, "--out", dir / "model.npz"});
+    CAPTURE(r.output);
+    REQUIRE(r.code == 0);
+    CHECK(numpy_check(dir, dir / "model.npz", c.params, {shapes + "]"}) == "npz ok\n");
+    auto inspect = run(dir, {"inspect", "--checkpoint", path});
+    CHECK(contains(inspect.output, "model: " + layout.to_string() + " (" +
+                                       std::to_string(layout.size()) + " parameters)\n"));
+    CHECK(contains(inspect.output, "variable: " + layout.variables().back().name + " offset=" +
+                                       std::to_string(layout.variables().back().offset)));
   }
 }
 
@@ -218,14 +258,15 @@ TEST_CASE("eval prints the test accuracies that evaluate() gives the saved param
   temp_dir dir("cmd-eval");
   checkpoint c = make_checkpoint(250, 11);
   std::string path = save_checkpoint(dir.str(), c, 5);
-  auto data = fashion_mnist();
-  accuracy_report raw = evaluate(c.shape, c.params.data(), data->test);
-  accuracy_report ema = evaluate(c.shape, c.ema.data(), data->test);
+  const job_model& job = default_job();
+  accuracy_report raw = evaluate(*job.net, c.params.data(), *job.data.test);
+  accuracy_report ema = evaluate(*job.net, c.ema.data(), *job.data.test);
   auto r = run(dir, {"eval", "--checkpoint", path});
   CAPTURE(r.output);
   REQUIRE(r.code == 0);
   CHECK(contains(r.output,
-                 "eval: checkpoint=" + path + " mode=ssp model=784-500-10 test_examples=10000\n"));
+                 "eval: checkpoint=" + path +
+                                     " mode=ssp model=mlp spec=784-500-10 test_examples=10000\n"));
   REQUIRE(raw.per_class.size() == 10);
   for (std::size_t k = 0; k < 10; ++k)
     CHECK(contains(r.output, "eval: class=" + std::to_string(k) +
@@ -239,13 +280,12 @@ TEST_CASE("eval prints the test accuracies that evaluate() gives the saved param
 
 TEST_CASE("eval of the reference trainer's final state repeats the accuracies of its final line") {
   temp_dir dir("cmd-eval-final");
-  auto data = fashion_mnist();
   options opts;
   opts.last_step = 40;
   opts.quiet = true;
   std::ostringstream log;
-  reference_result result = run_reference(opts, *data, log);
-  checkpoint c{shape_for(opts, *data),
+  reference_result result = run_reference(opts, default_job(), log);
+  checkpoint c{default_job().layout,
                result.summary.global_step,
                "async",
                1718000000.0,
@@ -283,13 +323,15 @@ TEST_CASE("eval refuses what it cannot evaluate with one line") {
     CHECK(r.code == 1);
     CHECK(r.output == "downpour: checkpoint: no valid checkpoint in " + dir / "empty" + "\n");
   }
-  SUBCASE("a model whose input does not fit the data set") {
-    std::string path =
-        save_checkpoint(dir.str(), make_checkpoint(9, 1, model_shape{100, 50, 10}), 5);
+  SUBCASE("a checkpoint of another model than the options and the data make") {
+    std::string path = save_checkpoint(
+        dir.str(), make_checkpoint(9, 1, mlp_spec{100, {50}, 10}.layout("mlp")), 5);
     auto r = run(dir, {"eval", "--checkpoint", path});
     CHECK(r.code == 1);
-    CHECK(r.output == "downpour: checkpoint: " + path +
-                          " holds a 100-50-10 model but the data in " + DOWNPOUR_DEFAULT_DATA_DIR +
-                          " has 784 inputs and 10 classes\n");
+    CHECK(r.output == "downpour: checkpoint " + path +
+                          " holds mlp 100-50-10, this job trains mlp 784-500-10\n");
+    auto softmax = run(dir, {"eval", "--checkpoint", path, "--model=softmax"});
+    CHECK(softmax.output == "downpour: checkpoint " + path +
+                                " holds mlp 100-50-10, this job trains softmax 784-10\n");
   }
 }

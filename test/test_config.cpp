@@ -50,7 +50,7 @@ TEST_CASE("every option is read from the command line") {
       "--connect-timeout=0.5", "--scheduler-policy=stealing", "--scheduler-threads=256"});
   // clang-format on
   CHECK(o.batch_size == 32);
-  CHECK(o.hidden_units == 64);
+  CHECK(o.hidden_units == std::vector<std::size_t>{64});
   CHECK(o.learning_rate == 0.5f);
   CHECK(o.lr_decay_rate == 1.0f);
   CHECK(o.lr_decay_steps == 10);

@@ -15,56 +15,81 @@ namespace downpour {
 
 using namespace idx_files;
 
+// Every example's features and the labels of a data set, through the interface.
+std::vector<float> features_of(const dataset& d) {
+  std::vector<float> all(d.size() * d.features());
+  for (std::size_t i = 0; i < d.size(); ++i) d.copy_features(i, all.data() + i * d.features());
+  return all;
+}
+
+std::vector<std::int32_t> labels_of(const dataset& d) {
+  std::vector<std::int32_t> all(d.size());
+  for (std::size_t i = 0; i < d.size(); ++i) all[i] = d.label(i);
+  return all;
+}
+
 TEST_CASE("the Fashion-MNIST files load as TF's 55000/5000/10000 split of 28x28 images") {
   const auto begin = std::chrono::steady_clock::now();
-  const auto data = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
+  const data_splits data = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
   MESSAGE("load_mnist took " << seconds << " s");
 
-  CHECK(data->train.count == 55000);
-  CHECK(data->validation.count == 5000);
-  CHECK(data->test.count == 10000);
-  CHECK(data->num_classes == 10);
-  CHECK(data->input_size() == 784);
-  for (const image_set* set : {&data->train, &data->validation, &data->test}) {
-    CHECK(set->rows == 28);
-    CHECK(set->cols == 28);
-    CHECK(set->pixels.size() == set->count * 784);
-    CHECK(set->labels.size() == set->count);
-    const auto [lo, hi] = std::minmax_element(set->pixels.begin(), set->pixels.end());
-    CHECK(*lo == 0);
-    CHECK(*hi == 255);
-  }
-
+  CHECK(data.train->size() == 55000);
+  CHECK(data.validation->size() == 5000);
+  CHECK(data.test->size() == 10000);
+  CHECK(data.classes == 10);
+  CHECK(data.shape.dims == std::vector<std::size_t>{28, 28, 1});
+  const data_summary header = summarize_mnist(DOWNPOUR_DEFAULT_DATA_DIR);
+  CHECK(header.shape.dims == data.shape.dims);
+  CHECK(header.classes == data.classes);
   std::array<std::size_t, 10> train_per_class{};
   std::array<std::size_t, 10> test_per_class{};
-  for (const image_set* set : {&data->train, &data->validation}) {
-    for (std::uint8_t label : set->labels) ++train_per_class.at(label);
+  for (const auto& set : {data.train, data.validation, data.test}) {
+    CHECK(set->features() == 784);
+    const std::vector<float> x = features_of(*set);
+    const auto [lo, hi] = std::minmax_element(x.begin(), x.end());
+    CHECK(*lo == 0.0f);
+    CHECK(*hi == 255.0f * (1.0f / 255.0f));
+    for (std::int32_t label : labels_of(*set))
+      ++(set == data.test ? test_per_class : train_per_class).at(label);
   }
-  for (std::uint8_t label : data->test.labels) ++test_per_class.at(label);
   for (std::size_t c = 0; c < 10; ++c) {
     CHECK(train_per_class[c] == 6000);
     CHECK(test_per_class[c] == 1000);
   }
 }
 
+TEST_CASE("features are the pixels times float(1/255), as TF's read_data_sets scales them") {
+  temp_dir dir;
+  write_plain(dir.file("images"), image_file(256, 1, 1));  // 7i mod 256: every value once
+  write_plain(dir.file("labels"), label_file(256));
+  const auto set = load_idx_pair(dir.file("images"), dir.file("labels"));
+  for (std::size_t i = 0; i < 256; ++i) {
+    float x = -1.0f;
+    set->copy_features(i, &x);
+    CHECK(x == static_cast<float>(set->image(i)[0]) * (1.0f / 255.0f));
+  }
+}
+
 TEST_CASE("the validation set is the first training examples and train is the rest") {
   temp_dir dir;
   write_mnist(dir, 10, 4, false);
-  const image_set full =
+  const auto full =
       load_idx_pair(dir.file("train-images-idx3-ubyte"), dir.file("train-labels-idx1-ubyte"));
-  const auto data = load_mnist(dir.str(), 3);
-  REQUIRE(data->validation.count == 3);
-  REQUIRE(data->train.count == 7);
-  CHECK(data->test.count == 4);
-  CHECK(std::equal(data->validation.pixels.begin(), data->validation.pixels.end(),
-                   full.pixels.begin()));
-  CHECK(std::equal(data->train.pixels.begin(), data->train.pixels.end(),
-                   full.pixels.begin() + 3 * 12));
-  CHECK(std::equal(data->train.labels.begin(), data->train.labels.end(), full.labels.begin() + 3));
+  const data_splits data = load_mnist(dir.str(), 3);
+  REQUIRE(data.validation->size() == 3);
+  REQUIRE(data.train->size() == 7);
+  CHECK(data.test->size() == 4);
+  const std::vector<float> all = features_of(*full);
+  const std::vector<float> validation = features_of(*data.validation);
+  const std::vector<float> train = features_of(*data.train);
+  CHECK(std::equal(validation.begin(), validation.end(), all.begin()));
+  CHECK(std::equal(train.begin(), train.end(), all.begin() + 3 * 12));
+  const std::vector<std::int32_t> labels = labels_of(*full);
+  CHECK(labels_of(*data.train) == std::vector<std::int32_t>(labels.begin() + 3, labels.end()));
 
-  CHECK(load_mnist(dir.str(), 9)->train.count == 1);
+  CHECK(load_mnist(dir.str(), 9).train->size() == 1);
   // Holding out every example would leave workers nothing to draw a batch from.
   CHECK(mnist_error(dir.str(), 10)
             .find("validation size 10 takes all 10 training examples, "
@@ -78,18 +103,21 @@ TEST_CASE("gzipped and plain files are both accepted and read the same") {
   temp_dir gz_dir;
   write_mnist(plain_dir, 9, 5, false);
   write_mnist(gz_dir, 9, 5, true);
-  const auto plain = load_mnist(plain_dir.str(), 2);
-  const auto gz = load_mnist(gz_dir.str(), 2);
-  CHECK(plain->train.pixels == gz->train.pixels);
-  CHECK(plain->train.labels == gz->train.labels);
-  CHECK(plain->test.pixels == gz->test.pixels);
-  CHECK(gz->test.pixels == fake_pixels(5, 4, 3));
-  CHECK(gz->num_classes == 9);  // labels are i % 10 over 9 examples: 0..8
+  const data_splits plain = load_mnist(plain_dir.str(), 2);
+  const data_splits gz = load_mnist(gz_dir.str(), 2);
+  CHECK(features_of(*plain.train) == features_of(*gz.train));
+  CHECK(labels_of(*plain.train) == labels_of(*gz.train));
+  CHECK(features_of(*plain.test) == features_of(*gz.test));
+  const auto* test_images = dynamic_cast<const idx_images*>(gz.test.get());
+  REQUIRE(test_images != nullptr);
+  CHECK(test_images->pixels() == fake_pixels(5, 4, 3));
+  CHECK(gz.classes == 9);  // labels are i % 10 over 9 examples: 0..8
+  CHECK(summarize_mnist(gz_dir.str()).classes == 9);
 
   // A directory may also mix the two.
   fs::remove(gz_dir.file("t10k-labels-idx1-ubyte.gz"));
   write_plain(gz_dir.file("t10k-labels-idx1-ubyte"), label_file(5));
-  CHECK(load_mnist(gz_dir.str(), 2)->test.labels == plain->test.labels);
+  CHECK(labels_of(*load_mnist(gz_dir.str(), 2).test) == labels_of(*plain.test));
 }
 
 TEST_CASE("a missing file is reported with the path tried") {

@@ -19,16 +19,10 @@ namespace downpour {
 namespace {
 
 // A set of count 1x1 images whose pixel and label both equal the example index.
-std::shared_ptr<const mnist_data> indexed_set(std::size_t count) {
-  auto data = std::make_shared<mnist_data>();
-  data->train.count = count;
-  data->train.rows = data->train.cols = 1;
-  for (std::size_t i = 0; i < count; ++i) {
-    data->train.pixels.push_back(static_cast<std::uint8_t>(i));
-    data->train.labels.push_back(static_cast<std::uint8_t>(i));
-  }
-  data->num_classes = count;
-  return data;
+std::shared_ptr<const dataset> indexed_set(std::size_t count) {
+  std::vector<std::uint8_t> bytes;
+  for (std::size_t i = 0; i < count; ++i) bytes.push_back(static_cast<std::uint8_t>(i));
+  return std::make_shared<idx_images>(1, 1, bytes, bytes);
 }
 
 std::vector<std::int32_t> draw_labels(batcher& b, std::size_t batches) {
@@ -44,7 +38,7 @@ std::vector<std::int32_t> draw_labels(batcher& b, std::size_t batches) {
 
 TEST_CASE("a batch that crosses the epoch end takes the old rest and the new permutation's start") {
   const auto data = indexed_set(10);
-  batcher b(data, data->train, 4, 42);
+  batcher b(data, 4, 42);
   const std::vector<std::int32_t> first_two = draw_labels(b, 2);
   CHECK(b.epochs_completed() == 0);
   const batch& third = b.next_batch();
@@ -59,7 +53,7 @@ TEST_CASE("a batch that crosses the epoch end takes the old rest and the new per
   CHECK(std::set<std::int32_t>{third.y[2], third.y[3]}.size() == 2);
 
   // Across many epochs the stream of examples is a concatenation of permutations.
-  batcher long_run(data, data->train, 4, 7);
+  batcher long_run(data, 4, 7);
   const std::vector<std::int32_t> stream = draw_labels(long_run, 50);  // 200 = 20 epochs
   std::vector<std::vector<std::int32_t>> epochs;
   for (std::size_t e = 0; e < 20; ++e) {
@@ -75,14 +69,14 @@ TEST_CASE("a batch that crosses the epoch end takes the old rest and the new per
 TEST_CASE("epochs_completed counts epoch ends crossed, as in TF") {
   for (std::size_t count : {8, 10, 13}) {
     const auto data = indexed_set(count);
-    batcher b(data, data->train, 4, 1);
+    batcher b(data, 4, 1);
     for (std::size_t k = 1; k <= 40; ++k) {
       b.next_batch();
       CHECK(b.epochs_completed() == (4 * k - 1) / count);
     }
   }
   const auto data = indexed_set(5);
-  batcher whole(data, data->train, 5, 3);
+  batcher whole(data, 5, 3);
   for (std::size_t k = 1; k <= 4; ++k) {
     std::vector<std::int32_t> y = whole.next_batch().y;
     CHECK(whole.epochs_completed() == k - 1);
@@ -93,9 +87,9 @@ TEST_CASE("epochs_completed counts epoch ends crossed, as in TF") {
 
 TEST_CASE("the same seed replays the same batches and a different seed does not") {
   const auto data = indexed_set(100);
-  batcher a(data, data->train, 16, 2024);
-  batcher b(data, data->train, 16, 2024);
-  batcher c(data, data->train, 16, 2025);
+  batcher a(data, 16, 2024);
+  batcher b(data, 16, 2024);
+  batcher c(data, 16, 2025);
   const auto seq_a = draw_labels(a, 40);
   CHECK(seq_a == draw_labels(b, 40));
   CHECK(seq_a != draw_labels(c, 40));
@@ -103,7 +97,7 @@ TEST_CASE("the same seed replays the same batches and a different seed does not"
 
 TEST_CASE("the shuffle puts every example first about equally often") {
   const auto data = indexed_set(10);
-  batcher b(data, data->train, 10, 99);
+  batcher b(data, 10, 99);
   std::array<int, 10> first{};
   for (int epoch = 0; epoch < 20000; ++epoch) ++first.at(b.next_batch().y[0]);
   for (int n : first) {
@@ -113,13 +107,10 @@ TEST_CASE("the shuffle puts every example first about equally often") {
 }
 
 TEST_CASE("pixels are scaled to [0,1] exactly as TF does and labels become int32") {
-  auto data = std::make_shared<mnist_data>();
-  data->train.count = 2;
-  data->train.rows = 2;
-  data->train.cols = 2;
-  data->train.pixels = {0, 255, 128, 1, 0, 255, 128, 1};
-  data->train.labels = {3, 3};
-  batcher b(data, data->train, 2, 5);
+  auto data = std::make_shared<idx_images>(
+      2, 2, std::vector<std::uint8_t>{0, 255, 128, 1, 0, 255, 128, 1},
+      std::vector<std::uint8_t>{3, 3});
+  batcher b(data, 2, 5);
   const batch& out = b.next_batch();
   CHECK(out.size == 2);
   CHECK(out.input_size == 4);
@@ -133,7 +124,7 @@ TEST_CASE("pixels are scaled to [0,1] exactly as TF does and labels become int32
 
 TEST_CASE("batches reuse one buffer and never allocate per step") {
   const auto data = indexed_set(10);
-  batcher b(data, data->train, 3, 11);
+  batcher b(data, 3, 11);
   const batch& first = b.next_batch();
   const float* x = first.x.data();
   const std::int32_t* y = first.y.data();
@@ -147,15 +138,15 @@ TEST_CASE("batches reuse one buffer and never allocate per step") {
 
 TEST_CASE("a batch larger than the set or of size zero is refused at construction") {
   const auto data = indexed_set(10);
-  CHECK_THROWS_WITH_AS(batcher(data, data->train, 11, 1),
+  CHECK_THROWS_WITH_AS(batcher(data, 11, 1),
                        "data: batch size 11 exceeds the 10 examples in the set", data_error);
-  CHECK_THROWS_AS(batcher(data, data->train, 0, 1), data_error);
-  CHECK_NOTHROW(batcher(data, data->train, 10, 1));
+  CHECK_THROWS_AS(batcher(data, 0, 1), data_error);
+  CHECK_NOTHROW(batcher(data, 10, 1));
 }
 
 TEST_CASE("batches of the real training set hold valid labels and scaled pixels") {
   const auto data = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
-  batcher b(data, data->train, 100, 123);
+  batcher b(data.train, 100, 123);
   for (int k = 0; k < 600; ++k) {  // crosses the 550-batch epoch end
     const batch& out = b.next_batch();
     REQUIRE(out.x.size() == 100 * 784);

@@ -56,7 +56,7 @@ TEST_CASE("a job with a learning rate of 1e12 fails as diverged, in process") {
   auto opts = local_job(2, 2, 200, dir.str());
   opts.learning_rate = 1e12f;
   opts.pipeline = true;
-  auto got = run_local(opts);
+  auto got = run_local_job(opts);
   REQUIRE(!got);
   CHECK(got.error() == errc::diverged);
   check_only_good_checkpoints(dir);

@@ -79,7 +79,7 @@ TEST_CASE("a DOWNPOUR_ variable sets its option, below the command line and abov
   const options o = parse({"--config=" + ini.string(), "--batch-size=40"});
   std::filesystem::remove(ini);
   CHECK(o.batch_size == 40);    // command line
-  CHECK(o.hidden_units == 60);  // environment over file
+  CHECK(o.hidden_units == std::vector<std::size_t>{60});  // environment over file
   CHECK(o.last_step == 11);     // file
   CHECK(o.lr_staircase);
 }

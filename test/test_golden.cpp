@@ -29,7 +29,6 @@
 #include <sstream>
 
 #include "data/batch_record.hpp"
-#include "model/shape.hpp"
 #include "npz_reader.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/node/node.hpp"
@@ -40,6 +39,7 @@ using namespace downpour;
 using downpour::testing::local_job;
 using downpour::testing::process;
 using downpour::testing::read_npz_array;
+using downpour::testing::run_local_job;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
 
@@ -51,7 +51,7 @@ constexpr double relative_tolerance = 1e-5;
 // record_dir.
 void run_recorded(const options& opts, const std::string& record_dir) {
   ::setenv(record_batches_env, record_dir.c_str(), 1);
-  auto result = run_local(opts);
+  auto result = run_local_job(opts);
   ::unsetenv(record_batches_env);
   REQUIRE(result);
   REQUIRE(result->summary.global_step == opts.last_step);
@@ -87,8 +87,8 @@ double rms(const std::vector<float>& v) {
 }
 
 void compare(const std::vector<float>& downpour, const std::string& npz, const std::string& suffix,
-             const model_shape& shape, deviation& d) {
-  for (const auto& v : shape.variables()) {
+             const model_layout& layout, deviation& d) {
+  for (const auto& v : layout.variables()) {
     auto golden = read_npz_array(npz, v.name + suffix);
     REQUIRE(golden.values.size() == v.size());
     const double floor = rms(golden.values);
@@ -106,8 +106,8 @@ void compare(const std::vector<float>& downpour, const std::string& npz, const s
 // How far the checkpoint is from the golden's parameters and shadows.
 deviation deviation_from(const checkpoint& c, const std::string& npz) {
   deviation d;
-  compare(c.params, npz, "", c.shape, d);
-  compare(c.ema, npz, "/ExponentialMovingAverage", c.shape, d);
+  compare(c.params, npz, "", c.layout, d);
+  compare(c.ema, npz, "/ExponentialMovingAverage", c.layout, d);
   return d;
 }
 

@@ -8,9 +8,30 @@
 #include <vector>
 
 #include "config/options.hpp"
+#include "model/builtin.hpp"
+#include "runtime/cli/model_build.hpp"
 #include "runtime/files/checkpoint.hpp"
+#include "runtime/node/node.hpp"
 
 namespace downpour::testing {
+
+// The built-in models, as `downpour` builds them (runtime/cli/main.cpp).
+inline std::shared_ptr<const model> builtin_model(const model_request& request) {
+  return make_builtin_model(request.choice, request);
+}
+
+// The job's model for data, as a `downpour` node builds it for the options.
+inline job_model job_for(const options& o, data_splits data) {
+  return build_job_model(o, std::move(data), builtin_model);
+}
+
+// The same with the options' data (--data-dir).
+inline job_model job_for(const options& o) { return job_for(o, load_job_data(o)); }
+
+// --role=local in this process with the options' model and data.
+inline caf::expected<job_result> run_local_job(const options& o, const node_hooks& hooks = {}) {
+  return run_local(o, job_for(o), hooks);
+}
 
 // ps shards and workers in one process, steps global steps, checkpoints in
 // dir, no timed checkpoints and no progress output.

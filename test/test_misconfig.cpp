@@ -8,7 +8,6 @@
 #include "actors/failure.hpp"
 #include "actors/parameter_shard.hpp"
 #include "cluster_procs.hpp"
-#include "config/cluster_fingerprint.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/net/ports.hpp"
 #include "runtime/node/chief.hpp"
@@ -154,13 +153,13 @@ TEST_CASE("a ps whose chief is killed and not started again exits 1 after --conn
 TEST_CASE("an exception inside an actor of the chief's process ends the job with its message") {
   temp_dir dir("actor-exception");
   auto opts = local_job(1, 1, 1000000, dir.str());
-  auto data = load_training_data(opts);
-  node_config cfg{opts};
+  const job_model job = job_for(opts);
+  node_config cfg{opts, job.layout};
   caf::actor_system sys{cfg};
   std::vector<shard_actor> shards{spawn_parameter_shard(
-      sys,
-      shard_config{0, cluster_fingerprint(opts), schedule_for(opts), opts.ema_decay, opts.last_step,
-                   opts.mode, 1, opts.wire, node_logger(opts, role_kind::ps, 0)})};
+      sys, shard_config{0, job_fingerprint(opts, job.layout), schedule_for(opts), opts.ema_decay,
+                        opts.last_step, opts.mode, 1, opts.wire,
+                        node_logger(opts, role_kind::ps, 0)})};
   // A worker that throws when told to start, as any handler might.
   auto start = [&](supervisor_actor, coordinator_actor,
                    const std::vector<shard_actor>&) -> caf::expected<std::vector<worker_actor>> {
@@ -171,7 +170,7 @@ TEST_CASE("an exception inside an actor of the chief's process ends the job with
     caf::anon_send(faulty, start_atom_v);
     return std::vector<worker_actor>{faulty};
   };
-  auto result = run_chief(sys, opts, data, shards, start, nullptr);
+  auto result = run_chief(sys, opts, job, shards, start, nullptr);
   REQUIRE_FALSE(result);
   CAPTURE(describe(result.error()));
   CHECK(result.error() == errc::failed);

@@ -1,3 +1,6 @@
+// The MLP's numerics: gradients against central differences in double (one
+// and two hidden layers, and none: softmax regression), float against
+// double, the L2 term, stable logits; the schedule and the update kernels.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -15,7 +18,9 @@ using namespace downpour;
 
 namespace {
 
-batch random_batch(const model_shape& s, std::size_t n, std::uint64_t seed) {
+model_layout layout_of(const mlp_spec& s) { return s.layout("mlp"); }
+
+batch random_batch(const mlp_spec& s, std::size_t n, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(0.0f, 1.0f);
   batch b;
@@ -26,10 +31,10 @@ batch random_batch(const model_shape& s, std::size_t n, std::uint64_t seed) {
   return b;
 }
 
-std::vector<float> random_params(const model_shape& s, std::uint64_t seed) {
+std::vector<float> random_params(const mlp_spec& s, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::normal_distribution<float> nd(0.0f, 0.5f);
-  std::vector<float> p(s.size());
+  std::vector<float> p(layout_of(s).size());
   for (auto& v : p) v = nd(rng);
   return p;
 }
@@ -38,80 +43,62 @@ std::vector<double> to_double(const std::vector<float>& v) {
   return std::vector<double>(v.begin(), v.end());
 }
 
-std::vector<std::size_t> all_entries(const model_shape& s) {
-  std::vector<std::size_t> all(s.size());
+std::vector<std::size_t> all_entries(const mlp_spec& s) {
+  std::vector<std::size_t> all(layout_of(s).size());
   for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
   return all;
 }
 
 // per_variable entries of each variable (all of a smaller one), fixed by seed.
-std::vector<std::size_t> sampled_entries(const model_shape& s, std::size_t per_variable,
+std::vector<std::size_t> sampled_entries(const mlp_spec& s, std::size_t per_variable,
                                          std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::vector<std::size_t> picked;
-  for (const auto& v : s.variables())
+  const model_layout layout = layout_of(s);
+  for (const auto& v : layout.variables())
     for (std::size_t k = 0; k < std::min(per_variable, v.size()); ++k)
       picked.push_back(v.offset + (v.size() <= per_variable ? k : rng() % v.size()));
   return picked;
-}
-
-// The hidden layer's inputs x W1 + b1 (batch x hidden), for finding kinks.
-std::vector<double> hidden_inputs(const model_shape& s, const std::vector<double>& p,
-                                  const batch& b) {
-  std::vector<double> z(b.size * s.hidden);
-  for (std::size_t n = 0; n < b.size; ++n)
-    for (std::size_t j = 0; j < s.hidden; ++j) {
-      double sum = p[s.input * s.hidden + j];
-      for (std::size_t a = 0; a < s.input; ++a)
-        sum += double(b.x[n * s.input + a]) * p[a * s.hidden + j];
-      z[n * s.hidden + j] = sum;
-    }
-  return z;
-}
-
-// True if moving entry i by +-step can switch a ReLU on or off: a hidden
-// input it feeds lies within twice what the step moves it of zero.
-bool near_kink(const model_shape& s, const std::vector<double>& z, const batch& b, std::size_t i,
-               double step) {
-  const std::size_t bias_at = s.input * s.hidden;
-  if (i >= bias_at + s.hidden) return false;  // layer 2 is linear in its parameters
-  const std::size_t j = i < bias_at ? i % s.hidden : i - bias_at;
-  for (std::size_t n = 0; n < b.size; ++n) {
-    const double moved = i < bias_at ? step * std::abs(b.x[n * s.input + i / s.hidden]) : step;
-    if (std::abs(z[n * s.hidden + j]) <= 2 * moved) return true;
-  }
-  return false;
 }
 
 struct gradient_check {
   std::size_t checked = 0, skipped = 0, failed = 0;
 };
 
-gradient_check check_gradient(const model_shape& s, const batch& b, std::vector<double> params,
+// The central difference of the loss in entry i with step h.
+double central_difference(basic_mlp_workspace<double>& ws, std::vector<double>& params,
+                          const batch& b, std::size_t i, double h) {
+  const double kept = params[i];
+  params[i] = kept + h;
+  const double up = ws.loss(params.data(), b);
+  params[i] = kept - h;
+  const double down = ws.loss(params.data(), b);
+  params[i] = kept;
+  return (up - down) / (2 * h);
+}
+
+// An entry whose gradient disagrees is a failure unless a ReLU kink lies
+// within twice the step: the loss is piecewise smooth, so there the central
+// differences of step h and 2h disagree with each other as well, while
+// elsewhere they agree to about 1e-10.
+gradient_check check_gradient(const mlp_spec& s, const batch& b, std::vector<double> params,
                               double l2, const std::vector<std::size_t>& entries) {
   const double step = 1e-6, relative = 1e-3, floor = 1e-8;
+  auto off = [&](double x, double y) { return std::abs(x - y) > relative * std::abs(y) + floor; };
   basic_mlp_workspace<double> ws(s, b.size, l2);
-  std::vector<double> grad(s.size());
+  std::vector<double> grad(params.size());
   ws.loss_and_gradient(params.data(), b, grad.data());
-  const auto z = hidden_inputs(s, params, b);
   gradient_check r;
   double worst = 0.0;
   for (std::size_t i : entries) {
-    if (near_kink(s, z, b, i, step)) {
+    const double numeric = central_difference(ws, params, b, i, step);
+    if (off(grad[i], numeric) && off(central_difference(ws, params, b, i, 2 * step), numeric)) {
       ++r.skipped;
       continue;
     }
-    const double kept = params[i];
-    params[i] = kept + step;
-    const double up = ws.loss(params.data(), b);
-    params[i] = kept - step;
-    const double down = ws.loss(params.data(), b);
-    params[i] = kept;
-    const double numeric = (up - down) / (2 * step);
-    const double diff = std::abs(grad[i] - numeric);
-    worst = std::max(worst, diff / (std::abs(numeric) + floor));
+    worst = std::max(worst, std::abs(grad[i] - numeric) / (std::abs(numeric) + floor));
     ++r.checked;
-    if (diff > relative * std::abs(numeric) + floor) {
+    if (off(grad[i], numeric)) {
       ++r.failed;
       MESSAGE("entry " << i << ": gradient " << grad[i] << ", central difference " << numeric);
     }
@@ -121,85 +108,112 @@ gradient_check check_gradient(const model_shape& s, const batch& b, std::vector<
   return r;
 }
 
+// A batch of the real data (Fashion-MNIST's first training examples after
+// a shuffle by seed).
+batch fashion_batch(std::size_t n, std::uint64_t seed) {
+  static const data_splits data = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
+  batcher batches(data.train, n, seed);
+  return batches.next_batch();
+}
+
 }  // namespace
 
-TEST_CASE("the flat buffer holds the four variables in TensorFlow's creation order") {
-  model_shape s;
-  auto vars = s.variables();
-  REQUIRE(vars.size() == 4);
-  CHECK(s.size() == 397510);
-  CHECK(vars[0].name == "layer1/weights");
-  CHECK(vars[0].offset == 0);
-  CHECK(vars[1].name == "layer1/biases");
-  CHECK(vars[1].offset == 392000);
-  CHECK(vars[2].name == "layer2/weights");
-  CHECK(vars[2].offset == 392500);
-  CHECK(vars[3].name == "layer2/biases");
-  CHECK(vars[3].offset == 397500);
+TEST_CASE("the MLP's flat buffer holds its variables in TensorFlow's creation order") {
+  const model_layout seed = mlp_spec{}.layout("mlp");
+  CHECK(seed.to_string() == "mlp 784-500-10");
+  CHECK(seed.size() == 397510);
+  const std::vector<std::pair<std::string, std::size_t>> expected = {
+      {"layer1/weights", 0}, {"layer1/biases", 392000}, {"layer2/weights", 392500},
+      {"layer2/biases", 397500}};
+  REQUIRE(seed.variables().size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CHECK(seed.variables()[i].name == expected[i].first);
+    CHECK(seed.variables()[i].offset == expected[i].second);
+  }
+  const model_layout deeper = mlp_spec{784, {500, 300}, 10}.layout("mlp");
+  CHECK(deeper.to_string() == "mlp 784-500-300-10");
+  CHECK(deeper.variables_text() ==
+        "layer1/weights 784x500,layer1/biases 1x500,layer2/weights 500x300,layer2/biases 1x300,"
+        "layer3/weights 300x10,layer3/biases 1x10");
+  const model_layout softmax = mlp_spec{784, {}, 10}.layout("softmax");
+  CHECK(softmax.variables_text() == "layer1/weights 784x10,layer1/biases 1x10");
 }
 
 // The gradient check runs the model's own code instantiated in double, so
 // central differences are accurate to about 1e-10 (step 1e-6: truncation
 // error ~1e-12, cancellation ~1e-16 / 1e-6 of a loss near 1), far below the
 // 1e-3 relative tolerance; the 1e-8 absolute floor only covers gradients
-// that are zero. A ReLU whose input lies within the step of zero makes the
-// loss kinked there, so entries feeding such a unit are skipped (and counted:
-// they must stay few).
+// that are zero. Entries next to a ReLU kink are skipped (and counted: they
+// must stay few; softmax regression has none).
 TEST_CASE("in double, every gradient entry of a small net matches central differences") {
-  model_shape s{7, 6, 4};
-  auto b = random_batch(s, 5, 11);
-  auto params = to_double(random_params(s, 12));
-  // l2 large, so that a wrong L2 gradient cannot hide below the tolerance.
-  auto result = check_gradient(s, b, params, 0.05, all_entries(s));
-  CHECK(result.checked + result.skipped == s.size());
-  CHECK(result.skipped <= s.size() / 20);
-  CHECK(result.failed == 0);
+  for (const mlp_spec& s : {mlp_spec{7, {6}, 4}, mlp_spec{7, {6, 5}, 4}, mlp_spec{7, {}, 4}}) {
+    CAPTURE(s.text());
+    auto b = random_batch(s, 5, 11);
+    auto params = to_double(random_params(s, 12));
+    const std::size_t n = params.size();
+    // l2 large, so that a wrong L2 gradient cannot hide below the tolerance.
+    auto result = check_gradient(s, b, params, 0.05, all_entries(s));
+    CHECK(result.checked + result.skipped == n);
+    CHECK(result.skipped <= (s.hidden.empty() ? 0 : n / 20));
+    CHECK(result.failed == 0);
+  }
 }
 
 TEST_CASE("in double, sampled gradient entries at the real layer sizes match central differences") {
-  model_shape s;  // 784-500-10, batch 100 of Fashion-MNIST, the job's initial parameters
-  auto data = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
-  batcher batches(nullptr, data->train, 100, 7);
-  const batch& b = batches.next_batch();
-  auto params = to_double(initial_parameters(s, 3));
-  auto result = check_gradient(s, b, params, 1e-4, sampled_entries(s, 40, 5));
-  CHECK(result.checked + result.skipped == 3 * 40 + 10);
-  CHECK(result.skipped * 10 <= result.checked);
-  CHECK(result.failed == 0);
+  // The job's initial parameters on batches of Fashion-MNIST: the seed's
+  // 784-500-10, two hidden layers (500,300) and softmax regression.
+  struct net {
+    mlp_spec spec;
+    std::size_t batch_size;
+  };
+  for (const net& n : {net{mlp_spec{}, 100}, net{mlp_spec{784, {500, 300}, 10}, 10},
+                       net{mlp_spec{784, {}, 10}, 100}}) {
+    CAPTURE(n.spec.text());
+    const batch b = fashion_batch(n.batch_size, 7);
+    auto params = to_double(initial_parameters(layout_of(n.spec), 3));
+    auto entries = sampled_entries(n.spec, 30, 5);
+    auto result = check_gradient(n.spec, b, params, 1e-4, entries);
+    CHECK(result.checked + result.skipped == entries.size());
+    CHECK(result.skipped * 10 <= result.checked);
+    CHECK(result.failed == 0);
+  }
 }
 
 TEST_CASE("the float gradient is the double gradient up to float rounding") {
-  model_shape s;
-  auto data = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
-  batcher batches(nullptr, data->train, 100, 8);
-  const batch& b = batches.next_batch();
-  auto params = initial_parameters(s, 4);
-  std::vector<float> grad(s.size());
-  mlp_workspace(s, 100, 1e-4f).loss_and_gradient(params.data(), b, grad.data());
-  auto exact = to_double(params);
-  std::vector<double> grad_exact(s.size());
-  basic_mlp_workspace<double>(s, 100, 1e-4).loss_and_gradient(exact.data(), b, grad_exact.data());
-  // Float sums of 100 to 784 terms: a few 1e-7 of the largest entry of the
-  // variable; 1e-5 of it bounds that and still refuses any wrong term.
-  for (const auto& v : s.variables()) {
-    double largest = 0.0, worst = 0.0;
-    for (std::size_t i = v.offset; i < v.offset + v.size(); ++i) {
-      largest = std::max(largest, std::abs(grad_exact[i]));
-      worst = std::max(worst, std::abs(grad[i] - grad_exact[i]));
+  const batch b = fashion_batch(100, 8);
+  for (const mlp_spec& s : {mlp_spec{}, mlp_spec{784, {500, 300}, 10}}) {
+    CAPTURE(s.text());
+    auto params = initial_parameters(layout_of(s), 4);
+    std::vector<float> grad(params.size());
+    mlp_workspace(s, 100, 1e-4f).loss_and_gradient(params.data(), b, grad.data());
+    auto exact = to_double(params);
+    std::vector<double> grad_exact(params.size());
+    basic_mlp_workspace<double>(s, 100, 1e-4).loss_and_gradient(exact.data(), b,
+                                                                 grad_exact.data());
+    // Float sums of 100 to 784 terms: a few 1e-7 of the largest entry of the
+    // variable; 1e-5 of it bounds that and still refuses any wrong term.
+    const model_layout layout = layout_of(s);
+    for (const auto& v : layout.variables()) {
+      double largest = 0.0, worst = 0.0;
+      for (std::size_t i = v.offset; i < v.offset + v.size(); ++i) {
+        largest = std::max(largest, std::abs(grad_exact[i]));
+        worst = std::max(worst, std::abs(grad[i] - grad_exact[i]));
+      }
+      CAPTURE(v.name);
+      MESSAGE(v.name << ": worst difference " << worst / largest << " of the largest entry");
+      CHECK(largest > 0.0);
+      CHECK(worst <= 1e-5 * largest);
     }
-    CAPTURE(v.name);
-    MESSAGE(v.name << ": worst difference " << worst / largest << " of the largest entry");
-    CHECK(largest > 0.0);
-    CHECK(worst <= 1e-5 * largest);
   }
 }
 
 TEST_CASE("the loss includes l2 times half the squared weights but not the biases") {
-  model_shape s{3, 2, 2};
+  const mlp_spec s{3, {2}, 2};
   batch b = random_batch(s, 2, 3);
-  std::vector<float> params(s.size(), 0.0f);
+  std::vector<float> params(layout_of(s).size(), 0.0f);
   mlp_workspace plain(s, 2, 0.0f), reg(s, 2, 0.5f);
-  for (auto& v : s.variables())
+  const model_layout layout = layout_of(s);
+  for (auto& v : layout.variables())
     for (std::size_t i = 0; i < v.size(); ++i) params[v.offset + i] = v.regularized ? 0.0f : 3.0f;
   CHECK(reg.loss(params.data(), b) == doctest::Approx(plain.loss(params.data(), b)));
   params[0] = 2.0f;  // a layer-1 weight: adds 0.5 * 4 / 2 = 1
@@ -207,7 +221,7 @@ TEST_CASE("the loss includes l2 times half the squared weights but not the biase
 }
 
 TEST_CASE("softmax cross-entropy with logits of 1e4 is finite") {
-  model_shape s{1, 1, 2};
+  const mlp_spec s{1, {1}, 2};
   batch b;
   b.size = 1;
   b.input_size = 1;
@@ -216,7 +230,7 @@ TEST_CASE("softmax cross-entropy with logits of 1e4 is finite") {
   // w1 = 1, b1 = 0, w2 = [1e4, -1e4]: logits (1e4, -1e4), label 1 -> loss 2e4.
   std::vector<float> params = {1.0f, 0.0f, 1e4f, -1e4f, 0.0f, 0.0f};
   mlp_workspace ws(s, 1, 0.0f);
-  std::vector<float> grad(s.size());
+  std::vector<float> grad(params.size());
   float loss = ws.loss_and_gradient(params.data(), b, grad.data());
   CHECK(std::isfinite(loss));
   CHECK(loss == doctest::Approx(2e4));
@@ -253,9 +267,9 @@ TEST_CASE("the mean update of summed gradients equals the update by their mean")
 }
 
 TEST_CASE("truncated-normal weights stay within two stddev with std near 0.088") {
-  model_shape s;
+  const model_layout s = mlp_spec{}.layout("mlp");
   auto p = initial_parameters(s, 42);
-  auto vars = s.variables();
+  const auto& vars = s.variables();
   double sum = 0, sq = 0;
   std::size_t n = 0;
   for (auto& v : vars) {

@@ -38,6 +38,21 @@ std::vector<std::string> node_args(const std::string& role, std::size_t task,
   return args;
 }
 
+// The output of a chief (worker 0) started against a ps of other settings:
+// it must exit 1.
+std::string refused_chief_output(const std::string& name, std::vector<std::string> ps_extra,
+                                 std::vector<std::string> chief_extra) {
+  temp_dir dir(name);
+  const port_reservation ports(2);
+  auto ps = hosts(ports, 0, 1), workers = hosts(ports, 1, 1);
+  process ps0(node_args("ps", 0, ps, workers, dir.str(), std::move(ps_extra)), dir / "ps.log");
+  process w0(node_args("worker", 0, ps, workers, dir.str(), std::move(chief_extra)),
+             dir / "w.log");
+  CHECK(w0.wait(60s) == 1);
+  CAPTURE(w0.output());
+  return w0.output();
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -81,19 +96,19 @@ TEST_CASE("one ps and one worker process end where the reference trainer ends") 
   options o;
   o.last_step = 60;
   std::ostringstream log;
-  auto reference = run_reference(o, *load_mnist(o.data_dir, o.validation_size), log);
+  auto reference = run_reference(o, downpour::testing::job_for(o), log);
   CHECK(downpour::testing::holds_bits_of(read_checkpoint(dir / "model.ckpt-60"), reference));
 }
 
 TEST_CASE("a worker started with a different cluster config is refused with the difference named") {
-  temp_dir dir("mismatch");
-  const port_reservation ports(2);
-  auto ps = hosts(ports, 0, 1), workers = hosts(ports, 1, 1);
-  process ps0(node_args("ps", 0, ps, workers, dir.str(), {"--last-step=100"}), dir / "ps.log");
-  process w0(node_args("worker", 0, ps, workers, dir.str(), {"--last-step=200"}), dir / "w.log");
-  CHECK(w0.wait(60s) == 1);
-  CHECK(w0.output().find("last-step=200 here but last-step=100 at ps 0") != std::string::npos);
-  CAPTURE(w0.output());
+  CHECK(refused_chief_output("mismatch", {"--last-step=100"}, {"--last-step=200"})
+            .find("last-step=200 here but last-step=100 at ps 0") != std::string::npos);
+}
+
+TEST_CASE("a worker of another model than the ps's is refused with both models named") {
+  CHECK(refused_chief_output("model-mismatch", {"--hidden-units=300"}, {"--model=softmax"})
+            .find("model=softmax 784-10 here but model=mlp 784-300-10 at ps 0") !=
+        std::string::npos);
 }
 
 // A socket listening on an ephemeral port of address that nobody accepts

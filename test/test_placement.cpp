@@ -3,11 +3,12 @@
 #include <numeric>
 
 #include "actors/placement.hpp"
+#include "model/mlp_spec.hpp"
 
 using namespace downpour;
 
 TEST_CASE("balanced placement splits the buffer into contiguous near-equal ranges") {
-  model_shape s;
+  const model_layout s = mlp_spec{}.layout("mlp");
   for (std::size_t shards = 1; shards <= 7; ++shards) {
     auto layouts = partition(s, shards, placement_kind::balanced);
     REQUIRE(layouts.size() == shards);
@@ -25,17 +26,24 @@ TEST_CASE("balanced placement splits the buffer into contiguous near-equal range
 }
 
 TEST_CASE("round-robin placement puts whole variables on shards in creation order") {
-  model_shape s;
+  const model_layout s = mlp_spec{}.layout("mlp");
   auto layouts = partition(s, 2, placement_kind::round_robin);
   REQUIRE(layouts[0].ranges.size() == 2);  // layer1/weights, layer2/weights
   CHECK(layouts[0].size() == 392000 + 5000);
   CHECK(layouts[1].size() == 500 + 10);
-  auto three = partition(s, 5, placement_kind::round_robin);
-  CHECK(three[4].size() == 0);  // more shards than variables: one holds nothing
+  auto five = partition(s, 5, placement_kind::round_robin);
+  CHECK(five[4].size() == 0);  // more shards than variables: one holds nothing
+  // Any model's variables: three layers' six on four shards.
+  auto deeper = partition(mlp_spec{784, {500, 300}, 10}.layout("mlp"), 4,
+                          placement_kind::round_robin);
+  CHECK(deeper[0].size() == 392000 + 300 * 10);  // layer1/weights, layer3/weights
+  CHECK(deeper[1].size() == 500 + 10);           // layer1/biases, layer3/biases
+  CHECK(deeper[2].size() == 500 * 300);
+  CHECK(deeper[3].size() == 300);
 }
 
 TEST_CASE("gather then scatter restores every float of the buffer") {
-  model_shape s{5, 4, 3};
+  const model_layout s = mlp_spec{5, {4, 3}, 3}.layout("mlp");
   std::vector<float> full(s.size());
   std::iota(full.begin(), full.end(), 1.0f);
   for (auto placement : {placement_kind::balanced, placement_kind::round_robin}) {

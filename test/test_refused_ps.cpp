@@ -5,6 +5,7 @@
 #include "actors/parameter_shard.hpp"
 #include "cluster_procs.hpp"
 #include "config/cluster_fingerprint.hpp"
+#include "model/mlp_spec.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/node/node.hpp"
 
@@ -14,11 +15,11 @@ using namespace std::chrono_literals;
 
 TEST_CASE("a shard asked for as another shard (one address listed twice) refuses, naming both") {
   options opts;
-  node_config cfg{opts};
+  node_config cfg{opts, mlp_spec{}.layout("mlp")};
   caf::actor_system sys{cfg};
   shard_config c;
   c.index = 1;
-  c.fingerprint = cluster_fingerprint(opts);
+  c.fingerprint = cluster_fingerprint(opts);  // what the shard compares: any text
   auto shard = spawn_parameter_shard(sys, c);
   caf::scoped_actor self{sys};
   caf::error refused;

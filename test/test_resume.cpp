@@ -17,6 +17,7 @@ using namespace downpour;
 using downpour::testing::process;
 using downpour::testing::holds_bits_of;
 using downpour::testing::local_job;
+using downpour::testing::run_local_job;
 using downpour::testing::temp_dir;
 using downpour::testing::final_of;
 using downpour::testing::restored_step;
@@ -33,15 +34,15 @@ std::vector<std::string> binary(std::vector<std::string> args) {
 
 TEST_CASE("a checkpoint from two shards restores bit-exact into three shards") {
   temp_dir dir("restore-layout");
-  auto data = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
-  REQUIRE(run_local(local_job(2, 1, 60, dir.str())));
+  REQUIRE(run_local_job(local_job(2, 1, 60, dir.str())));
   auto at60 = read_checkpoint(dir / "model.ckpt-60");
   CHECK(at60.global_step == 60);
-  auto resumed = run_local(local_job(3, 1, 100, dir.str()));
+  auto resumed = run_local_job(local_job(3, 1, 100, dir.str()));
   REQUIRE(resumed);
   CHECK(resumed->summary.global_step == 100);
   std::ostringstream log;
-  auto expected = run_reference(local_job(1, 1, 100, dir.str()), *data, log,
+  const options one = local_job(1, 1, 100, dir.str());
+  auto expected = run_reference(one, downpour::testing::job_for(one), log,
                                 reference_start{60, at60.params, at60.ema});
   CHECK(holds_bits_of(read_checkpoint(dir / "model.ckpt-100"), expected));
 }
@@ -54,8 +55,8 @@ TEST_CASE("a sync checkpoint holds exactly the parameters after its global step"
     o.save_checkpoint_steps = 20;
     return o;
   };
-  REQUIRE(run_local(job(40, dir / "short")));
-  REQUIRE(run_local(job(80, dir / "long")));
+  REQUIRE(run_local_job(job(40, dir / "short")));
+  REQUIRE(run_local_job(job(80, dir / "long")));
   auto mid = read_checkpoint(dir / "long/model.ckpt-40");
   CHECK(mid.mode == "sync");
   CHECK(holds_bits_of(read_checkpoint(dir / "short/model.ckpt-40"), mid));
@@ -83,7 +84,7 @@ TEST_CASE("a corrupt newest checkpoint is reported by name and the one before it
   temp_dir dir("corrupt");
   auto o = local_job(1, 1, 200, dir.str());
   o.save_checkpoint_steps = 100;
-  REQUIRE(run_local(o));
+  REQUIRE(run_local_job(o));
   {
     std::fstream f(dir / "model.ckpt-200", std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(100000);
@@ -100,7 +101,7 @@ TEST_CASE("a corrupt newest checkpoint is reported by name and the one before it
 
 TEST_CASE("a job already at its last step says so and exits 0") {
   temp_dir dir("at-end");
-  REQUIRE(run_local(local_job(1, 1, 30, dir.str())));
+  REQUIRE(run_local_job(local_job(1, 1, 30, dir.str())));
   process p(binary({"--last-step=30", "--quiet", "--checkpoint-dir=" + dir.str()}), dir / "p.log");
   CHECK(p.wait(60s) == 0);
   CHECK(p.output().find("already at its last step 30") != std::string::npos);
@@ -111,15 +112,20 @@ TEST_CASE("a job already at its last step says so and exits 0") {
   CHECK(json.find("\"loss\": null,") != std::string::npos);
 }
 
-TEST_CASE("a checkpoint of another model shape is refused, naming both shapes") {
+TEST_CASE("a checkpoint of another model is refused in one line naming both models") {
   temp_dir dir("shape");
   auto o = local_job(1, 1, 10, dir.str());
-  o.hidden_units = 50;
-  REQUIRE(run_local(o));
+  o.hidden_units = {50};
+  REQUIRE(run_local_job(o));
+  const std::string line = "checkpoint " + dir / "model.ckpt-10" + " holds mlp 784-50-10, ";
   process p(binary({"--last-step=20", "--quiet", "--checkpoint-dir=" + dir.str()}), dir / "p.log");
   CHECK(p.wait(60s) == 1);
-  CHECK(p.output().find("holds a 784-50-10 model but this job is 784-500-10") !=
-        std::string::npos);
+  CHECK(p.output().find(line + "this job trains mlp 784-500-10\n") != std::string::npos);
+  process softmax(binary({"--last-step=20", "--quiet", "--model=softmax",
+                          "--checkpoint-dir=" + dir.str()}),
+                  dir / "softmax.log");
+  CHECK(softmax.wait(60s) == 1);
+  CHECK(softmax.output().find(line + "this job trains softmax 784-10\n") != std::string::npos);
 }
 
 TEST_CASE("eval of the final checkpoint prints the accuracies of the training's final line") {

@@ -7,6 +7,7 @@
 #include "actors/parameter_shard.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
+#include "model/mlp_spec.hpp"
 #include "runtime/node/node.hpp"
 #include "test_jobs.hpp"
 #include "time_bounds.hpp"
@@ -18,7 +19,7 @@ namespace {
 
 struct fixture {
   options opts = downpour::testing::local_job(2, 1, 100, "");
-  node_config cfg{opts};
+  node_config cfg{opts, mlp_spec{}.layout("mlp")};
   caf::actor_system sys{cfg};
   caf::scoped_actor self{sys};
 

@@ -5,7 +5,6 @@
 
 #include "data/batcher.hpp"
 #include "model/init.hpp"
-#include "model/mlp.hpp"
 #include "model/update.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/net/ports.hpp"
@@ -15,6 +14,7 @@
 
 using namespace downpour;
 using downpour::testing::process;
+using downpour::testing::run_local_job;
 using downpour::testing::temp_dir;
 using downpour::testing::time_scale;
 using namespace std::chrono_literals;
@@ -31,16 +31,15 @@ options sync_job(std::size_t ps, std::size_t workers, std::int64_t steps, const 
 
 // The single-process oracle: one step on batch 200 made of worker 0's and
 // worker 1's batches of 100.
-std::vector<float> reference_on_joined_batches(const options& o, const mnist_data& data) {
-  model_shape shape{data.input_size(), o.hidden_units, data.num_classes};
-  auto params = initial_parameters(shape, o.seed);
-  std::vector<float> grad(shape.size());
-  batcher b0(nullptr, data.train, 100, worker_batch_seed(o.seed, 0));
-  batcher b1(nullptr, data.train, 100, worker_batch_seed(o.seed, 1));
+std::vector<float> reference_on_joined_batches(const options& o, const job_model& job) {
+  auto params = initial_parameters(job.layout, o.seed);
+  std::vector<float> grad(job.layout.size());
+  batcher b0(job.data.train, 100, worker_batch_seed(o.seed, 0));
+  batcher b1(job.data.train, 100, worker_batch_seed(o.seed, 1));
   batch joined;
   joined.size = 200;
-  joined.input_size = shape.input;
-  mlp_workspace ws(shape, 200, o.l2);
+  joined.input_size = job.data.train->features();
+  auto ws = job.net->workspace(200);
   for (std::int64_t step = 0; step < o.last_step; ++step) {
     const batch& x0 = b0.next_batch();
     const batch& x1 = b1.next_batch();
@@ -48,7 +47,7 @@ std::vector<float> reference_on_joined_batches(const options& o, const mnist_dat
     joined.x.insert(joined.x.end(), x1.x.begin(), x1.x.end());
     joined.y = x0.y;
     joined.y.insert(joined.y.end(), x1.y.begin(), x1.y.end());
-    ws.loss_and_gradient(params.data(), joined, grad.data());
+    ws->loss_and_gradient(params.data(), joined, grad.data());
     sgd_into(params.data(), params.data(), grad.data(), grad.size(), learning_rate_at(schedule_for(o), step));
   }
   return params;
@@ -64,13 +63,13 @@ float max_abs_difference(const std::vector<float>& a, const std::vector<float>& 
 
 TEST_CASE("sync with two workers equals the reference on batch 200 of both batches within rounding") {
   temp_dir dir("sync-oracle");
-  auto data = load_mnist(DOWNPOUR_DEFAULT_DATA_DIR, 5000);
   auto opts = sync_job(2, 2, 50, dir);
-  auto got = run_local(opts);
+  const job_model job = downpour::testing::job_for(opts);
+  auto got = run_local(opts, job);
   REQUIRE(got);
   CHECK(got->summary.global_step == 50);
   CHECK(got->dropped == 0);
-  auto expected = reference_on_joined_batches(opts, *data);
+  auto expected = reference_on_joined_batches(opts, job);
   // Mean of two 100-example means vs one 200-example mean: the same sum taken
   // in another order, so only float32 rounding differs (about 1e-7 relative
   // per operation). After 50 steps the parameters (|w| < 0.3) agree to 2e-6;
@@ -83,7 +82,7 @@ TEST_CASE("sync training with a backup worker drops the late gradients and stops
   temp_dir dir("sync-backup");
   auto opts = sync_job(2, 3, 200, dir);
   opts.replicas_to_aggregate = 2;
-  auto got = run_local(opts);
+  auto got = run_local_job(opts);
   REQUIRE(got);
   CHECK(got->summary.global_step == 200);
   // How many gradients come late depends on thread timing (a starved worker
@@ -99,7 +98,7 @@ TEST_CASE("ssp training with staleness 0 and 2 reaches the exact last step") {
     auto opts = sync_job(2, 2, 150, dir);
     opts.mode = train_mode::ssp;
     opts.staleness = s;
-    auto got = run_local(opts);
+    auto got = run_local_job(opts);
     REQUIRE(got);
     CHECK(got->summary.global_step == 150);
   }

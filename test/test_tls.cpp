@@ -18,6 +18,7 @@
 #include "runtime/net/connect.hpp"
 #include "runtime/net/ports.hpp"
 #include "runtime/net/tls_guard.hpp"
+#include "model/mlp_spec.hpp"
 #include "runtime/node/node.hpp"
 
 using namespace downpour;
@@ -152,10 +153,11 @@ TEST_CASE_FIXTURE(tls_cluster,
   o.tls_ca = dir / "good/ca.pem";
   o.tls_cert = dir / "good/127.0.0.1.pem";
   o.tls_key = dir / "good/127.0.0.1.key";
-  node_config with_tls{o};
+  const model_layout seed = mlp_spec{}.layout("mlp");
+  node_config with_tls{o, seed};
   CHECK(caf::get_or(with_tls, "middleman.max-consecutive-reads", std::size_t{0}) ==
         tls_consecutive_reads);
-  node_config plain{options{}};
+  node_config plain{options{}, seed};
   CHECK(caf::get_or(plain, "middleman.max-consecutive-reads", std::size_t{50}) == 50);
 }
 

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "actors/worker.hpp"
+#include "data/idx.hpp"
+#include "model/mlp.hpp"
 #include "deterministic_fixture.hpp"
 
 using namespace downpour;
@@ -26,28 +28,23 @@ struct seen {
   std::vector<std::uint32_t> joins, leaves, dones;
 };
 
-model_shape tiny_shape() {
-  model_shape s;
-  s.input = 4;
-  s.hidden = 3;
-  s.classes = 2;
-  return s;
+std::shared_ptr<const model> tiny_model() {
+  static const auto m = std::make_shared<mlp_model>("mlp", mlp_spec{4, {3}, 2}, 1e-4f);
+  return m;
 }
 
-std::shared_ptr<const mnist_data> tiny_data() {
-  auto d = std::make_shared<mnist_data>();
-  d->train = image_set{4, 2, 2, std::vector<std::uint8_t>(16), {0, 1, 0, 1}};
-  for (std::size_t i = 0; i < d->train.pixels.size(); ++i)
-    d->train.pixels[i] = static_cast<std::uint8_t>(i * 16);
-  d->num_classes = 2;
-  return d;
+std::shared_ptr<const dataset> tiny_data() {
+  std::vector<std::uint8_t> pixels(16);
+  for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>(i * 16);
+  return std::make_shared<idx_images>(2, 2, pixels, std::vector<std::uint8_t>{0, 1, 0, 1});
 }
 
 // The shard answers a pull at once: at the step asked for (sync), else at
 // the number of pushes it has seen.
 caf::behavior fake_shard(caf::event_based_actor*, std::shared_ptr<seen> s) {
   auto reply = [s](std::int64_t step) {
-    return pull_reply{step, shared_tensor{std::vector<float>(tiny_shape().size(), s->value)}};
+    return pull_reply{step, shared_tensor{std::vector<float>(tiny_model()->layout().size(),
+                                                             s->value)}};
   };
   return {
       [=](pull_atom, std::int64_t min_step) {
@@ -112,12 +109,13 @@ struct phases_fixture : downpour::testing::deterministic_fixture {
 
   worker_actor start(train_mode mode, bool pipeline = false, std::int64_t last_step = 100) {
     worker_config w;
-    w.shape = tiny_shape();
+    w.net = tiny_model();
+    w.model_size = tiny_model()->layout().size();
     w.batch_size = 2;
     w.log_every = 1000;
-    w.data = tiny_data();
+    w.train = tiny_data();
     w.shards = {caf::actor_cast<shard_actor>(fakes[0])};
-    w.layouts = partition(w.shape, 1, placement_kind::balanced);
+    w.layouts = partition(tiny_model()->layout(), 1, placement_kind::balanced);
     w.supervisor = caf::actor_cast<supervisor_actor>(fakes[1]);
     w.coordinator = caf::actor_cast<coordinator_actor>(fakes[2]);
     w.mode = mode;

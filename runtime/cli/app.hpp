@@ -4,17 +4,10 @@
 // built-in models (--model mlp|softmax|cnn).
 #pragma once
 
-#include <functional>
-#include <memory>
-
 #include "model/model.hpp"
+#include "runtime/cli/model_factory.hpp"
 
 namespace downpour {
-
-// Builds the job's model for its data; called once per node, on every node
-// (a ps needs the layout, a worker the loss). Throw std::invalid_argument
-// with a one-line message for a data set the model cannot take.
-using model_factory = std::function<std::shared_ptr<const model>(const model_request&)>;
 
 // The whole command line of `downpour` with the given model; returns the
 // process exit code (docs/stopping.md).

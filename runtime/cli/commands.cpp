@@ -6,11 +6,11 @@
 #include <sstream>
 
 #include "actors/log.hpp"
-#include "data/idx.hpp"
-#include "model/mlp.hpp"
+#include "runtime/cli/model_build.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/files/npz.hpp"
 #include "runtime/files/plot.hpp"
+#include "runtime/node/job.hpp"
 
 namespace downpour {
 namespace {
@@ -37,25 +37,29 @@ found_checkpoint locate(const options& opts, std::ostream& warnings) {
   return std::move(*found);
 }
 
-int run_eval(const options& opts, std::ostream& out, std::ostream& err) {
+int run_eval(const options& opts, const model_factory& make_model, std::ostream& out,
+             std::ostream& err) {
   const found_checkpoint found = locate(opts, err);
   const checkpoint& c = found.data;
-  auto data = load_mnist(opts.data_dir, opts.validation_size);
-  if (c.shape.input != data->input_size() || c.shape.classes != data->num_classes)
-    throw checkpoint_error("checkpoint: " + found.path + " holds a " + c.shape.to_string() +
-                           " model but the data in " + opts.data_dir + " has " +
-                           std::to_string(data->input_size()) + " inputs and " +
-                           std::to_string(data->num_classes) + " classes");
-  accuracy_report raw = evaluate(c.shape, c.params.data(), data->test);
-  accuracy_report ema = evaluate(c.shape, c.ema.data(), data->test);
-  out << "eval: checkpoint=" << found.path << " mode=" << c.mode << " model=" << c.shape.to_string()
-      << " test_examples=" << data->test.count << "\n";
+  const job_model job = build_job_model(opts, load_data_splits(opts), make_model);
+  check_layout(c, job.layout, found.path);
+  accuracy_report raw = evaluate(*job.net, c.params.data(), *job.data.test);
+  accuracy_report ema = evaluate(*job.net, c.ema.data(), *job.data.test);
+  out << "eval: checkpoint=" << found.path << " mode=" << c.mode << " model=" << c.layout.kind()
+      << " spec=" << c.layout.spec() << " test_examples=" << job.data.test->size() << "\n";
   for (std::size_t k = 0; k < raw.per_class.size(); ++k)
     out << "eval: class=" << k << " test_accuracy=" << fixed_text(raw.per_class[k], 4)
         << " ema_test_accuracy=" << fixed_text(ema.per_class[k], 4) << "\n";
   out << "eval: global_step=" << c.global_step << " test_accuracy=" << fixed_text(raw.overall, 4)
       << " ema_test_accuracy=" << fixed_text(ema.overall, 4) << std::endl;
   return 0;
+}
+
+// As stored: inspect reads what it can of a damaged file.
+std::size_t parameters(const checkpoint_info& info) {
+  std::size_t n = 0;
+  for (const auto& v : info.variables) n += v.size();
+  return n;
 }
 
 std::string inspect_path(const options& opts, std::ostream& err) {
@@ -71,7 +75,8 @@ int run_inspect(const options& opts, std::ostream& out, std::ostream& err) {
       << "global_step: " << info.global_step << "\n"
       << "mode: " << info.mode << "\n"
       << "wall_time: " << wall << " (" << utc_text(info.wall_time) << ")\n"
-      << "model: " << info.shape.to_string() << " (" << info.shape.size() << " parameters)\n";
+      << "model: " << info.kind << " " << info.spec << " (" << parameters(info)
+      << " parameters)\n";
   for (const auto& v : info.variables)
     out << "variable: " << v.name << " offset=" << v.offset << " shape=" << shape_text(tf_shape(v))
         << "\n";
@@ -93,7 +98,7 @@ int run_export(const options& opts, std::ostream& out, std::ostream& err) {
   const checkpoint& c = found.data;
   const std::vector<float>& values = opts.export_ema ? c.ema : c.params;
   std::vector<npy_array> arrays;
-  for (const auto& v : c.shape.variables())
+  for (const auto& v : c.layout.variables())
     arrays.push_back({v.name, tf_shape(v), values.data() + v.offset});
   write_npz(opts.out_file, arrays);
   out << "export: wrote " << opts.out_file << " (" << arrays.size() << " arrays, "
@@ -104,11 +109,12 @@ int run_export(const options& opts, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
-int run_command(const options& opts, std::ostream& out, std::ostream& err) {
+int run_command(const options& opts, const model_factory& make_model, std::ostream& out,
+                std::ostream& err) {
   try {
     switch (opts.command) {
       case command_kind::eval:
-        return run_eval(opts, out, err);
+        return run_eval(opts, make_model, out, err);
       case command_kind::inspect:
         return run_inspect(opts, out, err);
       case command_kind::export_npz:

@@ -12,7 +12,8 @@ namespace downpour {
 int run_status(const options& opts, std::ostream& out, std::ostream& err) {
   host_port chief = opts.worker_hosts.at(0);
   if (!opts.chief_address.empty()) chief = parse_host_list(opts.chief_address, "--chief").at(0);
-  node_config cfg{opts};
+  // The chief's answers carry no tensors: the bound of a model of no floats.
+  node_config cfg{opts, model_layout{}};
   caf::actor_system sys{cfg};
   auto supervisor = connect_to<supervisor_actor>(sys, opts, chief, "the chief");
   if (!supervisor) {

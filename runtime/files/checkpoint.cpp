@@ -136,10 +136,10 @@ void check_savable(const std::string& dir, const checkpoint& c) {
   if (c.global_step < 0) fail(path, "negative global step " + std::to_string(c.global_step));
   if (c.mode != "async" && c.mode != "sync" && c.mode != "ssp")
     fail(path, "unknown mode '" + c.mode + "'");
-  if (c.params.size() != c.shape.size() || c.ema.size() != c.shape.size())
+  if (c.params.size() != c.layout.size() || c.ema.size() != c.layout.size())
     fail(path, std::to_string(c.params.size()) + " parameters and " + std::to_string(c.ema.size()) +
-                   " shadows for a " + c.shape.to_string() + " model of " +
-                   std::to_string(c.shape.size()));
+                   " shadows for " + c.layout.to_string() + " of " +
+                   std::to_string(c.layout.size()));
 }
 
 void write_observed(const std::string& path, const std::string& bytes, const save_observer& observe,
@@ -210,10 +210,15 @@ std::vector<std::string> checkpoint_files(const std::string& dir) {
   return paths;
 }
 
-void check_shape(const checkpoint& c, const model_shape& expected, const std::string& path) {
-  if (c.shape != expected)
-    throw checkpoint_error("checkpoint: " + path + " holds a " + c.shape.to_string() +
-                           " model but this job is " + expected.to_string());
+void check_layout(const checkpoint& c, const model_layout& expected, const std::string& path) {
+  if (c.layout == expected) return;
+  // Named alike, they differ in their variables: show those.
+  const bool alike = c.layout.to_string() == expected.to_string();
+  auto text = [alike](const model_layout& m) {
+    return alike ? m.to_string() + " (" + m.variables_text() + ")" : m.to_string();
+  };
+  throw checkpoint_error("checkpoint " + path + " holds " + text(c.layout) +
+                         ", this job trains " + text(expected));
 }
 
 }  // namespace downpour

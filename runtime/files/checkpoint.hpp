@@ -4,9 +4,13 @@
 // File layout (cereal PortableBinaryArchive, little-endian on disk):
 //   "DOWNPOUR-CKPT"                       13 raw bytes, so `head -c13` identifies it
 //   archive: u32 format version, u64 payload bytes, u32 CRC-32 (zlib) of the payload
-//   payload, its own archive: shape, variables (name, offset, rows, cols,
-//     regularized), i64 global step, mode, f64 wall time, u64 counts, then the
-//     parameters and the EMA shadows as cereal::binary_data (bit-exact, NaNs kept)
+//   payload, its own archive: the model's kind and spec, its variables (name,
+//     offset, rows, cols, regularized), i64 global step, mode, f64 wall time,
+//     u64 counts, then the parameters and the EMA shadows as
+//     cereal::binary_data (bit-exact, NaNs kept)
+// Format 1 (before models other than the MLP) opened the payload with the
+// MLP's u64 input, hidden and classes instead of kind and spec; it is read
+// as the MLP it names.
 // The length comes before the payload so that a truncated file is named as
 // such without parsing it, and the CRC catches any other damage.
 //
@@ -28,7 +32,7 @@
 #include <vector>
 
 #include "actors/checkpoint_data.hpp"
-#include "model/shape.hpp"
+#include "model/layout.hpp"
 
 namespace downpour {
 
@@ -38,14 +42,16 @@ struct checkpoint_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr std::uint32_t checkpoint_format_version = 1;
+inline constexpr std::uint32_t checkpoint_format_version = 2;
+inline constexpr std::uint32_t oldest_checkpoint_format_version = 1;  // still read
 
 // What `downpour inspect` shows: the file's metadata, read even when the
 // checksum does not match (the header may then be wrong too).
 struct checkpoint_info {
   std::string path;
   std::uint32_t format_version = 0;
-  model_shape shape;
+  std::string kind;                      // "mlp"
+  std::string spec;                      // "784-500-10"
   std::vector<variable_info> variables;  // as stored in the file
   std::int64_t global_step = 0;
   std::string mode;
@@ -97,7 +103,7 @@ std::string save_checkpoint(const std::string& dir, const checkpoint& c, std::si
                             const save_observer& observe = {});
 
 // Reads and fully validates one file: magic, format version, length, checksum,
-// the variables and array sizes against the stored shape.
+// the variables and array sizes.
 checkpoint read_checkpoint(const std::string& path);
 
 // Reads the metadata and checks the checksum without throwing on a mismatch;
@@ -117,9 +123,10 @@ std::optional<found_checkpoint> find_newest_checkpoint(const std::string& dir,
 // first, as find_newest_checkpoint orders them; empty when there is none.
 std::vector<std::string> checkpoint_files(const std::string& dir);
 
-// Refuses a checkpoint of another model: "checkpoint: FILE holds a 784-300-10
-// model but this job is 784-500-10".
-void check_shape(const checkpoint& c, const model_shape& expected, const std::string& path);
+// Refuses a checkpoint of another model: "checkpoint: FILE holds mlp
+// 784-300-10, this job trains softmax 784-10" (with the variables when
+// kind and spec agree).
+void check_layout(const checkpoint& c, const model_layout& expected, const std::string& path);
 
 // The variable's TensorFlow shape: biases are 1-D ([500]), weights 2-D ([784, 500]).
 std::vector<std::size_t> tf_shape(const variable_info& v);

@@ -8,8 +8,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
 
+#include "model/mlp_spec.hpp"
 #include "runtime/files/checkpoint.hpp"
 
 namespace downpour {
@@ -23,8 +26,10 @@ constexpr char magic[] = "DOWNPOUR-CKPT";
 constexpr std::size_t magic_size = sizeof(magic) - 1;
 // magic, the archive's endianness byte, version, payload length, CRC.
 constexpr std::size_t preamble_size = magic_size + 1 + 4 + 8 + 4;
-// Names are short; a longer length means a damaged header, not a huge allocation.
+// Names are short and models have few variables; more means a damaged
+// header, not a huge allocation.
 constexpr u64 max_name_size = 256;
+constexpr u64 max_variables = 4096;
 
 [[noreturn]] void fail(const std::string& path, const std::string& what) {
   throw checkpoint_error("checkpoint: " + path + ": " + what);
@@ -62,8 +67,9 @@ std::string encode_payload(const checkpoint& c) {
   std::ostringstream os(std::ios::binary);
   {
     out_archive ar(os);
-    ar(u64(c.shape.input), u64(c.shape.hidden), u64(c.shape.classes));
-    auto vars = c.shape.variables();
+    write_name(ar, c.layout.kind());
+    write_name(ar, c.layout.spec());
+    const auto& vars = c.layout.variables();
     ar(u64(vars.size()));
     for (const auto& v : vars) {
       write_name(ar, v.name);
@@ -116,9 +122,11 @@ checkpoint_info read_preamble(const std::string& path, const std::string& bytes)
   std::istream in(&buffer);
   in_archive ar(in);
   ar(info.format_version, info.payload_bytes, info.stored_checksum);
-  if (info.format_version != checkpoint_format_version)
+  if (info.format_version < oldest_checkpoint_format_version ||
+      info.format_version > checkpoint_format_version)
     fail(path, "format version " + std::to_string(info.format_version) +
                    " is not supported (this build reads " +
+                   std::to_string(oldest_checkpoint_format_version) + " to " +
                    std::to_string(checkpoint_format_version) + ")");
   u64 have = bytes.size() - preamble_size;
   if (have < info.payload_bytes)
@@ -133,16 +141,39 @@ checkpoint_info read_preamble(const std::string& path, const std::string& bytes)
   return info;
 }
 
+// What the header says besides the checkpoint_info.
 struct array_counts {
   u64 params = 0;
   u64 ema = 0;
+  std::optional<mlp_spec> format1_mlp;  // format 1: the MLP its sizes name
 };
 
+// Format 1 named the MLP by its three sizes.
+struct model_name {
+  std::string kind, spec;
+  std::optional<mlp_spec> format1_mlp;
+};
+
+model_name read_model_name(in_archive& ar, std::uint32_t format_version) {
+  if (format_version == 1) {
+    u64 input = 0, hidden = 0, classes = 0;
+    ar(input, hidden, classes);
+    const mlp_spec mlp{input, {hidden}, classes};
+    return {"mlp", mlp.text(), mlp};
+  }
+  std::string kind = read_name(ar);
+  return {std::move(kind), read_name(ar), std::nullopt};
+}
+
 array_counts read_header(in_archive& ar, checkpoint_info& info) {
-  u64 input = 0, hidden = 0, classes = 0, nvars = 0;
-  ar(input, hidden, classes, nvars);
-  info.shape = model_shape{input, hidden, classes};
-  if (nvars > 16) throw std::length_error("too many variables");
+  model_name name = read_model_name(ar, info.format_version);
+  info.kind = std::move(name.kind);
+  info.spec = std::move(name.spec);
+  array_counts counts;
+  counts.format1_mlp = name.format1_mlp;
+  u64 nvars = 0;
+  ar(nvars);
+  if (nvars > max_variables) throw std::length_error("too many variables");
   for (u64 i = 0; i < nvars; ++i) {
     variable_info v;
     v.name = read_name(ar);
@@ -157,7 +188,6 @@ array_counts read_header(in_archive& ar, checkpoint_info& info) {
   }
   ar(info.global_step);
   info.mode = read_name(ar);
-  array_counts counts;
   ar(info.wall_time, counts.params, counts.ema);
   return counts;
 }
@@ -179,32 +209,44 @@ array_counts parse_header(in_archive& ar, checkpoint_info& info) {
   }
 }
 
-// The shape's sizes without wrapping around: dimensions whose products
-// overflow would otherwise pass as a small size() that the arrays then match.
-bool size_fits(const model_shape& shape) {
-  std::size_t total = 0;
-  for (const auto& v : shape.variables()) {
-    std::size_t n = 0;
-    if (__builtin_mul_overflow(v.rows, v.cols, &n) || __builtin_add_overflow(total, n, &total))
-      return false;
+// The model the header names; its variables must be laid out as a model
+// declares them (and, in format 1, be the MLP's). Sizes that overflow are
+// refused by model_layout: they would otherwise pass as a small size().
+bool is_mlp(const model_layout& layout, const mlp_spec& spec) {
+  try {
+    return layout == spec.layout("mlp");
+  } catch (const std::invalid_argument&) {
+    return false;  // sizes that overflow
   }
-  return true;
+}
+
+model_layout layout_of(const checkpoint_info& info, const array_counts& counts) {
+  std::vector<variable_spec> specs;
+  for (const auto& v : info.variables) specs.push_back({v.name, v.rows, v.cols, {}, v.regularized});
+  model_layout layout;
+  try {
+    layout = model_layout(info.kind, info.spec, specs);
+  } catch (const std::invalid_argument& e) {
+    fail(info.path, std::string("its variables are not valid: ") + e.what());
+  }
+  if (!same_variables(info.variables, layout.variables()))
+    fail(info.path, "its variables' offsets do not follow from their shapes");
+  if (counts.format1_mlp && !is_mlp(layout, *counts.format1_mlp))
+    fail(info.path, "its variables do not match a " + info.spec + " model");
+  return layout;
 }
 
 // The payload passed its checksum; this catches a writer that broke the format.
-void check_contents(const checkpoint_info& info, const array_counts& counts) {
-  const model_shape& shape = info.shape;
-  if (!size_fits(shape))
-    fail(info.path, "its shape " + shape.to_string() + " is too large (the sizes overflow)");
-  if (!same_variables(info.variables, shape.variables()))
-    fail(info.path, "its variables do not match a " + shape.to_string() + " model");
-  if (counts.params != shape.size() || counts.ema != shape.size())
+model_layout check_contents(const checkpoint_info& info, const array_counts& counts) {
+  model_layout layout = layout_of(info, counts);
+  if (counts.params != layout.size() || counts.ema != layout.size())
     fail(info.path, "holds " + std::to_string(counts.params) + " parameters and " +
-                        std::to_string(counts.ema) + " shadows, a " + shape.to_string() +
-                        " model has " + std::to_string(shape.size()));
+                        std::to_string(counts.ema) + " shadows, " + layout.to_string() +
+                        " has " + std::to_string(layout.size()));
   if (!known_mode(info.mode)) fail(info.path, "unknown mode '" + info.mode + "'");
   if (counts.params > info.payload_bytes / (2 * sizeof(float)))
     fail(info.path, "the payload is too short for its arrays");
+  return layout;
 }
 
 }  // namespace
@@ -250,8 +292,7 @@ checkpoint read_checkpoint(const std::string& path) {
   std::istream in(&buffer);
   in_archive ar(in);
   array_counts counts = parse_header(ar, info);
-  check_contents(info, counts);
-  checkpoint c{info.shape,
+  checkpoint c{check_contents(info, counts),
                info.global_step,
                info.mode,
                info.wall_time,

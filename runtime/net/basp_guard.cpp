@@ -31,13 +31,10 @@
 #include "caf/io/basp/header.hpp"
 #include "caf/io/scribe.hpp"
 #include "caf/scheduled_actor.hpp"
-#include "data/idx.hpp"
 
 namespace downpour {
 namespace {
 
-constexpr std::size_t kClassesBound = 256;  // labels are bytes
-constexpr std::size_t kAssumedInput = 28 * 28;
 constexpr std::size_t kMargin = std::size_t{1} << 20;
 
 // What a connection of a broker was last told to read. A connection whose
@@ -144,19 +141,8 @@ configure_read_fn real_configure_read() {
 
 }  // namespace
 
-std::size_t basp_payload_bound(std::size_t hidden_units, std::size_t input_size) {
-  const std::size_t floats = hidden_units * (input_size + kClassesBound + 1) + kClassesBound;
-  return 2 * sizeof(float) * floats + kMargin;
-}
-
-std::size_t basp_payload_bound(const options& opts) {
-  std::size_t input = kAssumedInput;
-  try {
-    input = idx_image_size(opts.data_dir);
-  } catch (const data_error&) {
-    // A ps needs no data set; a worker without one fails loading it anyway.
-  }
-  return basp_payload_bound(opts.hidden_units, input);
+std::size_t basp_payload_bound(std::size_t model_floats) {
+  return 2 * sizeof(float) * model_floats + kMargin;
 }
 
 void guard_basp(std::size_t bound, const logger& log) {

@@ -8,7 +8,6 @@
 #include <cstddef>
 
 #include "actors/log.hpp"
-#include "config/options.hpp"
 
 namespace downpour {
 
@@ -20,15 +19,9 @@ constexpr std::size_t basp_handshake_bound = std::size_t{64} << 10;
 constexpr std::size_t basp_unshaken_budget = std::size_t{8} << 20;
 
 // The largest BASP payload a node of this job accepts: a shard's parameters
-// and shadows (an init, a restore or a snapshot) for the whole model, plus
-// 1 MiB for everything else a message carries. The model is hidden units
-// times (input + classes + 1) + classes floats, counted with 256 classes
-// (labels are bytes) and the input size of the training images in --data-dir;
-// a node without the data set (a ps) assumes 28x28 images.
-std::size_t basp_payload_bound(const options& opts);
-
-// The same for a known input size (what a ps without data assumes: 784).
-std::size_t basp_payload_bound(std::size_t hidden_units, std::size_t input_size);
+// and shadows (an init, a restore or a snapshot) for the whole model of
+// model_floats floats, plus 1 MiB for everything else a message carries.
+std::size_t basp_payload_bound(std::size_t model_floats);
 
 // Sets the bound of this process and the logger of its refusals. One process
 // runs one job (--role=local --transport=tcp runs every node of the same

@@ -12,8 +12,6 @@
 #include "actors/status_json.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
-#include "config/cluster_fingerprint.hpp"
-#include "model/mlp.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/files/checkpoint_dir.hpp"
 #include "runtime/net/connect.hpp"
@@ -28,10 +26,10 @@ namespace downpour {
 namespace {
 
 // Pulls every shard's parameters and shadows into full flat buffers.
-caf::expected<job_result> collect(caf::scoped_actor& self, const model_shape& shape,
+caf::expected<job_result> collect(caf::scoped_actor& self, const model_layout& layout,
                                   const std::vector<shard_actor>& shards) {
   caf::expected<job_result> result{job_result{}};  // done runs before gather_snapshot returns
-  gather_snapshot(self.ptr(), shards, shape.size(), std::nullopt, std::chrono::seconds(60),
+  gather_snapshot(self.ptr(), shards, layout.size(), std::nullopt, std::chrono::seconds(60),
                   [&](caf::expected<model_snapshot> model) {
                     if (!model) {
                       result = model.error();
@@ -61,10 +59,10 @@ progress_config progress_for(const options& opts, const start_state& start,
   return p;
 }
 
-saver_config saver_for(const options& opts, const model_shape& shape,
+saver_config saver_for(const options& opts, const model_layout& layout,
                        const std::vector<shard_actor>& shards, std::int64_t start_step) {
   return saver_config{shards,
-                      shape,
+                      layout,
                       to_string(opts.mode),
                       [dir = opts.checkpoint_dir, keep = opts.keep_checkpoints](
                           const checkpoint& c) { return save_checkpoint(dir, c, keep); },
@@ -107,13 +105,12 @@ job_result stopped_result(const options& opts, const job_end& end, double wall,
   return r;
 }
 
-void finish_summary(job_result& r, const model_shape& shape, const mnist_data& data, double wall,
-                    std::int64_t start_step) {
+void finish_summary(job_result& r, const job_model& job, double wall, std::int64_t start_step) {
   auto& sum = r.summary;
   sum.wall_s = wall;
   sum.steps_per_s = wall > 0 ? static_cast<double>(sum.global_step - start_step) / wall : 0.0;
-  sum.test_accuracy = evaluate(shape, r.params.data(), data.test).overall;
-  sum.ema_test_accuracy = evaluate(shape, r.ema.data(), data.test).overall;
+  sum.test_accuracy = evaluate(*job.net, r.params.data(), *job.data.test).overall;
+  sum.ema_test_accuracy = evaluate(*job.net, r.ema.data(), *job.data.test).overall;
 }
 
 // The chief's helpers hold shard handles: after a ps came back they are
@@ -124,25 +121,25 @@ struct chief_helpers {
   evaluator_actor evaluator;
 };
 
-chief_helpers spawn_helpers(caf::actor_system& sys, const options& opts, const model_shape& shape,
-                            const std::vector<shard_actor>& shards, std::int64_t step) {
+chief_helpers spawn_helpers(caf::actor_system& sys, const options& opts,
+                            const model_layout& layout, const std::vector<shard_actor>& shards,
+                            std::int64_t step) {
   chief_helpers h;
   h.coordinator = spawn_sync_coordinator(
       sys, coordinator_config{opts.mode, opts.worker_hosts.size(), replicas_for(opts),
                               opts.staleness, shards, node_logger(opts, role_kind::worker, 0)});
-  h.saver = spawn_checkpoint_saver(sys, saver_for(opts, shape, shards, step));
+  h.saver = spawn_checkpoint_saver(sys, saver_for(opts, layout, shards, step));
   return h;
 }
 
 evaluator_actor spawn_evaluator_for(caf::actor_system& sys, const options& opts,
-                                    const model_shape& shape,
-                                    const std::shared_ptr<const mnist_data>& data,
-                                    const std::vector<shard_actor>& shards,
+                                    const job_model& job, const std::vector<shard_actor>& shards,
                                     const supervisor_actor& supervisor, std::int64_t step) {
-  if (opts.eval_every <= 0 || data->validation.count == 0) return {};
-  return spawn_evaluator(
-      sys, evaluator_config{shards, shape, data, opts.eval_every, opts.last_step, supervisor},
-      step);
+  if (opts.eval_every <= 0 || job.data.validation->size() == 0) return {};
+  return spawn_evaluator(sys,
+                         evaluator_config{shards, job.net, job.layout.size(), job.data.validation,
+                                          opts.eval_every, opts.last_step, supervisor},
+                         step);
 }
 
 void watch_helpers(job_watch& watch, const chief_helpers& h) {
@@ -195,16 +192,15 @@ struct chief_epoch {
 // every shard is back and restored; then fresh helpers, and the supervisor
 // resumes. A ps that does not come back ends the live ones with the reason.
 caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& self,
-                                   const options& opts, const model_shape& shape,
-                                   const std::shared_ptr<const mnist_data>& data,
+                                   const options& opts, const job_model& job,
                                    const supervisor_actor& supervisor, const chief_epoch& old) {
   stop_helpers(self, old.helpers);
-  auto back = recover_cluster(sys, opts, shape, old.shards);
+  auto back = recover_cluster(sys, opts, job.layout, old.shards);
   if (!back) {
     for (auto& s : old.shards) self->send_exit(s, back.error());
     return back.error();
   }
-  auto helpers = spawn_helpers(sys, opts, shape, back->shards, back->step);
+  auto helpers = spawn_helpers(sys, opts, job.layout, back->shards, back->step);
   chief_epoch next{std::move(back->shards), helpers};
   caf::error failure;
   self->request(
@@ -213,27 +209,27 @@ caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& se
       .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
   if (failure) return failure;
   next.helpers.evaluator =
-      spawn_evaluator_for(sys, opts, shape, data, next.shards, supervisor, back->step);
+      spawn_evaluator_for(sys, opts, job, next.shards, supervisor, back->step);
   return next;
 }
 
 }  // namespace
 
 caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
-                                    std::shared_ptr<const mnist_data> data,
-                                    std::vector<shard_actor> shards,
+                                    const job_model& job, std::vector<shard_actor> shards,
                                     const start_workers_fn& start_workers, stop_switch* stops) {
-  const model_shape shape = shape_for(opts, *data);
+  const model_layout& layout = job.layout;
   const logger log = node_logger(opts, role_kind::worker, 0);
   prepare_checkpoint_dir(opts, log);
-  if (auto err = check_peers(sys, opts, shards, timespan_of(opts.connect_timeout_s))) return err;
+  if (auto err = check_peers(sys, opts, layout, shards, timespan_of(opts.connect_timeout_s)))
+    return err;
   caf::scoped_actor self{sys};
-  const start_state start = restore_or_init(opts, shape, log);
-  auto start_step = restore_shards(sys, opts, shape, start, shards);
+  const start_state start = restore_or_init(opts, layout, log);
+  auto start_step = restore_shards(sys, opts, layout, start, shards);
   if (!start_step) return start_step.error();
   auto clock_start = std::chrono::steady_clock::now();
-  chief_epoch epoch{shards, spawn_helpers(sys, opts, shape, shards, *start_step)};
-  supervisor_config scfg{cluster_fingerprint(opts),
+  chief_epoch epoch{shards, spawn_helpers(sys, opts, layout, shards, *start_step)};
+  supervisor_config scfg{job_fingerprint(opts, layout),
                          *start_step,
                          opts.last_step,
                          shards,
@@ -252,7 +248,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                     to_supervisor.forward(why + " on " + log.node());
                   }};
   epoch.helpers.evaluator =
-      spawn_evaluator_for(sys, opts, shape, data, shards, supervisor, *start_step);
+      spawn_evaluator_for(sys, opts, job, shards, supervisor, *start_step);
   job_watch watch{sys, supervisor};
   std::vector<worker_actor> local_workers;
   auto start_all = [&]() -> caf::error {
@@ -302,7 +298,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
       failure = end.error();
       break;
     }
-    auto next = recover(sys, self, opts, shape, data, supervisor, epoch);
+    auto next = recover(sys, self, opts, job, supervisor, epoch);
     if (!next) {
       failure = next.error();
       break;
@@ -320,11 +316,11 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
     shut_down(end_reason(failure, ended));
     return stopped_result(opts, ended, wall, *start_step, log);
   }
-  auto result = failure ? caf::expected<job_result>{failure} : collect(self, shape, epoch.shards);
+  auto result = failure ? caf::expected<job_result>{failure} : collect(self, layout, epoch.shards);
   shut_down(end_reason(failure, ended));
   if (!result) return result;
   if (!at_end) result->summary.loss = ended.loss;  // none: nothing was trained
-  finish_summary(*result, shape, *data, wall, *start_step);
+  finish_summary(*result, job, wall, *start_step);
   return result;
 }
 

@@ -8,7 +8,6 @@
 
 #include "actors/messages.hpp"
 #include "config/options.hpp"
-#include "data/idx.hpp"
 #include "runtime/node/job.hpp"
 #include "runtime/node/signals.hpp"
 
@@ -22,8 +21,7 @@ using start_workers_fn = std::function<caf::expected<std::vector<worker_actor>>(
 
 // A stop request on stops (a signal) stops the job with a checkpoint.
 caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
-                                    std::shared_ptr<const mnist_data> data,
-                                    std::vector<shard_actor> shards,
+                                    const job_model& job, std::vector<shard_actor> shards,
                                     const start_workers_fn& start_workers, stop_switch* stops);
 
 }  // namespace downpour

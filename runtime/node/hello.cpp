@@ -3,13 +3,14 @@
 #include <algorithm>
 #include <chrono>
 
-#include "config/cluster_fingerprint.hpp"
 #include "runtime/net/connect.hpp"
+#include "runtime/node/job.hpp"
 
 namespace downpour {
 
-caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard_actor& shard,
-                       std::size_t k, caf::timespan timeout) {
+caf::error hello_shard(caf::scoped_actor& self, const options& opts, const model_layout& layout,
+                       const shard_actor& shard, std::size_t k, caf::timespan timeout) {
+  const std::string fingerprint = job_fingerprint(opts, layout);
   // CAF drops what is sent to a proxy whose connection was lost, without an
   // error: a hello to such a handle would wait out its whole timeout. So the
   // hello goes in slices, the handle checked before each.
@@ -21,7 +22,7 @@ caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard
         caf::timespan{std::chrono::milliseconds(1)}, caf::timespan{std::chrono::seconds(1)});
     bool answered = false;
     caf::error failure;
-    self->request(shard, slice, hello_atom_v, cluster_fingerprint(opts),
+    self->request(shard, slice, hello_atom_v, fingerprint,
                   static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(opts.task))
         .receive([&](std::int64_t) { answered = true; },
                  [&](caf::error& err) { failure = std::move(err); });
@@ -31,11 +32,11 @@ caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard
   }
 }
 
-caf::error check_peers(caf::actor_system& sys, const options& opts,
+caf::error check_peers(caf::actor_system& sys, const options& opts, const model_layout& layout,
                        const std::vector<shard_actor>& shards, caf::timespan timeout) {
   caf::scoped_actor self{sys};
   for (std::size_t k = 0; k < shards.size(); ++k) {
-    auto failure = hello_shard(self, opts, shards[k], k, timeout);
+    auto failure = hello_shard(self, opts, layout, shards[k], k, timeout);
     if (failure == caf::sec::request_timeout)  // hung, or cut off: name it
       return make_node_error(
           errc::unreachable,

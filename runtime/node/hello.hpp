@@ -1,5 +1,5 @@
-// The first words of the chief to a shard: this node's cluster fingerprint and
-// the shard it takes it for. The chief's start and its recovery of a lost ps
+// The first words of the chief to a shard: this node's fingerprint (settings
+// and model, runtime/node/job.hpp) and the shard it takes it for. The chief's start and its recovery of a lost ps
 // both begin with it.
 #pragma once
 
@@ -8,6 +8,7 @@
 
 #include "actors/messages.hpp"
 #include "config/options.hpp"
+#include "model/layout.hpp"
 
 namespace downpour {
 
@@ -16,12 +17,12 @@ namespace downpour {
 // nothing else before. The shard's refusal or a failure is returned:
 // caf::sec::request_receiver_down when the handle is of a lost connection
 // (connect again), caf::sec::request_timeout when no answer came in time.
-caf::error hello_shard(caf::scoped_actor& self, const options& opts, const shard_actor& shard,
-                       std::size_t k, caf::timespan timeout);
+caf::error hello_shard(caf::scoped_actor& self, const options& opts, const model_layout& layout,
+                       const shard_actor& shard, std::size_t k, caf::timespan timeout);
 
 // Says hello to every shard; the first mismatch or failure is returned (a
 // shard that did not answer in time named as unreachable).
-caf::error check_peers(caf::actor_system& sys, const options& opts,
+caf::error check_peers(caf::actor_system& sys, const options& opts, const model_layout& layout,
                        const std::vector<shard_actor>& shards, caf::timespan timeout);
 
 }  // namespace downpour

@@ -7,20 +7,57 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/cluster_fingerprint.hpp"
+#include "data/csv.hpp"
+#include "data/idx.hpp"
+
 namespace downpour {
 
-model_shape shape_for(const options& opts, const mnist_data& data) {
-  return model_shape{data.input_size(), opts.hidden_units, data.num_classes};
+namespace {
+
+data_splits load_csv_splits(const options& opts) {
+  const auto label = opts.csv_label == csv_label_kind::last ? csv_label_column::last
+                                                            : csv_label_column::first;
+  auto train = load_csv(opts.train_file, label);
+  auto test = load_csv(opts.test_file, label);
+  return split_data({opts.train_file, train}, {opts.test_file, test},
+                    data_shape{{train->features()}}, opts.validation_size);
 }
 
-std::shared_ptr<const mnist_data> load_training_data(const options& opts) {
-  auto data = load_mnist(opts.data_dir, opts.validation_size);
-  if (opts.batch_size > data->train.count)
+std::string data_source(const options& opts) {
+  return opts.data_format == data_format_kind::csv ? opts.train_file : opts.data_dir;
+}
+
+}  // namespace
+
+data_splits load_data_splits(const options& opts) {
+  if (opts.data_format == data_format_kind::csv) return load_csv_splits(opts);
+  return load_mnist(opts.data_dir, opts.validation_size);
+}
+
+data_splits load_job_data(const options& opts) {
+  auto data = load_data_splits(opts);
+  if (opts.batch_size > data.train->size())
     throw data_error("data: --batch-size=" + std::to_string(opts.batch_size) + " exceeds the " +
-                     std::to_string(data->train.count) + " training examples of " + opts.data_dir +
-                     " (--validation-size=" + std::to_string(opts.validation_size) +
-                     " are held out)");
+                     std::to_string(data.train->size()) + " training examples of " +
+                     data_source(opts) + " (--validation-size=" +
+                     std::to_string(opts.validation_size) + " are held out)");
   return data;
+}
+
+data_summary summarize_job_data(const options& opts) {
+  if (opts.data_format == data_format_kind::csv) return load_csv_splits(opts).summary();
+  return summarize_mnist(opts.data_dir);
+}
+
+model_request request_for(const options& opts, const data_summary& data) {
+  return model_request{data.shape, data.classes, opts.l2,
+                       model_choice{opts.model, opts.hidden_units}};
+}
+
+std::string job_fingerprint(const options& opts, const model_layout& layout) {
+  return cluster_fingerprint(opts) + ";model=" + layout.to_string() +
+         ";variables=" + layout.variables_text();
 }
 
 lr_schedule schedule_for(const options& opts) {

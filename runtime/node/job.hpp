@@ -1,5 +1,6 @@
-// What every way of running the job shares: the model's shape and schedule
-// from the options, per-worker seeds, the log line and the final summary.
+// What every way of running the job shares: the model and its data, the
+// schedule from the options, per-worker seeds, the log line and the final
+// summary.
 #pragma once
 
 #include <cstdint>
@@ -10,19 +11,42 @@
 #include <vector>
 
 #include "config/options.hpp"
-#include "data/idx.hpp"
+#include "data/dataset.hpp"
+#include "model/model.hpp"
 #include "model/schedule.hpp"
-#include "model/shape.hpp"
 
 namespace downpour {
 
-model_shape shape_for(const options& opts, const mnist_data& data);
+// The job's data: --data-dir (IDX) or --train-file and --test-file (CSV)
+// with --validation-size held out. Throws data_error.
+data_splits load_data_splits(const options& opts);
 
-// The data set of a training node: --data-dir with --validation-size held
-// out, and a training split that can fill a --batch-size batch. Checked
-// before any actor starts, so that a size no worker could train on is one
-// data error line, not an exception in every worker. Throws data_error.
-std::shared_ptr<const mnist_data> load_training_data(const options& opts);
+// The same for a training node, whose training split must fill a
+// --batch-size batch. Checked before any actor starts, so that a size no
+// worker could train on is one data error line, not an exception in every
+// worker. Throws data_error.
+data_splits load_job_data(const options& opts);
+
+// The shape and classes of the job's data without the examples where the
+// format allows (IDX: headers and labels): what a ps builds the model for.
+// Throws data_error.
+data_summary summarize_job_data(const options& opts);
+
+// What the model factory is asked for: the data's shape and classes, --l2,
+// --model and --hidden-units.
+model_request request_for(const options& opts, const data_summary& data);
+
+// The model a node trains, as the program's factory built it.
+struct job_model {
+  std::shared_ptr<const model> net;  // null on a ps: it needs the layout only
+  model_layout layout;
+  data_splits data;  // empty on a ps
+};
+
+// The settings every node of the job must share (config/cluster_fingerprint)
+// and the model: its kind, spec and variables.
+std::string job_fingerprint(const options& opts, const model_layout& layout);
+
 lr_schedule schedule_for(const options& opts);
 
 // replicas_to_aggregate with 0 resolved to the number of workers.

@@ -11,7 +11,6 @@
 #include "actors/worker.hpp"
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
-#include "config/cluster_fingerprint.hpp"
 #include "config/version.hpp"
 #include "runtime/files/durable_write.hpp"
 #include "runtime/net/basp_guard.hpp"
@@ -70,7 +69,7 @@ std::size_t default_scheduler_threads(const options& opts, std::size_t hardware)
   return std::max(by_cores, workers + 1);
 }
 
-node_config::node_config(const options& opts) {
+node_config::node_config(const options& opts, const model_layout& layout) {
   add_message_types<caf::id_block::downpour>();
   add_error_category(caf::atom("downpour"),
                      [](std::uint8_t code, caf::atom_value, const caf::message& ctx) {
@@ -86,28 +85,29 @@ node_config::node_config(const options& opts) {
   set("middleman.workers", std::size_t{0});
   set("logger.console", caf::atom("none"));
   apply_network_settings(*this, opts);
-  guard_basp(basp_payload_bound(opts), node_logger(opts, opts.role, opts.task));
+  guard_basp(basp_payload_bound(layout.size()), node_logger(opts, opts.role, opts.task));
 }
 
-static shard_config shard_config_for(const options& opts, std::size_t index) {
-  return shard_config{static_cast<std::uint32_t>(index), cluster_fingerprint(opts),
+static shard_config shard_config_for(const options& opts, const model_layout& layout,
+                                     std::size_t index) {
+  return shard_config{static_cast<std::uint32_t>(index), job_fingerprint(opts, layout),
                       schedule_for(opts), opts.ema_decay, opts.last_step, opts.mode,
                       replicas_for(opts), opts.wire, node_logger(opts, role_kind::ps, index)};
 }
 
 static worker_config worker_config_for(const options& opts, std::size_t index,
-                                std::shared_ptr<const mnist_data> data,
-                                std::vector<shard_actor> shards, supervisor_actor supervisor,
-                                coordinator_actor coordinator) {
+                                       const job_model& job, std::vector<shard_actor> shards,
+                                       supervisor_actor supervisor,
+                                       coordinator_actor coordinator) {
   worker_config w;
   w.index = static_cast<std::uint32_t>(index);
-  w.shape = shape_for(opts, *data);
+  w.net = job.net;
+  w.model_size = job.layout.size();
   w.batch_size = opts.batch_size;
-  w.l2 = opts.l2;
   w.log_every = opts.log_every;
   w.batch_seed = worker_batch_seed(opts.seed, index);
-  w.layouts = partition(w.shape, shards.size(), opts.placement);
-  w.data = std::move(data);
+  w.layouts = partition(job.layout, shards.size(), opts.placement);
+  w.train = job.data.train;
   w.shards = std::move(shards);
   w.supervisor = std::move(supervisor);
   w.coordinator = std::move(coordinator);
@@ -128,31 +128,32 @@ void report_final(const options& opts, const run_summary& summary, const logger&
 
 namespace {
 
-caf::expected<job_result> run_local_inproc(const options& opts, stop_switch* stops) {
-  auto data = load_training_data(opts);
-  node_config cfg{opts};
+caf::expected<job_result> run_local_inproc(const options& opts, const job_model& job,
+                                           stop_switch* stops) {
+  node_config cfg{opts, job.layout};
   caf::actor_system sys{cfg};
   std::vector<shard_actor> shards;
   for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k)
-    shards.push_back(spawn_parameter_shard(sys, shard_config_for(opts, k)));
+    shards.push_back(spawn_parameter_shard(sys, shard_config_for(opts, job.layout, k)));
   auto start =
       [&](supervisor_actor supervisor, coordinator_actor coordinator,
           const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
     std::vector<worker_actor> workers;
     for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w) {
       workers.push_back(
-          spawn_worker(sys, worker_config_for(opts, w, data, current, supervisor, coordinator)));
+          spawn_worker(sys, worker_config_for(opts, w, job, current, supervisor, coordinator)));
       caf::anon_send(workers.back(), start_atom_v);
     }
     return workers;
   };
-  return run_chief(sys, opts, data, shards, start, stops);
+  return run_chief(sys, opts, job, shards, start, stops);
 }
 
 // One actor system per node, each in its own thread, talking over loopback:
 // the same code as separate processes, so it exercises the real wire path.
 // A stop goes to the chief's node.
-caf::expected<job_result> run_local_tcp(const options& opts, stop_switch* stops) {
+caf::expected<job_result> run_local_tcp(const options& opts, const job_model& job,
+                                        stop_switch* stops) {
   options base = opts;
   const port_reservation ports(opts.ps_hosts.size() + opts.worker_hosts.size());
   std::size_t next = 0;
@@ -166,8 +167,8 @@ caf::expected<job_result> run_local_tcp(const options& opts, stop_switch* stops)
     o.role = role_kind::ps;
     o.task = k;
     o.metrics_port = 0;  // the chief's endpoint covers the whole local job
-    threads.emplace_back([o, &failures, k] {
-      auto r = run_ps_node(o);
+    threads.emplace_back([o, &job, &failures, k] {
+      auto r = run_ps_node(o, job.layout);
       if (!r) failures[k] = r.error();
     });
   }
@@ -178,10 +179,10 @@ caf::expected<job_result> run_local_tcp(const options& opts, stop_switch* stops)
     std::size_t slot = base.ps_hosts.size() + w;
     node_hooks hooks;
     if (w == 0) hooks.stops = stops;
-    threads.emplace_back([o, hooks, &failures, &chief, slot, w] {
+    threads.emplace_back([o, hooks, &job, &failures, &chief, slot, w] {
       // Thrown here, an error would end the process (std::terminate).
       try {
-        auto r = run_worker_node(o, hooks);
+        auto r = run_worker_node(o, job, hooks);
         if (!r)
           failures[slot] = r.error();
         else if (w == 0)
@@ -230,11 +231,12 @@ struct greeting {
 };
 
 caf::expected<greeting> greet_chief(caf::actor_system& sys, const options& opts,
+                                    const model_layout& layout,
                                     const supervisor_actor& supervisor) {
   caf::scoped_actor self{sys};
   caf::expected<greeting> result{caf::make_error(errc::stopped)};
   self->request(supervisor, timespan_of(opts.connect_timeout_s), hello_atom_v,
-                cluster_fingerprint(opts))
+                job_fingerprint(opts, layout))
       .receive([&](std::int64_t step, coordinator_actor& c) { result = greeting{step, c}; },
                [&](caf::error& err) { result = std::move(err); });
   // A chief that ends while our hello is on the way never answers it (CAF
@@ -269,13 +271,13 @@ caf::expected<std::vector<shard_actor>> reconnect_shards(caf::actor_system& sys,
 // Joins, trains, and after a lost peer joins again with a fresh worker
 // (workers keep no state the shards do not hold, apart from their batch order).
 caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& opts,
-                                        std::shared_ptr<const mnist_data> data,
-                                        std::vector<shard_actor> shards, stop_switch* stops) {
+                                        const job_model& job, std::vector<shard_actor> shards,
+                                        stop_switch* stops) {
   for (;;) {
     auto supervisor =
         connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
     if (!supervisor) return supervisor.error();
-    auto hello = greet_chief(sys, opts, *supervisor);
+    auto hello = greet_chief(sys, opts, job.layout, *supervisor);
     if (!hello) return hello.error();
     if (hello->step >= opts.last_step) return job_result{};  // rejoined as the job ended
     // The chief answers once every shard is back with its settings, which
@@ -283,7 +285,8 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     auto fresh = reconnect_shards(sys, opts, std::move(shards));
     if (!fresh) return fresh.error();
     shards = std::move(*fresh);
-    if (auto err = check_peers(sys, opts, shards, timespan_of(opts.connect_timeout_s))) {
+    if (auto err = check_peers(sys, opts, job.layout, shards,
+                               timespan_of(opts.connect_timeout_s))) {
       if (err == caf::sec::request_receiver_down) continue;  // a ps went away: join again
       if (err != errc::config_mismatch) return err;
       node_logger(opts, role_kind::worker, opts.task)
@@ -291,7 +294,7 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
       continue;
     }
     auto worker = spawn_worker(
-        sys, worker_config_for(opts, opts.task, data, shards, *supervisor, hello->coordinator));
+        sys, worker_config_for(opts, opts.task, job, shards, *supervisor, hello->coordinator));
     caf::anon_send(worker, start_atom_v);
     const logger log = node_logger(opts, role_kind::worker, opts.task);
     armed_stop leave{stops, [worker, log](const std::string& why) {
@@ -312,18 +315,17 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
 
 }  // namespace
 
-caf::expected<job_result> run_local(const options& opts, const node_hooks& hooks) {
-  if (opts.transport == transport_kind::tcp) {
-    load_training_data(opts);  // bad sizes fail here, not in every node's thread
-    return run_local_tcp(opts, hooks.stops);
-  }
-  return run_local_inproc(opts, hooks.stops);
+caf::expected<job_result> run_local(const options& opts, const job_model& job,
+                                    const node_hooks& hooks) {
+  if (opts.transport == transport_kind::tcp) return run_local_tcp(opts, job, hooks.stops);
+  return run_local_inproc(opts, job, hooks.stops);
 }
 
-caf::expected<std::int64_t> run_ps_node(const options& opts, const node_hooks& hooks) {
-  node_config cfg{opts};
+caf::expected<std::int64_t> run_ps_node(const options& opts, const model_layout& layout,
+                                        const node_hooks& hooks) {
+  node_config cfg{opts, layout};
   caf::actor_system sys{cfg};
-  auto shard = spawn_parameter_shard(sys, shard_config_for(opts, opts.task));
+  auto shard = spawn_parameter_shard(sys, shard_config_for(opts, layout, opts.task));
   auto port = publish_on(sys, opts, shard, opts.ps_hosts[opts.task], "ps " + std::to_string(opts.task));
   if (!port) {
     caf::scoped_actor{sys}->send_exit(shard, caf::exit_reason::user_shutdown);
@@ -347,13 +349,13 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const node_hooks& h
   return opts.last_step;
 }
 
-caf::expected<job_result> run_worker_node(const options& opts, const node_hooks& hooks) {
-  auto data = load_training_data(opts);
-  node_config cfg{opts};
+caf::expected<job_result> run_worker_node(const options& opts, const job_model& job,
+                                          const node_hooks& hooks) {
+  node_config cfg{opts, job.layout};
   caf::actor_system sys{cfg};
   auto shards = connect_shards(sys, opts);
   if (!shards) return shards.error();
-  if (opts.task != 0) return run_non_chief(sys, opts, data, *shards, hooks.stops);
+  if (opts.task != 0) return run_non_chief(sys, opts, job, *shards, hooks.stops);
   bool published = false;  // the supervisor outlives recoveries: published once
   auto start =
       [&](supervisor_actor supervisor, coordinator_actor coordinator,
@@ -365,11 +367,11 @@ caf::expected<job_result> run_worker_node(const options& opts, const node_hooks&
       published = true;
     }
     auto worker =
-        spawn_worker(sys, worker_config_for(opts, 0, data, current, supervisor, coordinator));
+        spawn_worker(sys, worker_config_for(opts, 0, job, current, supervisor, coordinator));
     caf::anon_send(worker, start_atom_v);
     return std::vector<worker_actor>{worker};
   };
-  return run_chief(sys, opts, data, *shards, start, hooks.stops);
+  return run_chief(sys, opts, job, *shards, start, hooks.stops);
 }
 
 }  // namespace downpour

@@ -14,11 +14,12 @@
 
 namespace downpour {
 
-// The CAF configuration of one node: our message types, the network layer,
-// and scheduler settings measured faster on small machines (overridable).
+// The CAF configuration of one node: our message types, the network layer
+// (its messages bounded by the model's size), and scheduler settings
+// measured faster on small machines (overridable).
 class node_config : public caf::actor_system_config {
  public:
-  explicit node_config(const options& opts);
+  node_config(const options& opts, const model_layout& layout);
 };
 
 // --scheduler-threads 0: min(hardware threads, 4), at least 2, and at least
@@ -38,17 +39,20 @@ struct node_hooks {
 // --role=local: every ps and worker of the host lists in this process, over
 // in-process messages (inproc) or one actor system per node on loopback (tcp).
 // A stop ends the job with a checkpoint (summary status "stopped").
-caf::expected<job_result> run_local(const options& opts, const node_hooks& hooks = {});
+caf::expected<job_result> run_local(const options& opts, const job_model& job,
+                                    const node_hooks& hooks = {});
 
 // --role=ps: serve one shard until the chief stops the job; returns the
 // shard's final global step. A stop asks the chief to stop the job; the
 // node then ends with errc::interrupted, as every node of a stopped job.
-caf::expected<std::int64_t> run_ps_node(const options& opts, const node_hooks& hooks = {});
+caf::expected<std::int64_t> run_ps_node(const options& opts, const model_layout& layout,
+                                        const node_hooks& hooks = {});
 
 // --role=worker: task 0 is the chief (supervisor, init, final summary) and
 // returns the job's result; other workers return an empty result when done.
 // A stop on the chief stops the job; on another worker, that worker leaves.
-caf::expected<job_result> run_worker_node(const options& opts, const node_hooks& hooks = {});
+caf::expected<job_result> run_worker_node(const options& opts, const job_model& job,
+                                          const node_hooks& hooks = {});
 
 // The final line (completed jobs) and summary.json in the checkpoint dir.
 void report_final(const options& opts, const run_summary& summary, const logger& log);

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "config/options.hpp"
-#include "data/idx.hpp"
 #include "runtime/node/job.hpp"
 
 namespace downpour {
@@ -27,11 +26,11 @@ struct reference_start {
 
 // Trains from the initial parameters to opts.last_step; logs step lines every
 // opts.log_every steps to log.
-reference_result run_reference(const options& opts, const mnist_data& data, std::ostream& log);
+reference_result run_reference(const options& opts, const job_model& job, std::ostream& log);
 
 // The same from a restored state (a checkpoint), with a fresh batcher, as a
 // restored cluster's worker 0 has.
-reference_result run_reference(const options& opts, const mnist_data& data, std::ostream& log,
+reference_result run_reference(const options& opts, const job_model& job, std::ostream& log,
                                reference_start start);
 
 }  // namespace downpour

@@ -44,7 +44,7 @@ void refuse_ps(caf::scoped_actor& self, const shard_actor& ps, const caf::error&
 // handle to it. One started with other settings is refused alone and the
 // wait goes on for a correct one.
 caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& opts,
-                                        std::size_t k) {
+                                        const model_layout& layout, std::size_t k) {
   const auto began = std::chrono::steady_clock::now();
   const auto deadline = deadline_after(opts.connect_timeout_s);
   const auto what = "ps " + std::to_string(k);
@@ -64,7 +64,7 @@ caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& o
     // dead handle, which never answers: a bounded hello, then connect again.
     const auto left = deadline - std::chrono::steady_clock::now();
     auto refused = hello_shard(
-        self, opts, *h, k,
+        self, opts, layout, *h, k,
         std::chrono::duration_cast<caf::timespan>(
             std::min<std::chrono::steady_clock::duration>(left, std::chrono::seconds(5))));
     if ((refused == caf::sec::request_timeout || refused == caf::sec::request_receiver_down) &&
@@ -83,25 +83,25 @@ caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& o
 
 }  // namespace
 
-start_state restore_or_init(const options& opts, const model_shape& shape, const logger& log) {
+start_state restore_or_init(const options& opts, const model_layout& layout, const logger& log) {
   log_stream warnings{log, log_level::warn};
   if (auto found = find_newest_checkpoint(opts.checkpoint_dir, warnings)) {
-    check_shape(found->data, shape, found->path);
+    check_layout(found->data, layout, found->path);
     log.info("checkpoint: restored " + found->path + " at global step " +
              std::to_string(found->data.global_step));
     return {found->data.global_step, std::move(found->data.params), std::move(found->data.ema),
             true};
   }
-  auto params = initial_parameters(shape, opts.seed);
+  auto params = initial_parameters(layout, opts.seed);
   auto ema = params;  // shadows start at the initial values
   return {0, std::move(params), std::move(ema), false};
 }
 
 caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options& opts,
-                                           const model_shape& shape, const start_state& start,
+                                           const model_layout& layout, const start_state& start,
                                            const std::vector<shard_actor>& shards) {
   caf::scoped_actor self{sys};
-  auto layouts = partition(shape, shards.size(), opts.placement);
+  auto layouts = partition(layout, shards.size(), opts.placement);
   std::int64_t step = -1;
   caf::error failure;
   for (std::size_t k = 0; k < shards.size() && !failure; ++k) {
@@ -123,7 +123,7 @@ caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options
 }
 
 caf::expected<recovered_cluster> recover_cluster(caf::actor_system& sys, const options& opts,
-                                                 const model_shape& shape,
+                                                 const model_layout& layout,
                                                  std::vector<shard_actor> shards) {
   const auto began = std::chrono::steady_clock::now();
   // Another ps may be found lost only while we wait for the first: greet
@@ -131,16 +131,16 @@ caf::expected<recovered_cluster> recover_cluster(caf::actor_system& sys, const o
   for (;;) {
     for (std::size_t k = 0; k < shards.size(); ++k) {
       if (!is_gone(sys, shards[k])) continue;
-      auto h = reconnect_ps(sys, opts, k);
+      auto h = reconnect_ps(sys, opts, layout, k);
       if (!h) return h.error();
       shards[k] = std::move(*h);
     }
-    auto greeted = check_peers(sys, opts, shards, timespan_of(opts.connect_timeout_s));
+    auto greeted = check_peers(sys, opts, layout, shards, timespan_of(opts.connect_timeout_s));
     if (!greeted) break;
     if (greeted != caf::sec::request_receiver_down) return greeted;
   }
   const logger log = node_logger(opts, role_kind::worker, 0);
-  auto step = restore_shards(sys, opts, shape, restore_or_init(opts, shape, log), shards);
+  auto step = restore_shards(sys, opts, layout, restore_or_init(opts, layout, log), shards);
   if (!step) return step.error();
   log.info("chief: recovered in " + fixed_text(seconds_since(began), 3) +
            " s; every shard is at global step " + std::to_string(*step));

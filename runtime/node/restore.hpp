@@ -10,7 +10,7 @@
 #include "actors/log.hpp"
 #include "actors/messages.hpp"
 #include "config/options.hpp"
-#include "model/shape.hpp"
+#include "model/layout.hpp"
 
 namespace downpour {
 
@@ -23,12 +23,13 @@ struct start_state {
 };
 
 // Logs "checkpoint: restored PATH at global step S" when a checkpoint is used.
-start_state restore_or_init(const options& opts, const model_shape& shape, const logger& log);
+// A checkpoint of another model is refused (checkpoint_error, one line naming both).
+start_state restore_or_init(const options& opts, const model_layout& layout, const logger& log);
 
 // Overwrites every shard with start (live shards of an earlier chief too)
 // and returns the global step they now stand at, which must agree.
 caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options& opts,
-                                           const model_shape& shape, const start_state& start,
+                                           const model_layout& layout, const start_state& start,
                                            const std::vector<shard_actor>& shards);
 
 // After a ps went down: the shard handles, dead ones replaced by fresh ones.
@@ -41,7 +42,7 @@ struct recovered_cluster {
 // started again), then restores every shard from the newest checkpoint.
 // Fails naming the ps that did not come back.
 caf::expected<recovered_cluster> recover_cluster(caf::actor_system& sys, const options& opts,
-                                                 const model_shape& shape,
+                                                 const model_layout& layout,
                                                  std::vector<shard_actor> shards);
 
 }  // namespace downpour

@@ -1,0 +1,16 @@
+// The models `downpour` is built with, chosen by name (--model).
+#pragma once
+
+#include <memory>
+
+#include "model/model.hpp"
+
+namespace downpour {
+
+// mlp (choice.hidden_units, at least one layer) or softmax on the request's
+// data. Throws std::invalid_argument with one line naming an unknown or
+// not-built model, or a request the model cannot take.
+std::shared_ptr<const model> make_builtin_model(const model_choice& choice,
+                                                const model_request& request);
+
+}  // namespace downpour

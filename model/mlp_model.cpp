@@ -1,0 +1,59 @@
+// The MLP and softmax regression as models (model/model.hpp).
+#include <stdexcept>
+#include <utility>
+
+#include "model/mlp.hpp"
+
+namespace downpour {
+namespace {
+
+class mlp_model_workspace final : public model_workspace {
+ public:
+  mlp_model_workspace(const mlp_spec& spec, std::size_t batch_size, float l2)
+      : ws_(spec, batch_size, l2) {}
+  float loss_and_gradient(const float* params, const batch& b, float* grad) override {
+    return ws_.loss_and_gradient(params, b, grad);
+  }
+  float loss(const float* params, const batch& b) override { return ws_.loss(params, b); }
+  const float* scores(const float* params, const batch& b) override {
+    return ws_.scores(params, b);
+  }
+
+ private:
+  mlp_workspace ws_;
+};
+
+mlp_spec spec_for(const std::vector<std::size_t>& hidden, const model_request& r,
+                  const std::string& kind) {
+  const std::size_t input = r.data.features();
+  if (r.data.dims.empty() || input == 0)
+    throw std::invalid_argument(kind + ": the data's examples have no features");
+  if (r.classes == 0) throw std::invalid_argument(kind + ": the data has no classes");
+  for (std::size_t h : hidden)
+    if (h == 0) throw std::invalid_argument(kind + ": a hidden layer of 0 units");
+  return mlp_spec{input, hidden, r.classes};
+}
+
+}  // namespace
+
+mlp_model::mlp_model(std::string kind, mlp_spec spec, float l2)
+    : spec_(std::move(spec)), l2_(l2), layout_(spec_.layout(kind)) {}
+
+std::unique_ptr<model_workspace> mlp_model::workspace(std::size_t batch_size) const {
+  return std::make_unique<mlp_model_workspace>(spec_, batch_size, l2_);
+}
+
+std::shared_ptr<const model> make_mlp(const std::vector<std::size_t>& hidden,
+                                      const model_request& request) {
+  if (hidden.empty())
+    throw std::invalid_argument(
+        "mlp: at least one hidden layer is needed (--model softmax "
+        "has none)");
+  return std::make_shared<mlp_model>("mlp", spec_for(hidden, request, "mlp"), request.l2);
+}
+
+std::shared_ptr<const model> make_softmax(const model_request& request) {
+  return std::make_shared<mlp_model>("softmax", spec_for({}, request, "softmax"), request.l2);
+}
+
+}  // namespace downpour

@@ -1,0 +1,27 @@
+// The MLP's sizes and the variables they make (model/mlp.hpp trains it).
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "model/layout.hpp"
+
+namespace downpour {
+
+// input -> hidden layers (ReLU) -> classes; no hidden layer: softmax regression.
+struct mlp_spec {
+  std::size_t input = 784;
+  std::vector<std::size_t> hidden{500};  // empty: softmax regression
+  std::size_t classes = 10;
+
+  // "784-500-10".
+  std::string text() const;
+  // layer1/weights [input, hidden[0]], layer1/biases [1, hidden[0]], ...,
+  // layerN/weights [.., classes], layerN/biases: TensorFlow's creation
+  // order. Weights start truncated normal (stddev 0.1) and carry the L2
+  // term, biases start at zero.
+  model_layout layout(const std::string& kind) const;
+};
+
+}  // namespace downpour

@@ -1,0 +1,138 @@
+// One program for every role and command, with the model the caller's
+// factory builds for the job's data.
+#include "runtime/cli/app.hpp"
+
+#include <iostream>
+#include <optional>
+
+#include "actors/log.hpp"
+#include "config/options.hpp"
+#include "data/batch_record.hpp"
+#include "runtime/cli/commands.hpp"
+#include "runtime/cli/model_build.hpp"
+#include "runtime/cli/status_client.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/node/node.hpp"
+#include "runtime/node/reference_trainer.hpp"
+#include "runtime/node/signals.hpp"
+
+namespace downpour {
+namespace {
+
+bool is_chief(const options& opts) {
+  return opts.role == role_kind::local || (opts.role == role_kind::worker && opts.task == 0);
+}
+
+// Exit codes (docs/stopping.md): a stopped or diverged job ends every node
+// of it with the job's code; anything else is a failure of this node.
+int exit_code(const caf::error& err) {
+  if (err == errc::interrupted) return exit_stopped;
+  if (err == errc::diverged) return exit_diverged;
+  return exit_failed;
+}
+
+job_status status_of(int code) {
+  if (code == exit_stopped) return job_status::stopped;
+  if (code == exit_diverged) return job_status::diverged;
+  return job_status::failed;
+}
+
+// A failure is this node's ERROR line; a job ended early was explained by the
+// chief (the supervisor's line), so the others only say it ended. The chief
+// writes summary.json in every case.
+int fail(const options& opts, const logger& log, const caf::error& err) {
+  const int code = exit_code(err);
+  if (code == exit_failed)
+    log.error(describe(err));
+  else if (!is_chief(opts))
+    log.info("the job ended: " + describe(err));
+  if (is_chief(opts)) {
+    run_summary s;
+    s.status = status_of(code);
+    s.error = describe(err);
+    report_final(opts, s, log);
+  }
+  return code;
+}
+
+int report(const options& opts, const run_summary& summary, const logger& log) {
+  report_final(opts, summary, log);
+  return summary.status == job_status::stopped ? exit_stopped : exit_completed;
+}
+
+int run_reference_role(const options& opts, const job_model& job, const logger& log) {
+  log_stream steps{log, log_level::info};
+  auto result = run_reference(opts, job, steps);
+  report_final(opts, result.summary, log);
+  return 0;
+}
+
+// Every node builds the model first: a ps for the layout alone, the others
+// for their data (loaded once per process).
+int run_node(const options& opts, const model_factory& make_model, const logger& log,
+             stop_switch& stops) {
+  const node_hooks hooks{{}, &stops};
+  if (opts.role == role_kind::ps) {
+    auto r = run_ps_node(opts, build_ps_layout(opts, make_model), hooks);
+    return r ? exit_completed : fail(opts, log, r.error());
+  }
+  const job_model job = build_job_model(opts, load_job_data(opts), make_model);
+  switch (opts.role) {
+    case role_kind::reference:
+      return run_reference_role(opts, job, log);
+    case role_kind::worker: {
+      auto r = run_worker_node(opts, job, hooks);
+      if (!r) return fail(opts, log, r.error());
+      return opts.task == 0 ? report(opts, r->summary, log) : exit_completed;
+    }
+    case role_kind::ps:
+      break;
+    case role_kind::local: {
+      auto r = run_local(opts, job, hooks);
+      if (!r) return fail(opts, log, r.error());
+      return report(opts, r->summary, log);
+    }
+  }
+  return exit_failed;
+}
+
+// Training: every failure is a log line of this node. SIGTERM and SIGINT
+// stop it cleanly (runtime/node/signals.hpp); the watcher starts before any
+// other thread. The reference trainer keeps the default: it dies at once.
+int train(const options& opts, const model_factory& make_model) {
+  const logger log = node_logger(opts, opts.role, opts.task);
+  stop_switch stops;
+  std::optional<signal_watcher> watcher;
+  if (opts.role != role_kind::reference) watcher.emplace(stops, log);
+  try {
+    check_batch_record_environment();
+    return run_node(opts, make_model, log, stops);
+  } catch (const config_error& e) {
+    log.error(e.what());
+    return exit_bad_config;
+  } catch (const std::exception& e) {
+    log.error(e.what());
+    return exit_failed;
+  }
+}
+
+}  // namespace
+
+int run_downpour(int argc, char** argv, const model_factory& make_model) {
+  try {
+    auto opts = parse_options(argc, argv, std::cout);
+    if (!opts) return 0;
+    if (opts->command == command_kind::status) return run_status(*opts, std::cout, std::cerr);
+    if (opts->command != command_kind::train)
+      return run_command(*opts, make_model, std::cout, std::cerr);
+    return train(*opts, make_model);
+  } catch (const config_error& e) {
+    std::cerr << "downpour: " << e.what() << std::endl;
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "downpour: " << e.what() << std::endl;
+    return 1;
+  }
+}
+
+}  // namespace downpour
