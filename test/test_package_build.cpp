@@ -132,3 +132,16 @@ TEST_CASE("cpack refuses a build tuned with -march=native") {
   CHECK(contains(refused.output, "make package"));
   CHECK(debs_in(dir / "out").empty());
 }
+
+TEST_CASE("cmake stops with one line naming a DOWNPOUR_ARCH the compiler rejects, and the former "
+          "DOWNPOUR_NATIVE=OFF") {
+  temp_dir dir("arch");
+  for (const std::string bad : {"-DDOWNPOUR_ARCH=no-such-cpu", "-DDOWNPOUR_NATIVE=OFF"}) {
+    auto r = run({DOWNPOUR_CMAKE, "-S", source_dir.string(), "-B", dir / bad.substr(2), bad},
+                 dir / "configure.log");
+    CAPTURE(r.output);
+    CHECK(r.code != 0);
+    CHECK(contains(r.output, bad.substr(2) + ":"));
+    CHECK(contains(r.output, "DOWNPOUR_ARCH=x86-64") == (bad == "-DDOWNPOUR_NATIVE=OFF"));
+  }
+}
