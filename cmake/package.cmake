@@ -9,6 +9,10 @@
 # docs/library.md has the why of each choice.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
+# Installing (and cpack, through its preinstall step) takes what is built
+# instead of building every target first, the tests included: make package
+# and test_package build what is installed.
+set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 # The headers a program built against Downpour includes: these, and every
 # header of ours they include (followed through their #include lines, again

@@ -114,38 +114,45 @@ inline std::set<std::string> package_names(const std::string& depends) {
   return names;
 }
 
-// The Debian package that holds a library file, "" if none: dpkg may know it
-// under /lib or /usr/lib (usrmerge), or under the name a symlink points to.
-inline std::string owning_package(const std::string& path, const std::string& log) {
-  if (path.empty()) return "";
+// The paths dpkg may know a library file by: as given, its target if it is a
+// symlink, and with or without /usr in front (usrmerge).
+inline std::vector<std::string> dpkg_candidates(const std::string& path) {
+  if (path.empty()) return {};
   const bool in_usr = path.rfind("/usr/", 0) == 0;
-  for (const auto& candidate : {path, std::filesystem::weakly_canonical(path).string(),
-                                in_usr ? path.substr(4) : "/usr" + path}) {
-    auto r = run({"dpkg", "-S", candidate}, log);
-    if (r.code == 0) return r.output.substr(0, r.output.find_first_of(":\n"));
-  }
-  return "";
+  return {path, std::filesystem::weakly_canonical(path).string(),
+          in_usr ? path.substr(4) : "/usr" + path};
 }
 
 // For each shared library the executable needs directly (readelf's NEEDED,
-// resolved by ldd), the Debian package that holds it: own_package for one
-// under own_root (the unpacked package itself).
+// resolved by ldd), the Debian package that holds it ("" if none): own_package
+// for one under own_root (the unpacked package itself). One dpkg -S for all
+// of them: each call reads the whole package database.
 inline std::map<std::string, std::string> needed_packages(const std::string& exe,
                                                           const std::string& own_root,
                                                           const std::string& own_package,
                                                           const std::string& log) {
   static const std::regex needed(R"(\(NEEDED\).*\[([^\]]+)\])");
   static const std::regex resolved(R"(^\s*(\S+) => (/\S+))");
+  static const std::regex owned(R"(^([a-z0-9][a-z0-9+.-]*)(:[a-z0-9]+)?: (/\S+)$)");
   const auto elf = run({"readelf", "-d", exe}, log).output;
   std::istringstream ldd(run({"ldd", exe}, log).output);
-  std::map<std::string, std::string> paths, owners;
+  std::map<std::string, std::string> paths, owners, package_of;
   std::smatch m;
   for (std::string line; std::getline(ldd, line);)
     if (std::regex_search(line, m, resolved)) paths[m[1]] = m[2];
+  std::vector<std::string> query = {"dpkg", "-S"};
   for (std::sregex_iterator it(elf.begin(), elf.end(), needed), end; it != end; ++it) {
     const auto& path = paths[(*it)[1]];
-    owners[(*it)[1]] = path.rfind(own_root, 0) == 0 ? own_package : owning_package(path, log);
+    owners[(*it)[1]] = path.rfind(own_root, 0) == 0 ? own_package : "";
+    if (owners[(*it)[1]].empty())
+      for (const auto& candidate : dpkg_candidates(path)) query.push_back(candidate);
   }
+  std::istringstream found(run(query, log).output);  // exit 1: some candidates are unknown
+  for (std::string line; std::getline(found, line);)
+    if (std::regex_match(line, m, owned)) package_of[m[3]] = m[1];
+  for (auto& [soname, owner] : owners)
+    for (const auto& candidate : dpkg_candidates(paths[soname]))
+      if (owner.empty() && package_of.count(candidate)) owner = package_of[candidate];
   return owners;
 }
 
