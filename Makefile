@@ -1,9 +1,9 @@
-# The two commands of the README: `make run` and `make test`.
+# The two commands of the README: `make run` and `make test`; `make package`.
 BUILD ?= build
 JOBS ?= $(shell nproc)
 RUN_ARGS ?=
 
-.PHONY: all deps configure build run test bench bench-quick bench-table clean
+.PHONY: all deps configure build run test bench bench-quick bench-table package clean
 all: build
 
 deps:
@@ -22,6 +22,17 @@ run: build
 
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900
+
+# The Debian package, from a build of its own for every x86-64 CPU Debian 12
+# runs on (no -march=native): $(PACKAGE_BUILD)/downpour_VERSION_amd64.deb.
+PACKAGE_BUILD ?= build-package
+
+$(PACKAGE_BUILD)/CMakeCache.txt:
+	cmake -S . -B $(PACKAGE_BUILD) -DCMAKE_BUILD_TYPE=Release -DDOWNPOUR_ARCH=x86-64
+
+package: deps $(PACKAGE_BUILD)/CMakeCache.txt
+	cmake --build $(PACKAGE_BUILD) -j $(JOBS) --target downpour downpour_library man
+	cd $(PACKAGE_BUILD) && cpack -G DEB
 
 # Speed of the step, the wire format and the runtime, side by side (JSON and
 # markdown tables in $(BUILD)/bench/). `make bench` also runs the whole original
@@ -48,4 +59,4 @@ bench-table:
 	@scripts/bench-table $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(PACKAGE_BUILD)
