@@ -31,6 +31,9 @@ using row_of = Eigen::Matrix<T, 1, Eigen::Dynamic>;
 // instead of a whole batch's (50 x that) streaming through memory twice.
 constexpr std::size_t chunk_images = 4;
 
+// The variables in cnn_shape::variables() order.
+enum variable : std::size_t { conv1_w, conv1_b, conv2_w, conv2_b, dense_w, dense_b };
+
 }  // namespace
 
 template <class T>
@@ -46,8 +49,10 @@ struct basic_cnn_workspace<T>::impl {
   std::size_t dense_in;
   std::vector<std::size_t> offsets;  // of the six variables in the flat buffer
   std::vector<T> x_copy;             // double only: the float batch converted
+  const T* images = nullptr;         // the batch forward() last read, as T
   std::vector<T> cols, conv, dcols;  // one chunk, sized for the larger block
-  std::vector<T> act1, act2, dact1, dact2;
+  std::vector<T> act1, act2, dact2;  // the whole batch
+  std::vector<T> dact1;              // one chunk
   std::vector<std::int32_t> arg1, arg2;
   mat logits, dlogits;
 
@@ -68,7 +73,7 @@ struct basic_cnn_workspace<T>::impl {
     dcols.resize(m * c2.pixels() * c2.patch());
     conv.resize(m * std::max(c1.pixels() * c1.out, c2.pixels() * c2.out));
     act1.resize(n * c1.pooled() * c1.out);
-    dact1.resize(act1.size());
+    dact1.resize(m * c2.pixels() * c2.in);
     arg1.resize(act1.size());
     act2.resize(n * dense_in);
     dact2.resize(act2.size());
@@ -76,9 +81,10 @@ struct basic_cnn_workspace<T>::impl {
     if constexpr (!std::is_same_v<T, float>) x_copy.resize(n * c1.pixels() * c1.in);
   }
 
-  cmap weights(const T* p, std::size_t var) const {
-    const std::size_t in = var == 0 ? c1.patch() : var == 2 ? c2.patch() : dense_in;
-    const std::size_t out = var == 0 ? c1.out : var == 2 ? c2.out : s.classes;
+  // A weight matrix: conv1_w, conv2_w or dense_w.
+  cmap weights(const T* p, variable var) const {
+    const std::size_t in = var == conv1_w ? c1.patch() : var == conv2_w ? c2.patch() : dense_in;
+    const std::size_t out = var == conv1_w ? c1.out : var == conv2_w ? c2.out : s.classes;
     return cmap(p + offsets[var], in, out);
   }
 
@@ -109,7 +115,7 @@ struct basic_cnn_workspace<T>::impl {
   // Adds this chunk's weight and bias gradients to gw and gb, and its input
   // gradient to din unless din is null (the first block's input is the data).
   void conv_backward(const conv_block& g, const T* in, std::size_t count, const cmap& w,
-                     const T* act, const std::int32_t* arg, const T* dact, map& gw, T* gb,
+                     const T* act, const std::int32_t* arg, const T* dact, map gw, T* gb,
                      T* din) {
     pool_backward(g, act, arg, dact, count, conv.data(), gb);
     cmap dz(conv.data(), count * g.pixels(), g.out);
@@ -120,26 +126,26 @@ struct basic_cnn_workspace<T>::impl {
     col2im_add(g, dcols.data(), count, din);
   }
 
+  // Both blocks one chunk of images at a time: the first block's output for
+  // the chunk is still in cache when the second reads it.
   void forward(const T* p, const batch& b) {
-    const T* x = inputs(b);
+    images = inputs(b);
     for (std::size_t i = 0; i < b.size; i += chunk_images) {
-      const std::size_t count = std::min(chunk_images, b.size - i), at = i * c1.pooled() * c1.out;
-      conv_forward(c1, x + i * c1.pixels() * c1.in, count, weights(p, 0), p + offsets[1],
-                   act1.data() + at, arg1.data() + at);
-    }
-    for (std::size_t i = 0; i < b.size; i += chunk_images) {
-      const std::size_t count = std::min(chunk_images, b.size - i), at = i * dense_in;
-      conv_forward(c2, act1.data() + i * c2.pixels() * c2.in, count, weights(p, 2),
-                   p + offsets[3], act2.data() + at, arg2.data() + at);
+      const std::size_t count = std::min(chunk_images, b.size - i);
+      const std::size_t at1 = i * c2.pixels() * c2.in, at2 = i * dense_in;
+      conv_forward(c1, images + i * c1.pixels() * c1.in, count, weights(p, conv1_w), p + offsets[conv1_b],
+                   act1.data() + at1, arg1.data() + at1);
+      conv_forward(c2, act1.data() + at1, count, weights(p, conv2_w), p + offsets[conv2_b],
+                   act2.data() + at2, arg2.data() + at2);
     }
     auto z = logits.topRows(b.size);
-    z.noalias() = cmap(act2.data(), b.size, dense_in) * weights(p, 4);
-    z.rowwise() += Eigen::Map<const row_of<T>>(p + offsets[5], s.classes);
+    z.noalias() = cmap(act2.data(), b.size, dense_in) * weights(p, dense_w);
+    z.rowwise() += Eigen::Map<const row_of<T>>(p + offsets[dense_b], s.classes);
   }
 
-  // Softmax cross-entropy, stable for huge logits; fills dlogits with
-  // (softmax - onehot) / batch when want_grad.
-  T cross_entropy(const batch& b, bool want_grad) {
+  // Mean softmax cross-entropy, stable for huge logits; also fills dlogits
+  // with (softmax - onehot) / batch, which costs little next to the forward.
+  T cross_entropy(const batch& b) {
     double total = 0.0;
     const T inv_n = T(1) / static_cast<T>(b.size);
     for (std::size_t i = 0; i < b.size; ++i) {
@@ -147,56 +153,51 @@ struct basic_cnn_workspace<T>::impl {
       const T m = row.maxCoeff();
       const T lse = m + std::log((row.array() - m).exp().sum());
       total += lse - row(b.y[i]);
-      if (want_grad) {
-        dlogits.row(i) = ((row.array() - lse).exp() * inv_n).matrix();
-        dlogits(i, b.y[i]) -= inv_n;
-      }
+      dlogits.row(i) = ((row.array() - lse).exp() * inv_n).matrix();
+      dlogits(i, b.y[i]) -= inv_n;
     }
     return static_cast<T>(total / static_cast<double>(b.size));
   }
 
   T l2_term(const T* p) const {
     return l2 * T(0.5) *
-           (weights(p, 0).squaredNorm() + weights(p, 2).squaredNorm() +
-            weights(p, 4).squaredNorm());
+           (weights(p, conv1_w).squaredNorm() + weights(p, conv2_w).squaredNorm() +
+            weights(p, dense_w).squaredNorm());
   }
 
-  map grad_weights(T* g, std::size_t var) const {
+  map grad_weights(T* g, variable var) const {
     const cmap shape = weights(g, var);
     return map(g + offsets[var], shape.rows(), shape.cols());
   }
 
+  // After forward() on the same batch.
   void backward(const T* p, const batch& b, T* g) {
     const std::size_t n = b.size;
-    map gwd = grad_weights(g, 4), gw2 = grad_weights(g, 2), gw1 = grad_weights(g, 0);
+    map gwd = grad_weights(g, dense_w), gw2 = grad_weights(g, conv2_w), gw1 = grad_weights(g, conv1_w);
     gwd.noalias() = cmap(act2.data(), n, dense_in).transpose() * dlogits.topRows(n);
     // Row by row: Eigen's colwise().sum() reduces in an order that depends on
     // where the gradient buffer lies, which must not change the result.
-    Eigen::Map<row_of<T>> gbd(g + offsets[5], s.classes);
+    Eigen::Map<row_of<T>> gbd(g + offsets[dense_b], s.classes);
     gbd.setZero();
     for (std::size_t i = 0; i < n; ++i) gbd += dlogits.row(i);
-    map(dact2.data(), n, dense_in).noalias() = dlogits.topRows(n) * weights(p, 4).transpose();
+    map(dact2.data(), n, dense_in).noalias() = dlogits.topRows(n) * weights(p, dense_w).transpose();
     gw2.setZero();
     gw1.setZero();
-    std::fill_n(g + offsets[3], c2.out, T(0));
-    std::fill_n(g + offsets[1], c1.out, T(0));
-    std::fill_n(dact1.begin(), n * c1.pooled() * c1.out, T(0));
+    std::fill_n(g + offsets[conv2_b], c2.out, T(0));
+    std::fill_n(g + offsets[conv1_b], c1.out, T(0));
     for (std::size_t i = 0; i < n; i += chunk_images) {
-      const std::size_t count = std::min(chunk_images, n - i), at = i * dense_in;
-      const std::size_t in_at = i * c2.pixels() * c2.in;
-      conv_backward(c2, act1.data() + in_at, count, weights(p, 2), act2.data() + at,
-                    arg2.data() + at, dact2.data() + at, gw2, g + offsets[3],
-                    dact1.data() + in_at);
+      const std::size_t count = std::min(chunk_images, n - i);
+      const std::size_t at1 = i * c2.pixels() * c2.in, at2 = i * dense_in;
+      std::fill_n(dact1.data(), count * c2.pixels() * c2.in, T(0));
+      conv_backward(c2, act1.data() + at1, count, weights(p, conv2_w), act2.data() + at2,
+                    arg2.data() + at2, dact2.data() + at2, gw2, g + offsets[conv2_b], dact1.data());
+      conv_backward(c1, images + i * c1.pixels() * c1.in, count, weights(p, conv1_w),
+                    act1.data() + at1, arg1.data() + at1, dact1.data(), gw1, g + offsets[conv1_b],
+                    nullptr);
     }
-    const T* x = inputs(b);
-    for (std::size_t i = 0; i < n; i += chunk_images) {
-      const std::size_t count = std::min(chunk_images, n - i), at = i * c1.pooled() * c1.out;
-      conv_backward(c1, x + i * c1.pixels() * c1.in, count, weights(p, 0), act1.data() + at,
-                    arg1.data() + at, dact1.data() + at, gw1, g + offsets[1], nullptr);
-    }
-    gwd += l2 * weights(p, 4);
-    gw2 += l2 * weights(p, 2);
-    gw1 += l2 * weights(p, 0);
+    gwd += l2 * weights(p, dense_w);
+    gw2 += l2 * weights(p, conv2_w);
+    gw1 += l2 * weights(p, conv1_w);
   }
 };
 
@@ -215,7 +216,7 @@ basic_cnn_workspace<T>& basic_cnn_workspace<T>::operator=(basic_cnn_workspace&&)
 template <class T>
 T basic_cnn_workspace<T>::loss_and_gradient(const T* params, const batch& b, T* grad) {
   impl_->forward(params, b);
-  const T ce = impl_->cross_entropy(b, true);
+  const T ce = impl_->cross_entropy(b);
   impl_->backward(params, b, grad);
   return ce + impl_->l2_term(params);
 }
@@ -223,7 +224,7 @@ T basic_cnn_workspace<T>::loss_and_gradient(const T* params, const batch& b, T* 
 template <class T>
 T basic_cnn_workspace<T>::loss(const T* params, const batch& b) {
   impl_->forward(params, b);
-  return impl_->cross_entropy(b, false) + impl_->l2_term(params);
+  return impl_->cross_entropy(b) + impl_->l2_term(params);
 }
 
 template <class T>
