@@ -26,9 +26,10 @@ using matrix_of = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMaj
 template <class T>
 using row_of = Eigen::Matrix<T, 1, Eigen::Dynamic>;
 
-// Images per im2col chunk: one chunk's patches of the second convolution
-// (4 x 196 x 400 floats for the built-in net) stay in the core's cache
-// instead of a whole batch's (50 x that) streaming through memory twice.
+// Images per chunk. A chunk goes forward and, in training, straight back
+// (every image's loss gradient is its own): its patches and activations
+// (about 4 x 100 KB for the built-in net) stay in the core's cache and
+// im2col runs once per step, not again for the backward pass.
 constexpr std::size_t chunk_images = 4;
 
 // The variables in cnn_shape::variables() order.
@@ -48,13 +49,14 @@ struct basic_cnn_workspace<T>::impl {
   conv_block c1, c2;
   std::size_t dense_in;
   std::vector<std::size_t> offsets;  // of the six variables in the flat buffer
+  std::size_t parameters = 0;
   std::vector<T> x_copy;             // double only: the float batch converted
-  const T* images = nullptr;         // the batch forward() last read, as T
-  std::vector<T> cols, conv, dcols;  // one chunk, sized for the larger block
-  std::vector<T> act1, act2, dact2;  // the whole batch
-  std::vector<T> dact1;              // one chunk
+  const T* images = nullptr;         // the batch being run, as T
+  // One chunk: each block's patches, pooled activations and where each
+  // pooling window's maximum lay, and the gradients flowing back.
+  std::vector<T> cols1, cols2, conv, act1, act2, dact1, dact2, dcols;
   std::vector<std::int32_t> arg1, arg2;
-  mat logits, dlogits;
+  mat logits, dlogits;  // the whole batch
 
   impl(const cnn_shape& shape, std::size_t n, T l2_scale)
       : s(shape), l2(l2_scale), capacity(n),
@@ -63,19 +65,19 @@ struct basic_cnn_workspace<T>::impl {
         dense_in((s.height / 4) * (s.width / 4) * s.filters2), logits(n, s.classes),
         dlogits(n, s.classes) {
     s.check();
-    std::size_t offset = 0;
     for (const auto& v : s.variables()) {
-      offsets.push_back(offset);
-      offset += v.rows * v.cols;
+      offsets.push_back(parameters);
+      parameters += v.rows * v.cols;
     }
     const std::size_t m = std::min(n, chunk_images);
-    cols.resize(m * std::max(c1.pixels() * c1.patch(), c2.pixels() * c2.patch()));
-    dcols.resize(m * c2.pixels() * c2.patch());
+    cols1.resize(m * c1.pixels() * c1.patch());
+    cols2.resize(m * c2.pixels() * c2.patch());
+    dcols.resize(cols2.size());
     conv.resize(m * std::max(c1.pixels() * c1.out, c2.pixels() * c2.out));
-    act1.resize(n * c1.pooled() * c1.out);
-    dact1.resize(m * c2.pixels() * c2.in);
+    act1.resize(m * c1.pooled() * c1.out);
+    dact1.resize(act1.size());
     arg1.resize(act1.size());
-    act2.resize(n * dense_in);
+    act2.resize(m * dense_in);
     dact2.resize(act2.size());
     arg2.resize(act2.size());
     if constexpr (!std::is_same_v<T, float>) x_copy.resize(n * c1.pixels() * c1.in);
@@ -87,9 +89,13 @@ struct basic_cnn_workspace<T>::impl {
     const std::size_t out = var == conv1_w ? c1.out : var == conv2_w ? c2.out : s.classes;
     return cmap(p + offsets[var], in, out);
   }
+  map grad_weights(T* g, variable var) const {
+    const cmap shape = weights(g, var);
+    return map(g + offsets[var], shape.rows(), shape.cols());
+  }
 
-  // The batch's images as T: the float batch itself, or a converted copy.
-  const T* inputs(const batch& b) {
+  // Takes the batch's images as T: the float batch itself, or a converted copy.
+  void start(const batch& b) {
     const std::size_t features = c1.pixels() * c1.in;
     if (b.size > capacity || b.input_size != features)
       throw std::invalid_argument(
@@ -97,66 +103,76 @@ struct basic_cnn_workspace<T>::impl {
           " features does not fit a workspace for " + std::to_string(capacity) + " x " +
           std::to_string(features));
     if constexpr (std::is_same_v<T, float>) {
-      return b.x.data();
+      images = b.x.data();
     } else {
       std::copy_n(b.x.data(), b.size * features, x_copy.data());
-      return x_copy.data();
+      images = x_copy.data();
     }
   }
 
   void conv_forward(const conv_block& g, const T* in, std::size_t count, const cmap& w,
-                    const T* bias, T* act, std::int32_t* arg) {
-    im2col(g, in, count, cols.data());
+                    const T* bias, T* cols, T* act, std::int32_t* arg) {
+    im2col(g, in, count, cols);
     map z(conv.data(), count * g.pixels(), g.out);
-    z.noalias() = cmap(cols.data(), count * g.pixels(), g.patch()) * w;
+    z.noalias() = cmap(cols, count * g.pixels(), g.patch()) * w;
     pool_forward(g, conv.data(), count, bias, act, arg);
   }
 
-  // Adds this chunk's weight and bias gradients to gw and gb, and its input
-  // gradient to din unless din is null (the first block's input is the data).
-  void conv_backward(const conv_block& g, const T* in, std::size_t count, const cmap& w,
+  // Adds the chunk's weight and bias gradients to gw and gb, and writes its
+  // input gradient to din unless din is null (the first block's input is the data).
+  void conv_backward(const conv_block& g, const T* cols, std::size_t count, const cmap& w,
                      const T* act, const std::int32_t* arg, const T* dact, map gw, T* gb,
                      T* din) {
     pool_backward(g, act, arg, dact, count, conv.data(), gb);
     cmap dz(conv.data(), count * g.pixels(), g.out);
-    im2col(g, in, count, cols.data());
-    gw.noalias() += cmap(cols.data(), count * g.pixels(), g.patch()).transpose() * dz;
+    gw.noalias() += cmap(cols, count * g.pixels(), g.patch()).transpose() * dz;
     if (!din) return;
     map(dcols.data(), count * g.pixels(), g.patch()).noalias() = dz * w.transpose();
+    std::fill_n(din, count * g.pixels() * g.in, T(0));
     col2im_add(g, dcols.data(), count, din);
   }
 
-  // Both blocks one chunk of images at a time: the first block's output for
-  // the chunk is still in cache when the second reads it.
-  void forward(const T* p, const batch& b) {
-    images = inputs(b);
-    for (std::size_t i = 0; i < b.size; i += chunk_images) {
-      const std::size_t count = std::min(chunk_images, b.size - i);
-      const std::size_t at1 = i * c2.pixels() * c2.in, at2 = i * dense_in;
-      conv_forward(c1, images + i * c1.pixels() * c1.in, count, weights(p, conv1_w), p + offsets[conv1_b],
-                   act1.data() + at1, arg1.data() + at1);
-      conv_forward(c2, act1.data() + at1, count, weights(p, conv2_w), p + offsets[conv2_b],
-                   act2.data() + at2, arg2.data() + at2);
-    }
-    auto z = logits.topRows(b.size);
-    z.noalias() = cmap(act2.data(), b.size, dense_in) * weights(p, dense_w);
+  // Images first..first+count through both blocks into their rows of logits.
+  void forward(const T* p, std::size_t first, std::size_t count) {
+    conv_forward(c1, images + first * c1.pixels() * c1.in, count, weights(p, conv1_w),
+                 p + offsets[conv1_b], cols1.data(), act1.data(), arg1.data());
+    conv_forward(c2, act1.data(), count, weights(p, conv2_w), p + offsets[conv2_b],
+                 cols2.data(), act2.data(), arg2.data());
+    auto z = logits.middleRows(first, count);
+    z.noalias() = cmap(act2.data(), count, dense_in) * weights(p, dense_w);
     z.rowwise() += Eigen::Map<const row_of<T>>(p + offsets[dense_b], s.classes);
   }
 
-  // Mean softmax cross-entropy, stable for huge logits; also fills dlogits
-  // with (softmax - onehot) / batch, which costs little next to the forward.
-  T cross_entropy(const batch& b) {
+  // Adds the gradient of the chunk forward() last ran to g.
+  void backward(const T* p, std::size_t first, std::size_t count, T* g) {
+    const auto dl = dlogits.middleRows(first, count);
+    grad_weights(g, dense_w).noalias() += cmap(act2.data(), count, dense_in).transpose() * dl;
+    // Row by row: Eigen's colwise().sum() reduces in an order that depends on
+    // where the gradient buffer lies, which must not change the result.
+    Eigen::Map<row_of<T>> gb(g + offsets[dense_b], s.classes);
+    for (std::size_t i = 0; i < count; ++i) gb += dl.row(i);
+    map(dact2.data(), count, dense_in).noalias() = dl * weights(p, dense_w).transpose();
+    conv_backward(c2, cols2.data(), count, weights(p, conv2_w), act2.data(), arg2.data(),
+                  dact2.data(), grad_weights(g, conv2_w), g + offsets[conv2_b], dact1.data());
+    conv_backward(c1, cols1.data(), count, weights(p, conv1_w), act1.data(), arg1.data(),
+                  dact1.data(), grad_weights(g, conv1_w), g + offsets[conv1_b], nullptr);
+  }
+
+  // The summed softmax cross-entropy of rows first..first+count, stable for
+  // huge logits; also sets their dlogits to (softmax - onehot) / batch, which
+  // costs little next to the forward pass.
+  double cross_entropy(const batch& b, std::size_t first, std::size_t count) {
     double total = 0.0;
     const T inv_n = T(1) / static_cast<T>(b.size);
-    for (std::size_t i = 0; i < b.size; ++i) {
-      auto row = logits.row(i);
+    for (std::size_t i = first; i < first + count; ++i) {
+      const auto row = logits.row(i);
       const T m = row.maxCoeff();
       const T lse = m + std::log((row.array() - m).exp().sum());
       total += lse - row(b.y[i]);
       dlogits.row(i) = ((row.array() - lse).exp() * inv_n).matrix();
       dlogits(i, b.y[i]) -= inv_n;
     }
-    return static_cast<T>(total / static_cast<double>(b.size));
+    return total;
   }
 
   T l2_term(const T* p) const {
@@ -165,39 +181,8 @@ struct basic_cnn_workspace<T>::impl {
             weights(p, dense_w).squaredNorm());
   }
 
-  map grad_weights(T* g, variable var) const {
-    const cmap shape = weights(g, var);
-    return map(g + offsets[var], shape.rows(), shape.cols());
-  }
-
-  // After forward() on the same batch.
-  void backward(const T* p, const batch& b, T* g) {
-    const std::size_t n = b.size;
-    map gwd = grad_weights(g, dense_w), gw2 = grad_weights(g, conv2_w), gw1 = grad_weights(g, conv1_w);
-    gwd.noalias() = cmap(act2.data(), n, dense_in).transpose() * dlogits.topRows(n);
-    // Row by row: Eigen's colwise().sum() reduces in an order that depends on
-    // where the gradient buffer lies, which must not change the result.
-    Eigen::Map<row_of<T>> gbd(g + offsets[dense_b], s.classes);
-    gbd.setZero();
-    for (std::size_t i = 0; i < n; ++i) gbd += dlogits.row(i);
-    map(dact2.data(), n, dense_in).noalias() = dlogits.topRows(n) * weights(p, dense_w).transpose();
-    gw2.setZero();
-    gw1.setZero();
-    std::fill_n(g + offsets[conv2_b], c2.out, T(0));
-    std::fill_n(g + offsets[conv1_b], c1.out, T(0));
-    for (std::size_t i = 0; i < n; i += chunk_images) {
-      const std::size_t count = std::min(chunk_images, n - i);
-      const std::size_t at1 = i * c2.pixels() * c2.in, at2 = i * dense_in;
-      std::fill_n(dact1.data(), count * c2.pixels() * c2.in, T(0));
-      conv_backward(c2, act1.data() + at1, count, weights(p, conv2_w), act2.data() + at2,
-                    arg2.data() + at2, dact2.data() + at2, gw2, g + offsets[conv2_b], dact1.data());
-      conv_backward(c1, images + i * c1.pixels() * c1.in, count, weights(p, conv1_w),
-                    act1.data() + at1, arg1.data() + at1, dact1.data(), gw1, g + offsets[conv1_b],
-                    nullptr);
-    }
-    gwd += l2 * weights(p, dense_w);
-    gw2 += l2 * weights(p, conv2_w);
-    gw1 += l2 * weights(p, conv1_w);
+  void add_l2_gradient(const T* p, T* g) const {
+    for (variable v : {conv1_w, conv2_w, dense_w}) grad_weights(g, v) += l2 * weights(p, v);
   }
 };
 
@@ -215,21 +200,38 @@ basic_cnn_workspace<T>& basic_cnn_workspace<T>::operator=(basic_cnn_workspace&&)
 
 template <class T>
 T basic_cnn_workspace<T>::loss_and_gradient(const T* params, const batch& b, T* grad) {
-  impl_->forward(params, b);
-  const T ce = impl_->cross_entropy(b);
-  impl_->backward(params, b, grad);
-  return ce + impl_->l2_term(params);
+  impl& w = *impl_;
+  w.start(b);
+  std::fill_n(grad, w.parameters, T(0));
+  double total = 0.0;
+  for (std::size_t i = 0; i < b.size; i += chunk_images) {
+    const std::size_t count = std::min(chunk_images, b.size - i);
+    w.forward(params, i, count);
+    total += w.cross_entropy(b, i, count);
+    w.backward(params, i, count, grad);
+  }
+  w.add_l2_gradient(params, grad);
+  return static_cast<T>(total / static_cast<double>(b.size)) + w.l2_term(params);
 }
 
 template <class T>
 T basic_cnn_workspace<T>::loss(const T* params, const batch& b) {
-  impl_->forward(params, b);
-  return impl_->cross_entropy(b) + impl_->l2_term(params);
+  impl& w = *impl_;
+  w.start(b);
+  double total = 0.0;
+  for (std::size_t i = 0; i < b.size; i += chunk_images) {
+    const std::size_t count = std::min(chunk_images, b.size - i);
+    w.forward(params, i, count);
+    total += w.cross_entropy(b, i, count);
+  }
+  return static_cast<T>(total / static_cast<double>(b.size)) + w.l2_term(params);
 }
 
 template <class T>
 const T* basic_cnn_workspace<T>::scores(const T* params, const batch& b) {
-  impl_->forward(params, b);
+  impl_->start(b);
+  for (std::size_t i = 0; i < b.size; i += chunk_images)
+    impl_->forward(params, i, std::min(chunk_images, b.size - i));
   return impl_->logits.data();
 }
 
