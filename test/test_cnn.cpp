@@ -72,6 +72,53 @@ std::vector<std::size_t> sampled_entries(const cnn_shape& s, std::size_t per_var
   return picked;
 }
 
+// The network written as plain loops from its definition, independent of
+// im2col and the pooling kernels: a SAME convolution with HWIO filters on
+// NHWC images plus bias, 2x2 max pooling, ReLU; twice; then the dense layer.
+std::vector<double> direct_logits(const cnn_shape& s, const std::vector<double>& p,
+                                  const batch& b) {
+  const auto vars = s.variables();
+  std::vector<std::size_t> at(1, 0);
+  for (const auto& v : vars) at.push_back(at.back() + v.rows * v.cols);
+  auto block = [&](const std::vector<double>& in, std::size_t h, std::size_t w,
+                   std::size_t cin, std::size_t cout, std::size_t var) {
+    const long k = static_cast<long>(s.kernel), pad = k / 2;
+    std::vector<double> conv(h * w * cout), out((h / 2) * (w / 2) * cout, 0.0);
+    for (long y = 0; y < long(h); ++y)
+      for (long x = 0; x < long(w); ++x)
+        for (std::size_t o = 0; o < cout; ++o) {
+          double sum = p[at[var + 1] + o];
+          for (long ky = 0; ky < k; ++ky)
+            for (long kx = 0; kx < k; ++kx)
+              for (std::size_t c = 0; c < cin; ++c) {
+                const long sy = y + ky - pad, sx = x + kx - pad;
+                if (sy < 0 || sx < 0 || sy >= long(h) || sx >= long(w)) continue;
+                sum += in[(sy * w + sx) * cin + c] * p[at[var] + ((ky * k + kx) * cin + c) * cout + o];
+              }
+          conv[(y * w + x) * cout + o] = sum;
+        }
+    for (std::size_t y = 0; y < h; ++y)
+      for (std::size_t x = 0; x < w; ++x)
+        for (std::size_t o = 0; o < cout; ++o) {
+          double& pooled = out[((y / 2) * (w / 2) + x / 2) * cout + o];
+          pooled = std::max(pooled, conv[(y * w + x) * cout + o]);  // starts at 0: the ReLU
+        }
+    return out;
+  };
+  std::vector<double> logits;
+  for (std::size_t i = 0; i < b.size; ++i) {
+    std::vector<double> image(b.x.begin() + i * features(s), b.x.begin() + (i + 1) * features(s));
+    auto a1 = block(image, s.height, s.width, s.channels, s.filters1, 0);
+    auto a2 = block(a1, s.height / 2, s.width / 2, s.filters1, s.filters2, 2);
+    for (std::size_t c = 0; c < s.classes; ++c) {
+      double sum = p[at[5] + c];
+      for (std::size_t j = 0; j < a2.size(); ++j) sum += a2[j] * p[at[4] + j * s.classes + c];
+      logits.push_back(sum);
+    }
+  }
+  return logits;
+}
+
 struct gradient_check {
   std::size_t checked = 0, skipped = 0, failed = 0;
 };
@@ -185,6 +232,21 @@ TEST_CASE("a workspace refuses a batch larger than it was made for or of another
   other.height = 12;
   CHECK_THROWS_AS(ws.loss(params.data(), random_batch(other, 2, 1)), std::invalid_argument);
   CHECK_NOTHROW(ws.loss(params.data(), random_batch(s, 1, 1)));
+}
+
+TEST_CASE("the scores are the convolutional network's logits, computed directly") {
+  for (const cnn_shape& s : {small_shape(), cnn_shape{}}) {
+    CAPTURE(s.to_string());
+    const auto b = random_batch(s, 6, 51);  // more than one chunk of images
+    const auto params = random_params(s, 52);
+    basic_cnn_workspace<double> ws(s, b.size, 0.0);
+    const double* scores = ws.scores(params.data(), b);
+    const auto expected = direct_logits(s, params, b);
+    double worst = 0.0;
+    for (std::size_t i = 0; i < expected.size(); ++i)
+      worst = std::max(worst, std::abs(scores[i] - expected[i]) / (1.0 + std::abs(expected[i])));
+    CHECK(worst < 1e-12);
+  }
 }
 
 TEST_CASE("in double, every gradient entry of a small cnn matches central differences") {
