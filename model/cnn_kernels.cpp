@@ -60,19 +60,20 @@ void col2im_add(const conv_block& g, const T* dcols, std::size_t count, T* din) 
 template <class T>
 void pool_forward(const conv_block& g, const T* conv, std::size_t count, const T* bias, T* act,
                   std::int32_t* arg) {
-  const std::size_t f = g.out, row = g.w * f;
+  const std::size_t plane = count * g.pixels();
   for (std::size_t img = 0; img < count; ++img)
     for (std::size_t py = 0; py < g.h / 2; ++py)
       for (std::size_t px = 0; px < g.w / 2; ++px) {
-        const std::size_t top_left = ((img * g.h + 2 * py) * g.w + 2 * px) * f;
-        const std::size_t corner[4] = {top_left, top_left + f, top_left + row,
-                                       top_left + row + f};
-        for (std::size_t c = 0; c < f; ++c, ++act, ++arg) {
-          std::size_t best = corner[0] + c;
+        const std::size_t top_left = (img * g.h + 2 * py) * g.w + 2 * px;
+        const std::size_t window[4] = {top_left, top_left + 1, top_left + g.w,
+                                       top_left + g.w + 1};
+        for (std::size_t c = 0; c < g.out; ++c, ++act, ++arg) {
+          const T* channel = conv + c * plane;
+          std::size_t best = window[0];
           for (int q = 1; q < 4; ++q)
-            if (conv[corner[q] + c] > conv[best]) best = corner[q] + c;
-          *act = std::max(conv[best] + bias[c], T(0));
-          *arg = static_cast<std::int32_t>(best);
+            if (channel[window[q]] > channel[best]) best = window[q];
+          *act = std::max(channel[best] + bias[c], T(0));
+          *arg = static_cast<std::int32_t>(c * plane + best);
         }
       }
 }

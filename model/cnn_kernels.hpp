@@ -26,14 +26,17 @@ void im2col(const conv_block& g, const T* in, std::size_t count, T* cols);
 template <class T>
 void col2im_add(const conv_block& g, const T* dcols, std::size_t count, T* din);
 
-// act = ReLU(2x2 max of conv + bias) per channel; arg records where each
-// window's maximum lies in conv.
+// act = ReLU(2x2 max of conv + bias) per channel, NHWC; arg records where
+// each window's maximum lies in conv. conv holds one plane per channel (the
+// count images' pixels, column-major [pixels, out]): Eigen's product fills a
+// matrix with few columns two times faster that way than row-major.
 template <class T>
 void pool_forward(const conv_block& g, const T* conv, std::size_t count, const T* bias, T* act,
                   std::int32_t* arg);
 
-// dconv: each pooled gradient at its window's maximum where ReLU passed it,
-// zero elsewhere; dbias += the same gradients summed per channel.
+// dconv (planes like pool_forward's conv): each pooled gradient at its
+// window's maximum where ReLU passed it, zero elsewhere; dbias += the same
+// gradients summed per channel.
 template <class T>
 void pool_backward(const conv_block& g, const T* act, const std::int32_t* arg, const T* dact,
                    std::size_t count, T* dconv, T* dbias);

@@ -24,6 +24,8 @@ using cnn_kernels::pool_forward;
 template <class T>
 using matrix_of = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 template <class T>
+using planes_of = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
+template <class T>
 using row_of = Eigen::Matrix<T, 1, Eigen::Dynamic>;
 
 // Images per chunk. A chunk goes forward and, in training, straight back
@@ -42,6 +44,7 @@ struct basic_cnn_workspace<T>::impl {
   using mat = matrix_of<T>;
   using map = Eigen::Map<mat>;
   using cmap = Eigen::Map<const mat>;
+  using planes = planes_of<T>;  // a convolution's output, one column per channel
 
   cnn_shape s;
   T l2;
@@ -57,13 +60,16 @@ struct basic_cnn_workspace<T>::impl {
   std::vector<T> cols1, cols2, conv, act1, act2, dact1, dact2, dcols;
   std::vector<std::int32_t> arg1, arg2;
   mat logits, dlogits;  // the whole batch
+  // The convolutions' weight gradients summed over the chunks: Eigen's
+  // product into a [patch, out] matrix is faster column-major too.
+  planes gw1, gw2;
 
   impl(const cnn_shape& shape, std::size_t n, T l2_scale)
       : s(shape), l2(l2_scale), capacity(n),
         c1{s.height, s.width, s.channels, s.filters1, s.kernel},
         c2{s.height / 2, s.width / 2, s.filters1, s.filters2, s.kernel},
         dense_in((s.height / 4) * (s.width / 4) * s.filters2), logits(n, s.classes),
-        dlogits(n, s.classes) {
+        dlogits(n, s.classes), gw1(c1.patch(), c1.out), gw2(c2.patch(), c2.out) {
     s.check();
     for (const auto& v : s.variables()) {
       offsets.push_back(parameters);
@@ -113,7 +119,7 @@ struct basic_cnn_workspace<T>::impl {
   void conv_forward(const conv_block& g, const T* in, std::size_t count, const cmap& w,
                     const T* bias, T* cols, T* act, std::int32_t* arg) {
     im2col(g, in, count, cols);
-    map z(conv.data(), count * g.pixels(), g.out);
+    Eigen::Map<planes> z(conv.data(), count * g.pixels(), g.out);
     z.noalias() = cmap(cols, count * g.pixels(), g.patch()) * w;
     pool_forward(g, conv.data(), count, bias, act, arg);
   }
@@ -121,10 +127,10 @@ struct basic_cnn_workspace<T>::impl {
   // Adds the chunk's weight and bias gradients to gw and gb, and writes its
   // input gradient to din unless din is null (the first block's input is the data).
   void conv_backward(const conv_block& g, const T* cols, std::size_t count, const cmap& w,
-                     const T* act, const std::int32_t* arg, const T* dact, map gw, T* gb,
+                     const T* act, const std::int32_t* arg, const T* dact, planes& gw, T* gb,
                      T* din) {
     pool_backward(g, act, arg, dact, count, conv.data(), gb);
-    cmap dz(conv.data(), count * g.pixels(), g.out);
+    Eigen::Map<const planes> dz(conv.data(), count * g.pixels(), g.out);
     gw.noalias() += cmap(cols, count * g.pixels(), g.patch()).transpose() * dz;
     if (!din) return;
     map(dcols.data(), count * g.pixels(), g.patch()).noalias() = dz * w.transpose();
@@ -153,9 +159,9 @@ struct basic_cnn_workspace<T>::impl {
     for (std::size_t i = 0; i < count; ++i) gb += dl.row(i);
     map(dact2.data(), count, dense_in).noalias() = dl * weights(p, dense_w).transpose();
     conv_backward(c2, cols2.data(), count, weights(p, conv2_w), act2.data(), arg2.data(),
-                  dact2.data(), grad_weights(g, conv2_w), g + offsets[conv2_b], dact1.data());
+                  dact2.data(), gw2, g + offsets[conv2_b], dact1.data());
     conv_backward(c1, cols1.data(), count, weights(p, conv1_w), act1.data(), arg1.data(),
-                  dact1.data(), grad_weights(g, conv1_w), g + offsets[conv1_b], nullptr);
+                  dact1.data(), gw1, g + offsets[conv1_b], nullptr);
   }
 
   // The summed softmax cross-entropy of rows first..first+count, stable for
@@ -181,7 +187,18 @@ struct basic_cnn_workspace<T>::impl {
             weights(p, dense_w).squaredNorm());
   }
 
-  void add_l2_gradient(const T* p, T* g) const {
+  // Before the first chunk's backward().
+  void zero_gradient(T* g) {
+    std::fill_n(g, parameters, T(0));
+    gw1.setZero();
+    gw2.setZero();
+  }
+
+  // After the last chunk's backward(): the summed convolution gradients and
+  // every weight's L2 term.
+  void finish_gradient(const T* p, T* g) {
+    grad_weights(g, conv1_w) += gw1;
+    grad_weights(g, conv2_w) += gw2;
     for (variable v : {conv1_w, conv2_w, dense_w}) grad_weights(g, v) += l2 * weights(p, v);
   }
 };
@@ -202,7 +219,7 @@ template <class T>
 T basic_cnn_workspace<T>::loss_and_gradient(const T* params, const batch& b, T* grad) {
   impl& w = *impl_;
   w.start(b);
-  std::fill_n(grad, w.parameters, T(0));
+  w.zero_gradient(grad);
   double total = 0.0;
   for (std::size_t i = 0; i < b.size; i += chunk_images) {
     const std::size_t count = std::min(chunk_images, b.size - i);
@@ -210,7 +227,7 @@ T basic_cnn_workspace<T>::loss_and_gradient(const T* params, const batch& b, T* 
     total += w.cross_entropy(b, i, count);
     w.backward(params, i, count, grad);
   }
-  w.add_l2_gradient(params, grad);
+  w.finish_gradient(params, grad);
   return static_cast<T>(total / static_cast<double>(b.size)) + w.l2_term(params);
 }
 
