@@ -46,6 +46,31 @@ void im2col(const conv_block& g, const T* in, std::size_t count, T* cols) {
 }
 
 template <class T>
+void im2col_planes(const conv_block& g, const T* in, std::size_t count, T* cols) {
+  const std::ptrdiff_t h = g.h, w = g.w, k = g.k, pad = g.k / 2, c = g.in;
+  T* out = cols;
+  for (std::ptrdiff_t ky = 0; ky < k; ++ky)
+    for (std::ptrdiff_t kx = 0; kx < k; ++kx)
+      for (std::ptrdiff_t ci = 0; ci < c; ++ci) {
+        // Output columns x0..x1 read the image; the others lie off its edge.
+        const std::ptrdiff_t x0 = std::max<std::ptrdiff_t>(0, pad - kx);
+        const std::ptrdiff_t x1 = std::min<std::ptrdiff_t>(w, w + pad - kx);
+        for (std::size_t img = 0; img < count; ++img)
+          for (std::ptrdiff_t y = 0; y < h; ++y, out += w) {
+            const std::ptrdiff_t sy = y + ky - pad;
+            if (sy < 0 || sy >= h) {
+              std::fill_n(out, w, T(0));
+              continue;
+            }
+            const T* src = in + ((img * h + sy) * w + kx - pad) * c + ci;
+            std::fill_n(out, x0, T(0));
+            for (std::ptrdiff_t x = x0; x < x1; ++x) out[x] = src[x * c];
+            std::fill_n(out + x1, w - x1, T(0));
+          }
+      }
+}
+
+template <class T>
 void col2im_add(const conv_block& g, const T* dcols, std::size_t count, T* din) {
   walk_patches(
       g, count,
@@ -92,6 +117,7 @@ void pool_backward(const conv_block& g, const T* act, const std::int32_t* arg, c
 
 #define DOWNPOUR_CNN_KERNELS(T)                                                               \
   template void im2col<T>(const conv_block&, const T*, std::size_t, T*);                    \
+  template void im2col_planes<T>(const conv_block&, const T*, std::size_t, T*);             \
   template void col2im_add<T>(const conv_block&, const T*, std::size_t, T*);                \
   template void pool_forward<T>(const conv_block&, const T*, std::size_t, const T*, T*,     \
                                 std::int32_t*);                                             \

@@ -22,7 +22,16 @@ struct conv_block {
 template <class T>
 void im2col(const conv_block& g, const T* in, std::size_t count, T* cols);
 
-// din += the patches' gradients dcols, each summed into the input it came from.
+// The same patches column-major: one plane per kernel entry, each holding
+// that entry for every output pixel. For an input of one channel each plane
+// row is a shifted image row, copied in one run where row-major patches
+// copy kernel-width runs (5 floats); for many channels the row-major
+// im2col copies longer runs and is the faster one.
+template <class T>
+void im2col_planes(const conv_block& g, const T* in, std::size_t count, T* cols);
+
+// din += the patches' gradients dcols (row-major as im2col's), each summed
+// into the input it came from.
 template <class T>
 void col2im_add(const conv_block& g, const T* dcols, std::size_t count, T* din);
 

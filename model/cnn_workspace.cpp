@@ -18,6 +18,7 @@ namespace {
 using cnn_kernels::col2im_add;
 using cnn_kernels::conv_block;
 using cnn_kernels::im2col;
+using cnn_kernels::im2col_planes;
 using cnn_kernels::pool_backward;
 using cnn_kernels::pool_forward;
 
@@ -116,22 +117,31 @@ struct basic_cnn_workspace<T>::impl {
     }
   }
 
-  void conv_forward(const conv_block& g, const T* in, std::size_t count, const cmap& w,
-                    const T* bias, T* cols, T* act, std::int32_t* arg) {
-    im2col(g, in, count, cols);
+  // The first block's patches are planes (im2col_planes), the second's rows.
+  Eigen::Map<const planes> patches1(std::size_t count) const {
+    return Eigen::Map<const planes>(cols1.data(), count * c1.pixels(), c1.patch());
+  }
+  cmap patches2(std::size_t count) const {
+    return cmap(cols2.data(), count * c2.pixels(), c2.patch());
+  }
+
+  template <class Patches>
+  void conv_forward(const conv_block& g, const Patches& cols, std::size_t count, const cmap& w,
+                    const T* bias, T* act, std::int32_t* arg) {
     Eigen::Map<planes> z(conv.data(), count * g.pixels(), g.out);
-    z.noalias() = cmap(cols, count * g.pixels(), g.patch()) * w;
+    z.noalias() = cols * w;
     pool_forward(g, conv.data(), count, bias, act, arg);
   }
 
   // Adds the chunk's weight and bias gradients to gw and gb, and writes its
   // input gradient to din unless din is null (the first block's input is the data).
-  void conv_backward(const conv_block& g, const T* cols, std::size_t count, const cmap& w,
+  template <class Patches>
+  void conv_backward(const conv_block& g, const Patches& cols, std::size_t count, const cmap& w,
                      const T* act, const std::int32_t* arg, const T* dact, planes& gw, T* gb,
                      T* din) {
     pool_backward(g, act, arg, dact, count, conv.data(), gb);
     Eigen::Map<const planes> dz(conv.data(), count * g.pixels(), g.out);
-    gw.noalias() += cmap(cols, count * g.pixels(), g.patch()).transpose() * dz;
+    gw.noalias() += cols.transpose() * dz;
     if (!din) return;
     map(dcols.data(), count * g.pixels(), g.patch()).noalias() = dz * w.transpose();
     std::fill_n(din, count * g.pixels() * g.in, T(0));
@@ -140,10 +150,12 @@ struct basic_cnn_workspace<T>::impl {
 
   // Images first..first+count through both blocks into their rows of logits.
   void forward(const T* p, std::size_t first, std::size_t count) {
-    conv_forward(c1, images + first * c1.pixels() * c1.in, count, weights(p, conv1_w),
-                 p + offsets[conv1_b], cols1.data(), act1.data(), arg1.data());
-    conv_forward(c2, act1.data(), count, weights(p, conv2_w), p + offsets[conv2_b],
-                 cols2.data(), act2.data(), arg2.data());
+    im2col_planes(c1, images + first * c1.pixels() * c1.in, count, cols1.data());
+    conv_forward(c1, patches1(count), count, weights(p, conv1_w), p + offsets[conv1_b],
+                 act1.data(), arg1.data());
+    im2col(c2, act1.data(), count, cols2.data());
+    conv_forward(c2, patches2(count), count, weights(p, conv2_w), p + offsets[conv2_b],
+                 act2.data(), arg2.data());
     auto z = logits.middleRows(first, count);
     z.noalias() = cmap(act2.data(), count, dense_in) * weights(p, dense_w);
     z.rowwise() += Eigen::Map<const row_of<T>>(p + offsets[dense_b], s.classes);
@@ -158,9 +170,9 @@ struct basic_cnn_workspace<T>::impl {
     Eigen::Map<row_of<T>> gb(g + offsets[dense_b], s.classes);
     for (std::size_t i = 0; i < count; ++i) gb += dl.row(i);
     map(dact2.data(), count, dense_in).noalias() = dl * weights(p, dense_w).transpose();
-    conv_backward(c2, cols2.data(), count, weights(p, conv2_w), act2.data(), arg2.data(),
+    conv_backward(c2, patches2(count), count, weights(p, conv2_w), act2.data(), arg2.data(),
                   dact2.data(), gw2, g + offsets[conv2_b], dact1.data());
-    conv_backward(c1, cols1.data(), count, weights(p, conv1_w), act1.data(), arg1.data(),
+    conv_backward(c1, patches1(count), count, weights(p, conv1_w), act1.data(), arg1.data(),
                   dact1.data(), gw1, g + offsets[conv1_b], nullptr);
   }
 
