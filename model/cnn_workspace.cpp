@@ -199,6 +199,21 @@ struct basic_cnn_workspace<T>::impl {
             weights(p, dense_w).squaredNorm());
   }
 
+  // Every chunk forward, then then_each(first, count) on it while its
+  // buffers hold it; the batch's loss.
+  template <class Then>
+  T loss(const T* p, const batch& b, Then then_each) {
+    start(b);
+    double total = 0.0;
+    for (std::size_t i = 0; i < b.size; i += chunk_images) {
+      const std::size_t count = std::min(chunk_images, b.size - i);
+      forward(p, i, count);
+      total += cross_entropy(b, i, count);
+      then_each(i, count);
+    }
+    return static_cast<T>(total / static_cast<double>(b.size)) + l2_term(p);
+  }
+
   // Before the first chunk's backward().
   void zero_gradient(T* g) {
     std::fill_n(g, parameters, T(0));
@@ -230,30 +245,17 @@ basic_cnn_workspace<T>& basic_cnn_workspace<T>::operator=(basic_cnn_workspace&&)
 template <class T>
 T basic_cnn_workspace<T>::loss_and_gradient(const T* params, const batch& b, T* grad) {
   impl& w = *impl_;
-  w.start(b);
   w.zero_gradient(grad);
-  double total = 0.0;
-  for (std::size_t i = 0; i < b.size; i += chunk_images) {
-    const std::size_t count = std::min(chunk_images, b.size - i);
-    w.forward(params, i, count);
-    total += w.cross_entropy(b, i, count);
-    w.backward(params, i, count, grad);
-  }
+  const T loss = w.loss(params, b, [&](std::size_t first, std::size_t count) {
+    w.backward(params, first, count, grad);
+  });
   w.finish_gradient(params, grad);
-  return static_cast<T>(total / static_cast<double>(b.size)) + w.l2_term(params);
+  return loss;
 }
 
 template <class T>
 T basic_cnn_workspace<T>::loss(const T* params, const batch& b) {
-  impl& w = *impl_;
-  w.start(b);
-  double total = 0.0;
-  for (std::size_t i = 0; i < b.size; i += chunk_images) {
-    const std::size_t count = std::min(chunk_images, b.size - i);
-    w.forward(params, i, count);
-    total += w.cross_entropy(b, i, count);
-  }
-  return static_cast<T>(total / static_cast<double>(b.size)) + w.l2_term(params);
+  return impl_->loss(params, b, [](std::size_t, std::size_t) {});
 }
 
 template <class T>
