@@ -5,7 +5,7 @@
 // Finds the settings of the `--model cnn` job; --time measures ms/step.
 //
 //   bench_cnn [--learning-rate 0.05] [--last-step 3000] [--eval-every 500]
-//             [--seed 1] [--data-dir DIR] [--filters 16,32] [--kernel 5] [--time N]
+//             [--seed 1] [--data-dir DIR] [--filters 8,32] [--kernel 5] [--time N]
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -46,7 +46,7 @@ std::map<std::string, std::string> parse(int argc, char** argv) {
   std::map<std::string, std::string> args = {
       {"--learning-rate", "0.05"}, {"--last-step", "3000"}, {"--eval-every", "500"},
       {"--seed", "1"},        {"--data-dir", "/usr/share/datasets/fashion-mnist"},
-      {"--filters", "16,32"}, {"--kernel", "5"}, {"--time", "0"}, {"--l2", "1e-4"}};
+      {"--filters", "8,32"}, {"--kernel", "5"}, {"--time", "0"}, {"--l2", "1e-4"}};
   for (int i = 1; i < argc; i += 2) {
     if (!args.count(argv[i]) || i + 1 >= argc) {
       std::cerr << "bench_cnn: unknown option or missing value: " << argv[i] << "\n";
@@ -73,23 +73,28 @@ std::vector<float> initial_parameters(const cnn_shape& s, std::uint64_t seed) {
   return p;
 }
 
+// Examples start..start+n of set, scaled to [0,1] as the batcher does.
+batch examples(const image_set& set, std::size_t start, std::size_t n) {
+  batch b;
+  b.size = n;
+  b.input_size = set.input_size();
+  for (std::size_t i = 0; i < n * b.input_size; ++i)
+    b.x.push_back(static_cast<float>(set.pixels[start * b.input_size + i]) * (1.0f / 255.0f));
+  for (std::size_t i = 0; i < n; ++i) b.y.push_back(set.labels[start + i]);
+  return b;
+}
+
 // Accuracy of params on a whole set, 100 images at a time.
 double accuracy(basic_cnn_workspace<float>& ws, const std::vector<float>& params,
                 const image_set& set, std::size_t classes) {
-  batch b;
-  b.input_size = set.input_size();
   std::size_t correct = 0;
   for (std::size_t start = 0; start < set.count; start += 100) {
-    b.size = std::min<std::size_t>(100, set.count - start);
-    b.x.resize(b.size * b.input_size);
-    b.y.resize(b.size);
-    for (std::size_t i = 0; i < b.size * b.input_size; ++i)
-      b.x[i] = static_cast<float>(set.pixels[start * b.input_size + i]) * (1.0f / 255.0f);
+    const batch b = examples(set, start, std::min<std::size_t>(100, set.count - start));
     const float* logits = ws.scores(params.data(), b);
     for (std::size_t i = 0; i < b.size; ++i) {
       const float* row = logits + i * classes;
       const auto best = static_cast<std::size_t>(std::max_element(row, row + classes) - row);
-      correct += best == set.labels[start + i];
+      correct += static_cast<std::int32_t>(best) == b.y[i];
     }
   }
   return static_cast<double>(correct) / static_cast<double>(set.count);
@@ -126,7 +131,9 @@ int main(int argc, char** argv) {
   basic_cnn_workspace<float> ws(s, 100, l2);
   std::vector<float> params = initial_parameters(s, seed), ema = params, grad(params.size());
   batcher batches(data, data->train, 100, seed);
-  std::printf("cnn %s: %zu parameters\n", s.to_string().c_str(), params.size());
+  std::printf("cnn %s: %zu parameters, initial loss %.4f (first 100 validation examples)\n",
+              s.to_string().c_str(), params.size(),
+              ws.loss(params.data(), examples(data->validation, 0, 100)));
   if (const int n = std::stoi(args["--time"]); n > 0) {
     time_steps(ws, params, batches, n);
     return 0;

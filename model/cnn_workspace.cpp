@@ -30,9 +30,9 @@ template <class T>
 using row_of = Eigen::Matrix<T, 1, Eigen::Dynamic>;
 
 // Images per chunk. A chunk goes forward and, in training, straight back
-// (every image's loss gradient is its own): its patches and activations
-// (about 4 x 100 KB for the built-in net) stay in the core's cache and
-// im2col runs once per step, not again for the backward pass.
+// (every image's loss gradient is its own), so im2col runs once per step and
+// a chunk's patches (1.5 MB for the built-in net) are still in cache for the
+// backward pass; 1 to 8 images per chunk measured the same.
 constexpr std::size_t chunk_images = 4;
 
 // The variables in cnn_shape::variables() order.

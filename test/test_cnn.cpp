@@ -184,14 +184,14 @@ TEST_CASE("the cnn declares TensorFlow-named variables in creation order") {
   const auto m = make_cnn({data_shape{{28, 28, 1}}, 10, 1e-4f});
   const model_layout layout = m->layout();
   CHECK(layout.kind() == "cnn");
-  CHECK(layout.spec() == "28x28x1-5x5x16-5x5x32-10");
+  CHECK(layout.spec() == "28x28x1-5x5x8-5x5x32-10");
   CHECK(m->classes() == 10);
   const auto& v = layout.variables();
   REQUIRE(v.size() == 6);
   const char* names[] = {"conv1/weights", "conv1/biases", "conv2/weights",
                          "conv2/biases",  "dense/weights", "dense/biases"};
-  const std::size_t rows[] = {25, 1, 400, 1, 7 * 7 * 32, 1};
-  const std::size_t cols[] = {16, 16, 32, 32, 10, 10};
+  const std::size_t rows[] = {25, 1, 200, 1, 7 * 7 * 32, 1};
+  const std::size_t cols[] = {8, 8, 32, 32, 10, 10};
   std::size_t offset = 0;
   for (std::size_t i = 0; i < 6; ++i) {
     CAPTURE(i);
