@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "model/cnn.hpp"
 #include "model/mlp.hpp"
 
 namespace downpour {
@@ -10,10 +11,7 @@ std::shared_ptr<const model> make_builtin_model(const model_choice& choice,
                                                 const model_request& request) {
   if (choice.name == "mlp") return make_mlp(choice.hidden_units, request);
   if (choice.name == "softmax") return make_softmax(request);
-  if (choice.name == "cnn")
-    throw std::invalid_argument(
-        "--model=cnn is not built into this binary yet (expected mlp or "
-        "softmax)");
+  if (choice.name == "cnn") return make_cnn(request);
   throw std::invalid_argument("--model=" + choice.name +
                               " is not a built-in model (expected mlp, "
                               "softmax or cnn)");
