@@ -13,8 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path source_dir = DOWNPOUR_SOURCE_DIR;
-const std::string build_dir = DOWNPOUR_BUILD_DIR;
 const std::string libdir = DOWNPOUR_INSTALL_LIBDIR;
 
 void install(const temp_dir& dir, const std::string& prefix) {
