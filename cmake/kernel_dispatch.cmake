@@ -1,7 +1,8 @@
-# model/ (the models' forward and backward, the update kernels) as a library.
+# model/ (the models' forward and backward, the update kernels) and data/,
+# which it builds on, as one library.
 # Built for this machine (DOWNPOUR_ARCH=native) it is static. Built for a CPU
 # baseline (x86-64 or x86-64-v2: make package) its Eigen products would take
-# about 1.8 times as long as on an AVX2 machine (docs/performance.md), so it
+# about twice as long as on an AVX2 machine (docs/performance.md), so it
 # is then a shared library compiled once more for each level of
 # DOWNPOUR_KERNEL_LEVELS into glibc-hwcaps/LEVEL/ beside it: the dynamic
 # loader picks at start-up the copy for the newest level the CPU supports
@@ -16,12 +17,12 @@ else()
   set(DOWNPOUR_MODEL_LIBRARY_TYPE STATIC)
 endif()
 
-# The library NAME of type TYPE from MODEL_SOURCES. Eigen stays inside
-# model/: only this library sees its headers.
+# The library NAME of type TYPE from MODEL_SOURCES (model/ and data/). Eigen
+# stays inside model/: only this library sees its headers.
 function(downpour_model_library name type)
   add_library(${name} ${type} ${MODEL_SOURCES})
   target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}>)
-  target_link_libraries(${name} PRIVATE Eigen3::Eigen)
+  target_link_libraries(${name} PRIVATE Eigen3::Eigen ZLIB::ZLIB)
   # GCC 12 warns inside its own AVX-512 intrinsics when Eigen uses them.
   target_compile_options(${name} PRIVATE -Wno-maybe-uninitialized)
   if(type STREQUAL "SHARED")

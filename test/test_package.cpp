@@ -13,8 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path source_dir = DOWNPOUR_SOURCE_DIR;
-const std::string build_dir = DOWNPOUR_BUILD_DIR;
 const std::string libdir = DOWNPOUR_INSTALL_LIBDIR;
 
 void install(const temp_dir& dir, const std::string& prefix) {
@@ -109,8 +107,8 @@ TEST_CASE("a model built against an installed Downpour trains in one process and
   process ps(node("ps", 0), dir / "ps0.log"), chief(node("worker", 0), dir / "w0.log"),
       w1(node("worker", 1), dir / "w1.log");
   CHECK_MESSAGE(chief.wait(120s) == 0, chief.output());
-  CHECK(w1.wait(60s) == 0);
-  CHECK(ps.wait(60s) == 0);
+  CHECK_MESSAGE(w1.wait(60s) == 0, w1.output());
+  CHECK_MESSAGE(ps.wait(60s) == 0, ps.output());
   REQUIRE_MESSAGE(final_of(chief.output()), chief.output());
   CHECK(final_of(chief.output())->global_step == 200);
 }

@@ -13,8 +13,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path source_dir = DOWNPOUR_SOURCE_DIR;
-const std::string build_dir = DOWNPOUR_BUILD_DIR;
 const std::string loader = "/lib64/ld-linux-x86-64.so.2";
 
 // The version cmake/build_version.cmake gives the checkout at repo (project

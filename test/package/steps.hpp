@@ -16,6 +16,11 @@
 
 namespace downpour::testing {
 
+// The source tree, and the build under test (CMake defines both for
+// test_package and test_package_build).
+inline const std::filesystem::path source_dir = DOWNPOUR_SOURCE_DIR;
+inline const std::string build_dir = DOWNPOUR_BUILD_DIR;
+
 struct run_result {
   int code = -1;
   std::string output;
