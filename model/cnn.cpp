@@ -15,22 +15,6 @@ std::string dims_text(const std::vector<std::size_t>& dims) {
   return text + "}";
 }
 
-class cnn_workspace final : public model_workspace {
- public:
-  cnn_workspace(const cnn_shape& shape, std::size_t batch_size, float l2)
-      : ws_(shape, batch_size, l2) {}
-  float loss_and_gradient(const float* params, const batch& b, float* grad) override {
-    return ws_.loss_and_gradient(params, b, grad);
-  }
-  float loss(const float* params, const batch& b) override { return ws_.loss(params, b); }
-  const float* scores(const float* params, const batch& b) override {
-    return ws_.scores(params, b);
-  }
-
- private:
-  basic_cnn_workspace<float> ws_;
-};
-
 class cnn_model final : public model {
  public:
   cnn_model(const cnn_shape& shape, float l2)
@@ -38,7 +22,8 @@ class cnn_model final : public model {
   model_layout layout() const override { return layout_; }
   std::size_t classes() const override { return shape_.classes; }
   std::unique_ptr<model_workspace> workspace(std::size_t batch_size) const override {
-    return std::make_unique<cnn_workspace>(shape_, batch_size, l2_);
+    return std::make_unique<workspace_adapter<basic_cnn_workspace<float>>>(shape_, batch_size,
+                                                                          l2_);
   }
 
  private:

@@ -7,22 +7,6 @@
 namespace downpour {
 namespace {
 
-class mlp_model_workspace final : public model_workspace {
- public:
-  mlp_model_workspace(const mlp_spec& spec, std::size_t batch_size, float l2)
-      : ws_(spec, batch_size, l2) {}
-  float loss_and_gradient(const float* params, const batch& b, float* grad) override {
-    return ws_.loss_and_gradient(params, b, grad);
-  }
-  float loss(const float* params, const batch& b) override { return ws_.loss(params, b); }
-  const float* scores(const float* params, const batch& b) override {
-    return ws_.scores(params, b);
-  }
-
- private:
-  mlp_workspace ws_;
-};
-
 mlp_spec spec_for(const std::vector<std::size_t>& hidden, const model_request& r,
                   const std::string& kind) {
   const std::size_t input = r.data.features();
@@ -40,7 +24,7 @@ mlp_model::mlp_model(std::string kind, mlp_spec spec, float l2)
     : spec_(std::move(spec)), l2_(l2), layout_(spec_.layout(kind)) {}
 
 std::unique_ptr<model_workspace> mlp_model::workspace(std::size_t batch_size) const {
-  return std::make_unique<mlp_model_workspace>(spec_, batch_size, l2_);
+  return std::make_unique<workspace_adapter<mlp_workspace>>(spec_, batch_size, l2_);
 }
 
 std::shared_ptr<const model> make_mlp(const std::vector<std::size_t>& hidden,

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,25 @@ class model_workspace {
   // Class scores (logits) of the batch, b.size x classes row-major, valid
   // until the next call; evaluation takes the arg max.
   virtual const float* scores(const float* params, const batch& b) = 0;
+};
+
+// A model_workspace over a concrete workspace type with the same three
+// members (the built-in models' templated float workspaces).
+template <class Workspace>
+class workspace_adapter final : public model_workspace {
+ public:
+  template <class... Args>
+  explicit workspace_adapter(Args&&... args) : ws_(std::forward<Args>(args)...) {}
+  float loss_and_gradient(const float* params, const batch& b, float* grad) override {
+    return ws_.loss_and_gradient(params, b, grad);
+  }
+  float loss(const float* params, const batch& b) override { return ws_.loss(params, b); }
+  const float* scores(const float* params, const batch& b) override {
+    return ws_.scores(params, b);
+  }
+
+ private:
+  Workspace ws_;
 };
 
 // Immutable once made; shared by every actor of a node.
