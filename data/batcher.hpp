@@ -10,13 +10,19 @@
 
 namespace downpour {
 
-// One batch: the examples' features (row-major size x input_size), labels as int32.
+// One batch: the examples' features (row-major size x input_size), labels as
+// int32. From a sparse data set (dataset::sparse()) x is empty and the
+// features are in compressed sparse rows: example r's are (keys, values)
+// [offsets[r], offsets[r + 1]).
 struct batch {
   std::size_t size = 0;
   std::size_t input_size = 0;
   std::vector<float> x;
   std::vector<std::int32_t> y;
   std::vector<std::uint32_t> examples;  // each row's index in the set (batch records)
+  std::vector<std::uint64_t> offsets;   // sparse: size + 1 entries, offsets[0] == 0
+  std::vector<std::uint64_t> keys;      // sparse: feature indices, ascending per example
+  std::vector<float> values;
 };
 
 // Shuffles at the first call and at every epoch end; a batch that crosses the

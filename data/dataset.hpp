@@ -35,6 +35,16 @@ class dataset {
   // Writes features() floats of example i (i < size()).
   virtual void copy_features(std::size_t i, float* out) const = 0;
   virtual std::int32_t label(std::size_t i) const = 0;
+
+  // Sparse data sets (libsvm) have no fixed features (features() is 0):
+  // example i is a few (index, value) pairs, indices ascending.
+  struct sparse_row {
+    const std::uint64_t* keys = nullptr;
+    const float* values = nullptr;
+    std::size_t count = 0;
+  };
+  virtual bool sparse() const { return false; }
+  virtual sparse_row sparse_features(std::size_t /*i*/) const { return {}; }
 };
 
 // What a model is built for: the examples' shape and the number of classes.

@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <string>
@@ -37,6 +39,21 @@ class model_workspace {
   // Class scores (logits) of the batch, b.size x classes row-major, valid
   // until the next call; evaluation takes the arg max.
   virtual const float* scores(const float* params, const batch& b) = 0;
+
+  // ---- models with a sparse variable (model_layout::row_variable) ----
+  // A worker pulls only the rows a batch touches and pushes their gradient.
+  // Dense models keep the defaults: they touch no rows, and the calls below
+  // forward to the three above.
+
+  // The rows of the sparse variable the batch touches, ascending and
+  // unique: the keys to pull. Valid until the next call.
+  virtual const std::vector<std::uint64_t>& touched_rows(const batch& b);
+
+  // As above, given rows: the values of touched_rows(b), cols floats per
+  // key in that order. Writes row_grad: d(loss)/d(rows), the same shape.
+  virtual float loss_and_gradient(const float* params, const float* rows, const batch& b,
+                                  float* grad, float* row_grad);
+  virtual const float* scores(const float* params, const float* rows, const batch& b);
 };
 
 // A model_workspace over a concrete workspace type with the same three
@@ -84,15 +101,28 @@ struct model_request {
   model_choice choice;
 };
 
-// Per-class and overall accuracy of params on a data set.
+// Per-class and overall accuracy of params on a data set, and the mean log
+// loss (softmax cross-entropy of the true class); with two classes also the
+// AUC of the second class's score margin (ties count half).
 struct accuracy_report {
   double overall = 0.0;
   std::vector<double> per_class;  // NaN-free: a class with no examples reads 0
+  double log_loss = 0.0;
+  double auc = 0.0;  // 0 unless the model has two classes
 };
 
 // The arg max of the model's scores against the labels, in chunks of at
 // most 1000 examples (one workspace). Throws data_error for a label the
 // model has no class for.
 accuracy_report evaluate(const model& m, const float* params, const dataset& set);
+
+// Where evaluation reads a sparse variable's rows: the values of keys
+// (ascending, unique), cols floats each, in that order.
+using row_source = std::function<std::vector<float>(const std::vector<std::uint64_t>& keys)>;
+
+// The same for a model with a sparse variable, its rows read from rows
+// chunk by chunk (a worker never holds the whole variable).
+accuracy_report evaluate(const model& m, const float* params, const row_source& rows,
+                         const dataset& set);
 
 }  // namespace downpour

@@ -39,6 +39,14 @@ struct keyed_rows {
   std::vector<float> values;
 };
 
+// Every row a table holds, keys ascending: what a checkpoint keeps of a
+// shard's sparse variable. accumulators: AdaGrad's (dim per row), empty for SGD.
+struct row_dump {
+  std::vector<std::uint64_t> keys;
+  std::vector<float> values;
+  std::vector<float> accumulators;
+};
+
 // Why a pull or push was refused; one value per distinct fault.
 enum class sparse_refusal {
   key_out_of_range,    // a key >= N
@@ -81,6 +89,14 @@ class sparse_table {
 
   // A held row's row_stride() floats, or nullptr if key was never pushed.
   const float* find(std::uint64_t key) const;
+
+  // The rows held with keys in [first, last), keys ascending.
+  row_dump dump(std::uint64_t first, std::uint64_t last) const;
+  // Replaces everything held by rows (a restore); refusal counts stay.
+  // Throws std::invalid_argument for keys not ascending or >= N, or
+  // sizes that do not fit dim (accumulators: AdaGrad only, where an empty
+  // list starts every row at initial_accumulator).
+  void load(const row_dump& rows);
 
  private:
   std::size_t slot_of(std::uint64_t key) const;  // its slot, or the empty one it would take
