@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/layout.hpp"
+#include "model/sparse_table.hpp"
 
 namespace downpour {
 
@@ -19,6 +20,7 @@ struct checkpoint {
   double wall_time = 0.0;      // unix seconds when saved
   std::vector<float> params;   // layout.size() floats, the flat buffer
   std::vector<float> ema;      // layout.size() floats, the moving averages
+  row_dump rows;               // the sparse variable's rows held, if the model has one
 };
 
 // Writes a checkpoint and returns the path written; throws std::runtime_error

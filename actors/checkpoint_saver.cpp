@@ -38,7 +38,8 @@ double ms_since(clock_type::time_point t) {
 
 // A diverged model is never saved over the good checkpoints before it.
 bool finite_model(const checkpoint& c) {
-  return all_finite(c.params.data(), c.params.size()) && all_finite(c.ema.data(), c.ema.size());
+  return all_finite(c.params.data(), c.params.size()) && all_finite(c.ema.data(), c.ema.size()) &&
+         all_finite(c.rows.values.data(), c.rows.values.size());
 }
 
 void write_out(saver_pointer self, gathering& g) {
@@ -93,6 +94,7 @@ caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_
                     }
                     g->ckpt.params = std::move(model->params);
                     g->ckpt.ema = std::move(model->ema);
+                    g->ckpt.rows = std::move(model->rows);
                     write_out(self, *g);
                   });
   return g->promise;

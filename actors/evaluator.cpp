@@ -20,8 +20,9 @@ std::int64_t next_multiple(std::int64_t step, std::int64_t every) {
 void report(evaluator_pointer self, std::int64_t step, const model_snapshot& model) {
   auto& st = self->state;
   const dataset& validation = *st.cfg.validation;
-  double raw = evaluate(*st.cfg.net, model.params.data(), validation).overall;
-  double ema = evaluate(*st.cfg.net, model.ema.data(), validation).overall;
+  const auto& net = *st.cfg.net;
+  double raw = evaluate_with(net, model.params.data(), model.rows, st.cfg.rows, validation).overall;
+  double ema = evaluate_with(net, model.ema.data(), model.rows, st.cfg.rows, validation).overall;
   self->send(st.cfg.supervisor, eval_atom_v, step, raw, ema);
   self->send(self, eval_atom_v, step);
 }

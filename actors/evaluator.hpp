@@ -7,11 +7,13 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "actors/messages.hpp"
 #include "data/dataset.hpp"
 #include "model/model.hpp"
+#include "model/sparse_table.hpp"
 
 namespace downpour {
 
@@ -19,6 +21,7 @@ struct evaluator_config {
   std::vector<shard_actor> shards;
   std::shared_ptr<const model> net;
   std::size_t model_size = 0;  // floats in the model's layout
+  std::optional<sparse_table_spec> rows;  // the model's sparse variable, if any
   std::shared_ptr<const dataset> validation;
   std::int64_t every = 0;
   std::int64_t last_step = 0;

@@ -29,8 +29,10 @@ constexpr errc_text errc_texts[] = {
     {"save_failed", "a checkpoint could not be written"},
     {"restored", "the shard was restored"},
     {"step_passed", "the shard is past the step asked for"},
+    {"bad_keys", "row keys out of range, not ascending or duplicated"},
+    {"unpulled_rows", "a push of rows the worker did not pull"},
 };
-static_assert(std::size(errc_texts) == static_cast<std::size_t>(errc::step_passed) + 1,
+static_assert(std::size(errc_texts) == static_cast<std::size_t>(errc::unpulled_rows) + 1,
               "every errc value has its name and meaning here");
 
 const errc_text& text_of(errc x) {

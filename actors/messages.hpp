@@ -10,10 +10,27 @@
 #include <type_traits>
 #include <vector>
 
+#include "actors/key_list.hpp"
 #include "actors/tensor.hpp"
 #include "caf/all.hpp"
 
 namespace downpour {
+
+// A shard's part of the model's sparse variable: the rows [first, last) it
+// owns and, in an init or a snapshot, the rows it holds (keys ascending;
+// accumulators: AdaGrad's, empty with SGD). Nothing for a dense model.
+struct row_part {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  key_list keys;
+  tensor values;
+  tensor accumulators;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, row_part& x) {
+  return f(caf::meta::type_name("row_part"), x.first, x.last, x.keys, x.values, x.accumulators);
+}
 
 // Chief -> shard: the ranges it owns (offset/size pairs), the step to start
 // from, and initial parameters and EMA shadows.
@@ -22,25 +39,42 @@ struct shard_init {
   std::int64_t step = 0;
   tensor params;
   tensor ema;
+  row_part rows;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
-  return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema);
+  return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, x.rows);
+}
+
+// Worker -> shard: a pull of the dense parameters and of the rows of the
+// sparse variable the worker's next batch touches (ascending, unique, in
+// the shard's row range), answered once the shard is at min_step.
+struct row_pull {
+  std::int64_t min_step = 0;
+  std::uint32_t worker = 0;
+  key_list keys;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, row_pull& x) {
+  return f(caf::meta::type_name("row_pull"), x.min_step, x.worker, x.keys);
 }
 
 // Shard -> worker: the shard's parameters and the updates applied so far;
 // replayed: the worker's own offered update is the only one since its pull,
-// so it holds these parameters already and params is empty.
+// so it holds these parameters already and params is empty. rows: the
+// values of a row_pull's keys, in its order.
 struct pull_reply {
   std::int64_t step = 0;
   shared_tensor params;
   bool replayed = false;
+  tensor rows;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
-  return f(caf::meta::type_name("pull_reply"), x.step, x.params, x.replayed);
+  return f(caf::meta::type_name("pull_reply"), x.step, x.params, x.replayed, x.rows);
 }
 
 // Worker -> shard: a pull from a worker that applied its own push, stamped
@@ -58,16 +92,19 @@ typename Inspector::result_type inspect(Inspector& f, replay_offer& x) {
 }
 
 // Worker -> shard: a gradient for the shard's ranges, stamped with the global
-// step its parameters were pulled at.
+// step its parameters were pulled at; with a sparse variable also the
+// gradient of the rows keys (those of the worker's last row_pull), in order.
 struct push_msg {
   std::int64_t step = 0;
   std::uint32_t worker = 0;
   shared_tensor grad;
+  key_list keys;
+  tensor rows;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
-  return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad);
+  return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad, x.keys, x.rows);
 }
 
 // Shard -> chief: everything needed to evaluate or checkpoint the shard, and
@@ -80,12 +117,13 @@ struct shard_snapshot {
   std::int64_t dropped = 0;
   std::int64_t rejected = 0;
   std::int64_t replayed = 0;  // pulls answered without parameters (replay_offer)
+  row_part rows;              // the sparse variable's rows this shard holds
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
   return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema, x.dropped,
-           x.rejected, x.replayed);
+           x.rejected, x.replayed, x.rows);
 }
 
 // Shard -> chief: what `downpour status` shows of a shard; no tensors.
@@ -95,12 +133,13 @@ struct shard_stats {
   std::int64_t dropped = 0;
   std::int64_t rejected = 0;
   std::int64_t replayed = 0;
+  std::uint64_t rows_held = 0;  // rows of the sparse variable created here
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
   return f(caf::meta::type_name("shard_stats"), x.step, x.ranges, x.dropped, x.rejected,
-           x.replayed);
+           x.replayed, x.rows_held);
 }
 
 // Coordinator -> chief: the live workers and the dead ones (gone, not back).
@@ -134,6 +173,8 @@ enum class errc : std::uint8_t {
   save_failed,          // a checkpoint could not be written; training goes on
   restored,             // the shard was restored: waits from before the restore fail
   step_passed,          // a snapshot for a step the shard has already passed
+  bad_keys,             // row keys out of the shard's range, not ascending or twice
+  unpulled_rows,        // a push of rows the worker did not pull
 };
 
 // The value's name, as CAF renders it: "shape_mismatch".
@@ -189,6 +230,8 @@ using shard_actor = caf::typed_actor<
     // A pull that spares the transfer when the offer matches the shard's last
     // update (async/ssp, between nodes); otherwise the parameters as now.
     caf::replies_to<pull_atom, replay_offer>::with<pull_reply>,
+    // A model with a sparse variable: as the first pull, plus the rows asked for.
+    caf::replies_to<pull_atom, row_pull>::with<pull_reply>,
     // One gradient: async/ssp apply it at once; sync accumulates fresh ones and
     // applies their mean once per round -> the shard's step, or the reason it
     // was refused (wrong length, future stamp, NaN/inf, before init).
@@ -307,4 +350,7 @@ CAF_ADD_TYPE_ID(downpour, (downpour::coordinator_actor))
 CAF_ADD_TYPE_ID(downpour, (downpour::shard_stats))
 CAF_ADD_TYPE_ID(downpour, (downpour::worker_stats))
 CAF_ADD_TYPE_ID(downpour, (downpour::recovery_plan))
+CAF_ADD_TYPE_ID(downpour, (downpour::key_list))
+CAF_ADD_TYPE_ID(downpour, (downpour::row_part))
+CAF_ADD_TYPE_ID(downpour, (downpour::row_pull))
 CAF_END_TYPE_ID_BLOCK(downpour)

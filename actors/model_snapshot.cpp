@@ -1,10 +1,43 @@
 #include "actors/model_snapshot.hpp"
 
+#include <algorithm>
+#include <memory>
 #include <utility>
 
 #include "actors/placement.hpp"
 
-namespace downpour::snapshot_detail {
+namespace downpour {
+
+row_source rows_from(row_dump rows, const sparse_table_spec& spec) {
+  auto table = std::make_shared<sparse_table>(spec);
+  table->load(rows);
+  return [table](const std::vector<std::uint64_t>& keys) { return table->pull(keys); };
+}
+
+accuracy_report evaluate_with(const model& m, const float* params, const row_dump& rows,
+                              const std::optional<sparse_table_spec>& spec, const dataset& set) {
+  if (!spec) return evaluate(m, params, set);
+  return evaluate(m, params, rows_from(rows, *spec), set);
+}
+
+namespace snapshot_detail {
+namespace {
+
+// The shards' rows, in row order: their ranges do not overlap.
+row_dump merge_rows(std::vector<row_part>& parts) {
+  std::sort(parts.begin(), parts.end(),
+            [](const row_part& a, const row_part& b) { return a.first < b.first; });
+  row_dump all;
+  for (auto& p : parts) {
+    all.keys.insert(all.keys.end(), p.keys.keys.begin(), p.keys.keys.end());
+    all.values.insert(all.values.end(), p.values.values.begin(), p.values.values.end());
+    all.accumulators.insert(all.accumulators.end(), p.accumulators.values.begin(),
+                            p.accumulators.values.end());
+  }
+  return all;
+}
+
+}  // namespace
 
 assembly::assembly(std::size_t model_size, std::size_t shards, snapshot_done done)
     : missing_(shards), done_(std::move(done)) {
@@ -21,11 +54,16 @@ void assembly::add(shard_snapshot& part) {
   model_.step = part.step;
   model_.dropped += part.dropped;
   model_.replayed += part.replayed;
-  if (--missing_ == 0) std::exchange(done_, {})(std::move(model_));
+  if (part.rows.keys.size() > 0 || part.rows.last > part.rows.first)
+    row_parts_.push_back(std::move(part.rows));
+  if (--missing_ > 0) return;
+  model_.rows = merge_rows(row_parts_);
+  std::exchange(done_, {})(std::move(model_));
 }
 
 void assembly::fail(caf::error err) {
   if (done_) std::exchange(done_, {})(std::move(err));
 }
 
-}  // namespace downpour::snapshot_detail
+}  // namespace snapshot_detail
+}  // namespace downpour

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "actors/messages.hpp"
+#include "model/model.hpp"
+#include "model/sparse_table.hpp"
 
 namespace downpour {
 
@@ -21,7 +23,16 @@ struct model_snapshot {
   std::vector<float> ema;
   std::int64_t dropped = 0;   // summed over the shards
   std::int64_t replayed = 0;
+  row_dump rows;  // the sparse variable's rows held, keys ascending (shards in order)
 };
+
+// Reads a sparse variable's rows out of a snapshot's (or a checkpoint's)
+// rows; a row never pushed reads as its initial value.
+row_source rows_from(row_dump rows, const sparse_table_spec& spec);
+
+// evaluate() of params, with the rows when the model has a sparse variable.
+accuracy_report evaluate_with(const model& m, const float* params, const row_dump& rows,
+                              const std::optional<sparse_table_spec>& spec, const dataset& set);
 
 using snapshot_done = std::function<void(caf::expected<model_snapshot>)>;
 
@@ -38,6 +49,7 @@ class assembly {
 
  private:
   model_snapshot model_;
+  std::vector<row_part> row_parts_;
   std::size_t missing_;
   snapshot_done done_;
 };

@@ -6,81 +6,12 @@
 #include <utility>
 
 #include "actors/failure.hpp"
-#include "actors/peer_guard.hpp"
-#include "actors/sync_rule.hpp"
+#include "actors/shard_state.hpp"
 #include "config/cluster_fingerprint.hpp"
 
 namespace downpour {
-namespace {
 
-struct parameter_shard_state {
-  shard_config cfg;
-  std::vector<std::uint64_t> ranges;
-  // Read-only once it is the parameters: pull replies share it with no
-  // copy. An update writes the new parameters over the pushed gradient, in
-  // the parts of its buffer this shard owns, and that becomes params.
-  shared_tensor params;
-  floats ema;
-  std::int64_t step = -1;  // global steps applied; -1 until initialised
-  // The decay of an EMA update still owed for the current params. A step's
-  // EMA waits until the pull that follows its push is answered, so it
-  // overlaps the worker's compute instead of delaying its parameters; it is
-  // exact because params do not change before it is done.
-  std::optional<float> ema_due;
-  // Async/ssp: the last update if it was a push, and the step it was applied
-  // at: a worker holding the parameters of that step can apply its own push
-  // itself instead of pulling the result (replay_offer).
-  std::optional<replay_offer> replayable;
-  // Sync: the round's first fresh gradient; later ones are added into it.
-  shared_tensor grad_sum;
-  std::size_t grad_count = 0;
-  std::int64_t dropped = 0;   // sync: stale gradients, never applied
-  std::int64_t rejected = 0;  // malformed or non-finite pushes
-  std::int64_t replayed = 0;  // pulls answered without parameters
-  std::multimap<std::int64_t, caf::typed_response_promise<pull_reply>> pull_waiters;
-  std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;
-  std::multimap<std::int64_t, caf::typed_response_promise<shard_snapshot>> snapshot_waiters;
-  peer_guard guard;  // control only from the chief, pulls and pushes from members
-  // A chief whose hello this fresh shard refused (other settings) and the
-  // difference seen from here: its exit then ends this ps with that reason.
-  std::optional<std::pair<caf::node_id, std::string>> refused_by;
-  caf::strong_actor_ptr chief;  // the supervisor, told of by itself (join_atom)
-  static inline const char* name = "parameter_shard";
-};
-
-using shard_pointer = shard_actor::stateful_pointer<parameter_shard_state>;
-
-std::string from_worker(const push_msg& m) {
-  return " from worker " + std::to_string(m.worker);
-}
-
-caf::error not_finite_error(const push_msg& m) {
-  return caf::make_error(errc::not_finite, "gradient" + from_worker(m) + " has NaN or inf");
-}
-
-// Shape and stamp; finiteness is checked where the gradient is read anyway.
-caf::error check_push(const parameter_shard_state& st, const push_msg& m) {
-  auto from = from_worker(m);
-  if (st.step < 0) return caf::make_error(errc::not_initialised, "push before init" + from);
-  if (m.grad.size() != st.params.size())
-    return caf::make_error(errc::shape_mismatch, "push of " + std::to_string(m.grad.size()) +
-                                                     " floats to a shard of " +
-                                                     std::to_string(st.params.size()) + from);
-  if (judge_stamp(m.step, st.step) == stamp_verdict::future)
-    return caf::make_error(errc::future_step,
-                           "push stamped with future step " + std::to_string(m.step) + from);
-  return caf::none;
-}
-
-// Pulls and awaits wait in maps keyed by the step they need.
-template <class Map, class Make>
-void release(Map& waiters, std::int64_t step, Make make) {
-  auto end = waiters.upper_bound(step);
-  for (auto it = waiters.begin(); it != end; ++it) it->second.deliver(make());
-  waiters.erase(waiters.begin(), end);
-}
-
-// The parameters as they are now, for a pull: shared, not copied.
+// Shared, not copied.
 pull_reply current_params(const parameter_shard_state& st) {
   return pull_reply{st.step, shared_tensor{st.params.buffer, st.params.parts, st.cfg.wire}};
 }
@@ -91,18 +22,52 @@ void settle_ema(parameter_shard_state& st) {
   st.ema_due.reset();
 }
 
+namespace {
+
+// Pulls and awaits wait in maps keyed by the step they need.
+template <class Map, class Deliver>
+void release(Map& waiters, std::int64_t step, Deliver deliver) {
+  auto end = waiters.upper_bound(step);
+  for (auto it = waiters.begin(); it != end; ++it) deliver(it->second);
+  waiters.erase(waiters.begin(), end);
+}
+
+// The same with the rows asked for, or why they cannot be pulled.
+caf::expected<pull_reply> current_params(parameter_shard_state& st, const row_pull& p) {
+  if (!st.rows) return caf::make_error(errc::bad_keys, "a pull of rows from a dense model's shard");
+  auto rows = st.rows->pull(p.worker, p.keys);
+  if (!rows) return rows.error();
+  auto reply = current_params(st);
+  reply.rows = std::move(*rows);
+  return reply;
+}
+
+void answer(parameter_shard_state& st, pull_waiter& w) {
+  if (!w.rows) {
+    w.promise.deliver(current_params(st));
+    return;
+  }
+  auto reply = current_params(st, *w.rows);
+  if (reply)
+    w.promise.deliver(std::move(*reply));
+  else
+    w.promise.deliver(std::move(reply.error()));
+}
+
 shard_snapshot snapshot_of(parameter_shard_state& st) {
   settle_ema(st);
   return shard_snapshot{st.step,        st.ranges,  tensor{st.params.values()},
                         tensor{st.ema}, st.dropped, st.rejected,
-                        st.replayed};
+                        st.replayed,    st.rows ? st.rows->snapshot() : row_part{}};
 }
+
+}  // namespace
 
 void release_waiters(parameter_shard_state& st) {
   if (st.step < 0) return;
-  release(st.pull_waiters, st.step, [&] { return current_params(st); });
+  release(st.pull_waiters, st.step, [&](pull_waiter& w) { answer(st, w); });
   settle_ema(st);
-  release(st.step_waiters, st.step, [&] { return st.step; });
+  release(st.step_waiters, st.step, [&](auto& promise) { promise.deliver(st.step); });
   // Steps advance one at a time, so a snapshot waiter for step s is met
   // exactly at s; one below s was passed by a jump (a restore) and fails.
   auto end = st.snapshot_waiters.upper_bound(st.step);
@@ -116,82 +81,16 @@ void release_waiters(parameter_shard_state& st) {
   st.snapshot_waiters.erase(st.snapshot_waiters.begin(), end);
 }
 
-// next holds the updated parameters: they become params (the EMA toward
-// them is owed) and the global step advances.
-void commit(parameter_shard_state& st, shared_tensor&& next) {
-  settle_ema(st);
-  st.replayable.reset();
-  st.params = std::move(next);
-  st.ema_due = ema_decay_at(st.cfg.ema_decay, st.step);
-  ++st.step;
-  release_waiters(st);
-}
+namespace {
 
-// Async: one SGD and one EMA update with the schedule at the current step,
-// exactly as the reference trainer does them, written over the gradient: a
-// gradient with NaN or inf changes nothing (false).
-bool apply_pushed(parameter_shard_state& st, push_msg& m) {
-  const float lr = learning_rate_at(st.cfg.schedule, st.step);
-  if (!sgd_into_grad(m.grad, st.params, lr)) return false;
-  const std::int64_t base = st.step;
-  commit(st, std::move(m.grad));
-  st.replayable = replay_offer{m.worker, base, float_bits(lr)};
-  return true;
-}
-
-// Sync: the mean of the round's gradients (count 1: the gradient itself).
-void maybe_complete_round(parameter_shard_state& st) {
-  if (st.grad_count == 0 || st.grad_count < st.cfg.required) return;
-  const float lr = learning_rate_at(st.cfg.schedule, st.step);
-  if (st.grad_count == 1)
-    sgd_into_grad(st.grad_sum, st.params, lr);
-  else
-    mean_sgd_into_sum(st.grad_sum, st.params, lr, st.grad_count);
-  st.grad_count = 0;
-  commit(st, std::exchange(st.grad_sum, {}));
-}
-
-// The first gradient is kept as it came, later ones are added into it in
-// arrival order.
-void accumulate(parameter_shard_state& st, shared_tensor&& grad) {
-  if (st.grad_count++ == 0)
-    st.grad_sum = std::move(grad);
-  else
-    add_into_sum(st.grad_sum, grad);
-}
-
-// The refusal goes back to the pushing worker as the push's error reply,
-// and is logged and counted here.
-caf::error reject(shard_pointer self, caf::error err) {
-  auto& st = self->state;
-  ++st.rejected;
-  st.cfg.log.warn("parameter_shard " + std::to_string(st.cfg.index) +
-                  ": rejected a push: " + self->system().render(err));
-  return err;
-}
-
-// Every refused push is counted, in every mode and after the last step too;
-// an accepted one is applied whole or (job over) not at all. The reply is
-// the shard's step: in sync mode a stale gradient is dropped, not an error.
-caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m) {
-  auto& st = self->state;
-  const bool over = st.step >= st.cfg.last_step;
-  auto err = check_push(st, m);
-  if (!err && (over || st.cfg.mode == train_mode::sync) && !all_finite_parts(m.grad))
-    err = not_finite_error(m);
-  if (err) return reject(self, std::move(err));
-  if (over) return st.step;  // the job is over; nothing more is applied
-  if (st.cfg.mode != train_mode::sync) {
-    if (!apply_pushed(st, m)) return reject(self, not_finite_error(m));
-    return st.step;
-  }
-  if (judge_stamp(m.step, st.step) == stamp_verdict::stale) {
-    ++st.dropped;
-    return st.step;
-  }
-  accumulate(st, std::move(m.grad));
-  maybe_complete_round(st);
-  return st.step;
+// The rows an init or restore gives this shard (a dense model's shard takes none).
+caf::error take_rows(parameter_shard_state& st, const row_part& part) {
+  if (!st.cfg.rows)
+    return part.keys.size() == 0 ? caf::none
+                                 : caf::make_error(errc::shape_mismatch,
+                                                   "rows sent to a shard of a dense model");
+  st.rows.emplace(*st.cfg.rows, row_range{part.first, part.last});
+  return st.rows->load(part);
 }
 
 caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
@@ -199,6 +98,7 @@ caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
   if (init.params.values.size() != init.ema.values.size())
     return caf::make_error(errc::shape_mismatch, "init with params and shadows of unequal size");
   if (st.step >= 0) return st.step;  // already initialised: the cluster keeps its state
+  if (auto err = take_rows(st, init.rows)) return err;
   st.ranges = std::move(init.ranges);
   st.params = shared_tensor{std::move(init.params.values)};
   st.ema = std::move(init.ema.values);
@@ -215,6 +115,7 @@ caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   auto& st = self->state;
   if (init.params.values.size() != init.ema.values.size())
     return caf::make_error(errc::shape_mismatch, "restore with params and shadows of unequal size");
+  if (auto err = take_rows(st, init.rows)) return err;
   auto gone = caf::make_error(errc::restored, "the shard was restored");
   for (auto& w : st.step_waiters) w.second.deliver(gone);
   for (auto& w : st.snapshot_waiters) w.second.deliver(gone);
@@ -242,9 +143,28 @@ caf::result<pull_reply> on_pull(shard_pointer self, std::int64_t min_step) {
     rp.deliver(current_params(st));
     settle_ema(st);
   } else {
-    st.pull_waiters.emplace(std::max<std::int64_t>(min_step, 0), rp);
+    st.pull_waiters.emplace(std::max<std::int64_t>(min_step, 0), pull_waiter{rp, std::nullopt});
   }
   return rp;
+}
+
+// Keys are checked at once, not when a waiting pull is answered.
+caf::result<pull_reply> on_row_pull(shard_pointer self, row_pull& p) {
+  auto& st = self->state;
+  if (!st.rows)
+    return reject(self, caf::make_error(errc::bad_keys, "a pull of rows from a dense model's shard"),
+                  "a pull");
+  if (auto err = st.rows->check_pull(p.keys)) return reject(self, std::move(err), "a pull");
+  if (st.step < 0 || st.step < p.min_step) {
+    auto rp = self->make_response_promise<pull_reply>();
+    const auto at = std::max<std::int64_t>(p.min_step, 0);
+    st.pull_waiters.emplace(at, pull_waiter{rp, std::move(p)});
+    return rp;
+  }
+  auto reply = current_params(st, p);
+  if (!reply) return reject(self, std::move(reply.error()), "a pull");
+  settle_ema(st);
+  return std::move(*reply);
 }
 
 bool same_offer(const replay_offer& a, const replay_offer& b) {
@@ -348,6 +268,10 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
         if (!from_member(self, "a pull")) return unauthorized("pull");
         return on_pull_offer(self, offer);
       },
+      [=](pull_atom, row_pull& p) -> pull_result {
+        if (!from_member(self, "a pull")) return unauthorized("pull");
+        return on_row_pull(self, p);
+      },
       [=](push_atom, push_msg& m) -> step_result {  // mutable: its buffer is reused
         if (!from_member(self, "a push")) return unauthorized("push");
         return on_push(self, m);
@@ -372,7 +296,8 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       [=](stats_atom) -> caf::result<shard_stats> {
         if (!from_chief(self, "a stats request")) return unauthorized("stats");
         auto& st = self->state;
-        return shard_stats{st.step, st.ranges, st.dropped, st.rejected, st.replayed};
+        return shard_stats{st.step,     st.ranges,   st.dropped,
+                           st.rejected, st.replayed, st.rows ? st.rows->rows_held() : 0};
       },
       [=](stop_atom) {
         if (from_chief(self, "a stop")) self->quit();
@@ -393,6 +318,19 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
 
 shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg) {
   return sys.spawn(parameter_shard, std::move(cfg));
+}
+
+std::optional<sparse_table_spec> row_table_spec(const model_layout& layout, std::uint64_t seed,
+                                                sparse_optimizer optimizer) {
+  const auto& v = layout.row_variable();
+  if (!v) return std::nullopt;
+  sparse_table_spec spec;
+  spec.rows = v->rows;
+  spec.dim = v->cols;
+  spec.init = v->init;
+  spec.init_seed = seed;
+  spec.optimizer = optimizer;
+  return spec;
 }
 
 }  // namespace downpour

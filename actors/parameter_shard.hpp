@@ -3,12 +3,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "actors/log.hpp"
 #include "actors/messages.hpp"
 #include "config/options.hpp"
 #include "model/schedule.hpp"
+#include "model/sparse_table.hpp"
 
 namespace downpour {
 
@@ -21,9 +23,17 @@ struct shard_config {
   train_mode mode = train_mode::async;
   std::size_t required = 1;  // sync: fresh gradients per round until told otherwise
   wire_dtype wire = wire_dtype::fp32;  // pull replies between nodes
+  // A model with a sparse variable: its table (N, cols, initializer,
+  // optimizer); the rows this shard owns come with the init.
+  std::optional<sparse_table_spec> rows;
   logger log;                // this ps node
 };
 
 shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg);
+
+// The table of the model's sparse variable (none for a dense model), its
+// rows drawn from seed as its initializer says, updated by optimizer.
+std::optional<sparse_table_spec> row_table_spec(const model_layout& layout, std::uint64_t seed,
+                                                sparse_optimizer optimizer);
 
 }  // namespace downpour

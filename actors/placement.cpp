@@ -79,4 +79,18 @@ void scatter(const shard_layout& layout, const float* part, float* full) {
   }
 }
 
+row_range rows_of_shard(std::uint64_t rows, std::size_t num_shards, std::size_t k) {
+  auto bound = [&](std::size_t i) {
+    return static_cast<std::uint64_t>(static_cast<unsigned __int128>(rows) * i / num_shards);
+  };
+  return {bound(k), bound(k + 1)};
+}
+
+std::vector<std::uint64_t> row_boundaries(std::uint64_t rows, std::size_t num_shards) {
+  std::vector<std::uint64_t> b;
+  for (std::size_t k = 0; k < num_shards; ++k) b.push_back(rows_of_shard(rows, num_shards, k).first);
+  b.push_back(rows);
+  return b;
+}
+
 }  // namespace downpour

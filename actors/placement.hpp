@@ -38,6 +38,19 @@ void scatter(const shard_layout& layout, const float* part, float* full);
 // gather() into a destination buffer of layout.size() floats (no allocation).
 void gather_into(const shard_layout& layout, const float* full, float* part);
 
+// The rows of a sparse variable of `rows` rows shard k of num_shards owns:
+// [first, last), contiguous near-equal ranges in shard order (computed in
+// 128 bits, so the top of the key space is never dropped). A model's rows
+// are hashed from its features, so ranges are as balanced as a hash.
+struct row_range {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+};
+row_range rows_of_shard(std::uint64_t rows, std::size_t num_shards, std::size_t k);
+
+// The shards' boundaries: num_shards + 1 values, b[k] = rows_of_shard(k).first.
+std::vector<std::uint64_t> row_boundaries(std::uint64_t rows, std::size_t num_shards);
+
 // True if the shard's part is the whole buffer of n floats, in order: then
 // its part and the full buffer are the same thing and can be swapped, not copied.
 bool covers_whole(const shard_layout& layout, std::size_t n);

@@ -57,7 +57,7 @@ void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err)
 // ---- where the modes differ -------------------------------------------------
 
 bool prefetches(const worker_state& st) {
-  return st.cfg.pipeline && st.cfg.mode == train_mode::async;
+  return st.cfg.pipeline && st.cfg.mode == train_mode::async && !has_rows(st.cfg);
 }
 
 // Sync: the global step a push is for. Shards may stand at different steps
@@ -114,21 +114,38 @@ void on_params(worker_pointer self) {
   }
 }
 
+void on_pull_reply(worker_pointer self, std::size_t k, pull_reply& r) {
+  auto& st = self->state;
+  auto err = take_reply(st, k, r);
+  if (!err && has_rows(st.cfg)) err = take_rows(st, k, r);
+  if (err) return fail(self, "pull", err);
+  if (--st.pulls_pending > 0) return;
+  settle_params(st);
+  on_params(self);
+}
+
+template <class Message>
+void request_pull(worker_pointer self, std::size_t k, Message msg) {
+  self->request(self->state.cfg.shards[k], caf::infinite, pull_atom_v, std::move(msg))
+      .then([=](pull_reply& r) { on_pull_reply(self, k, r); },
+            [=](caf::error& err) { request_failed(self, "pull failed", err); });
+}
+
+// A model with a sparse variable draws its next batch here: the pulls name
+// its rows (and never offer a replay).
 template <class Pull>
 void request_pulls(worker_pointer self, const Pull& pull) {
   auto& st = self->state;
   st.pulls_pending = st.cfg.shards.size();
-  for (std::size_t k = 0; k < st.cfg.shards.size(); ++k)
-    self->request(st.cfg.shards[k], caf::infinite, pull_atom_v, pull)
-        .then(
-            [=](pull_reply& r) {
-              auto& s = self->state;
-              if (auto err = take_reply(s, k, r)) return fail(self, "pull", err);
-              if (--s.pulls_pending > 0) return;
-              settle_params(s);
-              on_params(self);
-            },
-            [=](caf::error& err) { request_failed(self, "pull failed", err); });
+  if constexpr (std::is_same<Pull, std::int64_t>::value) {
+    if (has_rows(st.cfg)) {
+      draw_batch(st);
+      for (std::size_t k = 0; k < st.cfg.shards.size(); ++k)
+        request_pull(self, k, row_pull_for(st, k, pull));
+      return;
+    }
+  }
+  for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) request_pull(self, k, pull);
 }
 
 // Async/ssp: a plain pull, or one that offers the update just applied.
@@ -201,8 +218,13 @@ void enter_pulling(worker_pointer self) {
   st.computed_at = st.pulled_at;
   if (prefetches(st)) request_async_pulls(self);
   st.grad = st.buffers.take(st.cfg.model_size);
-  st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.batches->next_batch(),
-                                                 st.grad->data());
+  if (has_rows(st.cfg))
+    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.rows.data(),
+                                                   st.batches->last_batch(), st.grad->data(),
+                                                   st.row_grad.data());
+  else
+    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.batches->next_batch(),
+                                                   st.grad->data());
   st.phase = worker_phase::holding;
   try_push(self);
 }
@@ -211,7 +233,17 @@ void enter_pulling(worker_pointer self) {
 // either lets the worker skip it (--max-bad-batches), computing the next
 // batch on the same parameters with the ticket it holds, or ends the job.
 bool finite_batch(const worker_state& st) {
-  return std::isfinite(st.grad_loss) && all_finite(st.grad->data(), st.grad->size());
+  return std::isfinite(st.grad_loss) && all_finite(st.grad->data(), st.grad->size()) &&
+         all_finite(st.row_grad.data(), st.row_grad.size());
+}
+
+// Skipping a bad batch: a dense model computes the next one on the same
+// parameters; a sparse one must first pull the next batch's rows.
+void after_skip(worker_pointer self) {
+  auto& st = self->state;
+  if (has_rows(st.cfg))
+    request_pulls(self, st.cfg.mode == train_mode::sync ? st.min_step : std::int64_t{0});
+  enter_pulling(self);
 }
 
 // holding -> verdict -> pulling (skip) or the job's end.
@@ -221,7 +253,7 @@ void report_bad_batch(worker_pointer self) {
   const auto step = *std::min_element(st.computed_at.begin(), st.computed_at.end());
   self->request(st.cfg.supervisor, caf::infinite, diverged_atom_v, st.cfg.index, step,
                 st.grad_loss)
-      .then([=](std::int64_t) { enter_pulling(self); },
+      .then([=](std::int64_t) { after_skip(self); },
             [=](caf::error& err) { request_failed(self, "bad batch", err); });
 }
 
@@ -230,7 +262,8 @@ void push_gradient(worker_pointer self) {
   if (st.replays) apply_own_update(st);
   if (st.record) record_batch(st);
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
-    push_msg m{st.computed_at[k], st.cfg.index, outgoing_part(st, k)};
+    push_msg m{st.computed_at[k], st.cfg.index, outgoing_part(st, k), {}, {}};
+    if (has_rows(st.cfg)) add_outgoing_rows(st, k, m);
     self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(m))
         .then([](std::int64_t) {}, [=](caf::error& err) { warn_refused(self, k, err); });
   }

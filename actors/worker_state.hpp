@@ -60,6 +60,13 @@ struct worker_state {
   std::int64_t local_step = 0;
   float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
   float last_loss = 0.0f;  // the loss of the last pushed gradient
+  // A model with a sparse variable: the rows the batch in hand touches
+  // (ascending), where each shard's keys begin among them (shards + 1
+  // entries), their pulled values and their gradient, cols floats a row.
+  std::vector<std::uint64_t> keys;
+  std::vector<std::size_t> key_cuts;
+  floats rows;
+  floats row_grad;
   peer_guard guard;        // exits and errors only from this node; nothing else served
   bool leaving = false;    // told to stop: leave after the next push
   static inline const char* name = "worker";
@@ -88,5 +95,23 @@ shared_tensor outgoing_part(const worker_state& st, std::size_t k);
 
 // The batcher still holds this gradient's batch: the next is drawn after the push.
 void record_batch(worker_state& st);
+
+// worker_rows.cpp: the rows of a sparse variable
+
+inline bool has_rows(const worker_config& cfg) {
+  return !cfg.row_bounds.empty();
+}
+
+// Draws the next batch and cuts the rows it touches by shard: the keys to pull.
+void draw_batch(worker_state& st);
+
+// Shard k's pull of its rows of the batch, answered at min_step.
+row_pull row_pull_for(const worker_state& st, std::size_t k, std::int64_t min_step);
+
+// Shard k's rows of a reply, into `rows`.
+caf::error take_rows(worker_state& st, std::size_t k, pull_reply& r);
+
+// Shard k's rows of the gradient, for its push.
+void add_outgoing_rows(const worker_state& st, std::size_t k, push_msg& m);
 
 }  // namespace downpour

@@ -42,7 +42,9 @@ struct checkpoint_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-inline constexpr std::uint32_t checkpoint_format_version = 2;
+// Format 3 adds a sparse variable and its rows; a dense model's checkpoint
+// is still written as format 2, byte for byte as before.
+inline constexpr std::uint32_t checkpoint_format_version = 3;
 inline constexpr std::uint32_t oldest_checkpoint_format_version = 1;  // still read
 
 // What `downpour inspect` shows: the file's metadata, read even when the
@@ -53,6 +55,8 @@ struct checkpoint_info {
   std::string kind;                      // "mlp"
   std::string spec;                      // "784-500-10"
   std::vector<variable_info> variables;  // as stored in the file
+  std::optional<row_variable_info> row_variable;  // format 3: the sparse variable
+  std::uint64_t rows_held = 0;                    // its rows stored
   std::int64_t global_step = 0;
   std::string mode;
   double wall_time = 0.0;

@@ -63,7 +63,32 @@ std::string read_name(in_archive& ar) {
   return s;
 }
 
+std::uint32_t format_of(const checkpoint& c) {
+  return c.layout.row_variable() ? 3 : 2;
+}
+
+template <class T>
+void write_array(out_archive& ar, const std::vector<T>& v) {
+  ar(cereal::binary_data(v.data(), v.size() * sizeof(T)));
+}
+
+template <class T>
+void read_array(in_archive& ar, std::vector<T>& v) {
+  ar(cereal::binary_data(v.data(), v.size() * sizeof(T)));
+}
+
+// Rows are stored by ascending key, each below the variable's row count.
+void check_keys(const std::string& path, const checkpoint& c) {
+  const auto& keys = c.rows.keys;
+  const auto& v = c.layout.row_variable();
+  for (std::size_t i = 0; i < keys.size(); ++i)
+    if ((i > 0 && keys[i] <= keys[i - 1]) || (v && keys[i] >= v->rows))
+      fail(path, "its sparse rows are not stored by ascending key below the row count (row " +
+                     std::to_string(keys[i]) + ")");
+}
+
 std::string encode_payload(const checkpoint& c) {
+  const bool rows = format_of(c) >= 3;
   std::ostringstream os(std::ios::binary);
   {
     out_archive ar(os);
@@ -75,11 +100,23 @@ std::string encode_payload(const checkpoint& c) {
       write_name(ar, v.name);
       ar(u64(v.offset), u64(v.rows), u64(v.cols), v.regularized);
     }
+    if (rows) {
+      const auto& v = *c.layout.row_variable();
+      write_name(ar, v.name);
+      ar(u64(v.rows), u64(v.cols));
+    }
     ar(c.global_step);
     write_name(ar, c.mode);
     ar(c.wall_time, u64(c.params.size()), u64(c.ema.size()));
-    ar(cereal::binary_data(c.params.data(), c.params.size() * sizeof(float)));
-    ar(cereal::binary_data(c.ema.data(), c.ema.size() * sizeof(float)));
+    if (rows)
+      ar(u64(c.rows.keys.size()), u64(c.rows.values.size()), u64(c.rows.accumulators.size()));
+    write_array(ar, c.params);
+    write_array(ar, c.ema);
+    if (rows) {
+      write_array(ar, c.rows.keys);
+      write_array(ar, c.rows.values);
+      write_array(ar, c.rows.accumulators);
+    }
   }
   return os.str();
 }
@@ -145,6 +182,7 @@ checkpoint_info read_preamble(const std::string& path, const std::string& bytes)
 struct array_counts {
   u64 params = 0;
   u64 ema = 0;
+  u64 keys = 0, row_values = 0, row_accumulators = 0;  // format 3
   std::optional<mlp_spec> format1_mlp;  // format 1: the MLP its sizes name
 };
 
@@ -186,9 +224,19 @@ array_counts read_header(in_archive& ar, checkpoint_info& info) {
     v.offset = offset, v.rows = rows, v.cols = cols, v.regularized = regularized != 0;
     info.variables.push_back(v);
   }
+  if (info.format_version >= 3) {
+    row_variable_info v;
+    v.name = read_name(ar);
+    u64 rows = 0, cols = 0;
+    ar(rows, cols);
+    v.rows = rows, v.cols = cols;
+    info.row_variable = v;
+  }
   ar(info.global_step);
   info.mode = read_name(ar);
   ar(info.wall_time, counts.params, counts.ema);
+  if (info.format_version >= 3) ar(counts.keys, counts.row_values, counts.row_accumulators);
+  info.rows_held = counts.keys;
   return counts;
 }
 
@@ -223,6 +271,8 @@ bool is_mlp(const model_layout& layout, const mlp_spec& spec) {
 model_layout layout_of(const checkpoint_info& info, const array_counts& counts) {
   std::vector<variable_spec> specs;
   for (const auto& v : info.variables) specs.push_back({v.name, v.rows, v.cols, {}, v.regularized});
+  if (const auto& v = info.row_variable)
+    specs.push_back({v->name, v->rows, v->cols, {}, false, storage::rows});
   model_layout layout;
   try {
     layout = model_layout(info.kind, info.spec, specs);
@@ -236,6 +286,19 @@ model_layout layout_of(const checkpoint_info& info, const array_counts& counts) 
   return layout;
 }
 
+// A sparse variable's arrays: one row of values per key (and of AdaGrad
+// accumulators, or none), all of it inside the payload.
+void check_row_counts(const checkpoint_info& info, const array_counts& counts) {
+  const u64 cols = info.row_variable ? info.row_variable->cols : 0;
+  if (counts.keys == 0 && counts.row_values == 0 && counts.row_accumulators == 0) return;
+  if (!info.row_variable || counts.keys > info.payload_bytes / sizeof(u64) ||
+      counts.row_values != counts.keys * cols ||
+      (counts.row_accumulators != 0 && counts.row_accumulators != counts.row_values))
+    fail(info.path, "holds " + std::to_string(counts.keys) + " rows with " +
+                        std::to_string(counts.row_values) + " values, which do not fit its "
+                        "sparse variable");
+}
+
 // The payload passed its checksum; this catches a writer that broke the format.
 model_layout check_contents(const checkpoint_info& info, const array_counts& counts) {
   model_layout layout = layout_of(info, counts);
@@ -246,6 +309,7 @@ model_layout check_contents(const checkpoint_info& info, const array_counts& cou
   if (!known_mode(info.mode)) fail(info.path, "unknown mode '" + info.mode + "'");
   if (counts.params > info.payload_bytes / (2 * sizeof(float)))
     fail(info.path, "the payload is too short for its arrays");
+  check_row_counts(info, counts);
   return layout;
 }
 
@@ -257,7 +321,7 @@ std::string encode_checkpoint(const checkpoint& c) {
   os.write(magic, magic_size);
   {
     out_archive ar(os);
-    ar(checkpoint_format_version, u64(payload.size()), crc_of(payload.data(), payload.size()));
+    ar(format_of(c), u64(payload.size()), crc_of(payload.data(), payload.size()));
   }
   os.write(payload.data(), static_cast<std::streamsize>(payload.size()));
   return os.str();
@@ -298,13 +362,20 @@ checkpoint read_checkpoint(const std::string& path) {
                info.wall_time,
                std::vector<float>(counts.params),
                std::vector<float>(counts.ema)};
+  c.rows.keys.resize(counts.keys);
+  c.rows.values.resize(counts.row_values);
+  c.rows.accumulators.resize(counts.row_accumulators);
   try {
-    ar(cereal::binary_data(c.params.data(), c.params.size() * sizeof(float)));
-    ar(cereal::binary_data(c.ema.data(), c.ema.size() * sizeof(float)));
+    read_array(ar, c.params);
+    read_array(ar, c.ema);
+    read_array(ar, c.rows.keys);
+    read_array(ar, c.rows.values);
+    read_array(ar, c.rows.accumulators);
   } catch (const std::exception&) {
     fail(path, "the payload ends inside the arrays");
   }
   if (in.peek() != std::char_traits<char>::eof()) fail(path, "unexpected bytes after the arrays");
+  check_keys(path, c);
   return c;
 }
 

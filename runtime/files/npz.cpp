@@ -2,6 +2,7 @@
 
 #include <zip.h>
 
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -10,7 +11,7 @@
 #include "runtime/files/durable_write.hpp"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "npz.cpp writes floats as they lie in memory and labels them little-endian ('<f4')"
+#error "npz.cpp writes numbers as they lie in memory and labels them little-endian ('<f4', '<u8')"
 #endif
 
 namespace downpour {
@@ -70,9 +71,10 @@ std::string read_source(zip_source_t* source) {
 
 }  // namespace
 
-std::string npy_bytes(const std::vector<std::size_t>& shape, const float* data) {
-  std::string header =
-      "{'descr': '<f4', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";
+std::string npy_bytes(const std::vector<std::size_t>& shape, const void* data, npy_dtype dtype) {
+  const bool u8 = dtype == npy_dtype::u8;
+  std::string header = std::string("{'descr': '") + (u8 ? "<u8" : "<f4") +
+                       "', 'fortran_order': False, 'shape': " + shape_tuple(shape) + ", }";
   // magic (6) + version (2) + header length (2) + header, ending in '\n'.
   std::size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');
@@ -83,7 +85,7 @@ std::string npy_bytes(const std::vector<std::size_t>& shape, const float* data) 
   bytes += static_cast<char>(header.size() & 0xff);
   bytes += static_cast<char>(header.size() >> 8);
   bytes += header;
-  bytes.append(reinterpret_cast<const char*>(data), count * sizeof(float));
+  bytes.append(static_cast<const char*>(data), count * (u8 ? sizeof(std::uint64_t) : sizeof(float)));
   return bytes;
 }
 
@@ -101,7 +103,7 @@ std::string npz_bytes(const std::vector<npy_array>& arrays) {
   std::vector<std::string> members;
   members.reserve(arrays.size());
   for (const auto& a : arrays) {
-    members.push_back(npy_bytes(a.shape, a.data));
+    members.push_back(npy_bytes(a.shape, a.data, a.dtype));
     add_member(archive.get(), a.name + ".npy", members.back());
   }
   if (zip_close(archive.get()) != 0) fail("cannot finish the archive", archive.get());

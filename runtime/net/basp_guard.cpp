@@ -141,8 +141,8 @@ configure_read_fn real_configure_read() {
 
 }  // namespace
 
-std::size_t basp_payload_bound(std::size_t model_floats) {
-  return 2 * sizeof(float) * model_floats + kMargin;
+std::size_t basp_payload_bound(std::size_t model_floats, std::uint64_t row_bytes) {
+  return 2 * sizeof(float) * model_floats + row_bytes + kMargin;
 }
 
 void guard_basp(std::size_t bound, const logger& log) {

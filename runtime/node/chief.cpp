@@ -38,6 +38,7 @@ caf::expected<job_result> collect(caf::scoped_actor& self, const model_layout& l
                     job_result r;
                     r.params = std::move(model->params);
                     r.ema = std::move(model->ema);
+                    r.rows = std::move(model->rows);
                     r.summary.global_step = model->step;
                     r.dropped = model->dropped;
                     r.replayed = model->replayed;
@@ -105,12 +106,20 @@ job_result stopped_result(const options& opts, const job_end& end, double wall,
   return r;
 }
 
-void finish_summary(job_result& r, const job_model& job, double wall, std::int64_t start_step) {
+// A sparse variable has no moving average: the EMA's figure takes the
+// dense shadows with the rows as trained.
+void finish_summary(job_result& r, const job_model& job, const std::optional<sparse_table_spec>& rows,
+                    double wall, std::int64_t start_step) {
   auto& sum = r.summary;
   sum.wall_s = wall;
   sum.steps_per_s = wall > 0 ? static_cast<double>(sum.global_step - start_step) / wall : 0.0;
-  sum.test_accuracy = evaluate(*job.net, r.params.data(), *job.data.test).overall;
-  sum.ema_test_accuracy = evaluate(*job.net, r.ema.data(), *job.data.test).overall;
+  const auto raw = evaluate_with(*job.net, r.params.data(), r.rows, rows, *job.data.test);
+  sum.test_accuracy = raw.overall;
+  sum.ema_test_accuracy = evaluate_with(*job.net, r.ema.data(), r.rows, rows, *job.data.test).overall;
+  if (rows) {
+    sum.test_log_loss = raw.log_loss;
+    sum.test_auc = raw.auc;
+  }
 }
 
 // The chief's helpers hold shard handles: after a ps came back they are
@@ -137,7 +146,8 @@ evaluator_actor spawn_evaluator_for(caf::actor_system& sys, const options& opts,
                                     const supervisor_actor& supervisor, std::int64_t step) {
   if (opts.eval_every <= 0 || job.data.validation->size() == 0) return {};
   return spawn_evaluator(sys,
-                         evaluator_config{shards, job.net, job.layout.size(), job.data.validation,
+                         evaluator_config{shards, job.net, job.layout.size(),
+                                          row_table_for(opts, job.layout), job.data.validation,
                                           opts.eval_every, opts.last_step, supervisor},
                          step);
 }
@@ -320,7 +330,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   shut_down(end_reason(failure, ended));
   if (!result) return result;
   if (!at_end) result->summary.loss = ended.loss;  // none: nothing was trained
-  finish_summary(*result, job, wall, *start_step);
+  finish_summary(*result, job, row_table_for(opts, layout), wall, *start_step);
   return result;
 }
 

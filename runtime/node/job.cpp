@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "actors/parameter_shard.hpp"
 #include "config/cluster_fingerprint.hpp"
 #include "data/csv.hpp"
 #include "data/idx.hpp"
@@ -89,13 +90,21 @@ std::string loss_text(const run_summary& s, const char* none, int digits) {
 
 }  // namespace
 
+std::optional<sparse_table_spec> row_table_for(const options& opts, const model_layout& layout) {
+  return row_table_spec(layout, opts.seed, opts.sparse_optimizer);
+}
+
 std::string final_line(const run_summary& s) {
-  char buf[256];
+  char sparse[96] = "";
+  if (s.test_log_loss && s.test_auc)
+    std::snprintf(sparse, sizeof sparse, " test_log_loss=%.5f test_auc=%.4f", *s.test_log_loss,
+                  *s.test_auc);
+  char buf[352];
   std::snprintf(buf, sizeof buf,
-                "final: global_step=%lld loss=%s test_accuracy=%.4f ema_test_accuracy=%.4f "
+                "final: global_step=%lld loss=%s test_accuracy=%.4f ema_test_accuracy=%.4f%s "
                 "wall_s=%.3f steps_per_s=%.2f",
                 static_cast<long long>(s.global_step), loss_text(s, "none", 6).c_str(),
-                s.test_accuracy, s.ema_test_accuracy, s.wall_s, s.steps_per_s);
+                s.test_accuracy, s.ema_test_accuracy, sparse, s.wall_s, s.steps_per_s);
   return buf;
 }
 
@@ -127,6 +136,8 @@ std::string summary_json(const run_summary& s) {
   if (s.status == job_status::completed) {
     j["test_accuracy"] = number(s.test_accuracy);
     j["ema_test_accuracy"] = number(s.ema_test_accuracy);
+    if (s.test_log_loss) j["test_log_loss"] = number(*s.test_log_loss);
+    if (s.test_auc) j["test_auc"] = number(*s.test_auc);
   } else {
     j["checkpoint"] = s.checkpoint;
   }

@@ -14,6 +14,7 @@
 #include "data/dataset.hpp"
 #include "model/model.hpp"
 #include "model/schedule.hpp"
+#include "model/sparse_table.hpp"
 
 namespace downpour {
 
@@ -66,6 +67,10 @@ struct run_summary {
   std::optional<float> loss;  // none when nothing was trained (the job was at its last step)
   double test_accuracy = 0.0;
   double ema_test_accuracy = 0.0;
+  // A model with a sparse variable: the test set's log loss and AUC (the
+  // final line and summary.json name them only then).
+  std::optional<double> test_log_loss;
+  std::optional<double> test_auc;
   double wall_s = 0.0;
   double steps_per_s = 0.0;
   std::string checkpoint;  // stopped: the checkpoint written at global_step
@@ -77,11 +82,17 @@ struct job_result {
   run_summary summary;
   std::vector<float> params;
   std::vector<float> ema;
+  row_dump rows;              // the sparse variable's rows held, if the model has one
   std::int64_t dropped = 0;   // sync: stale gradients dropped, summed over shards
   std::int64_t replayed = 0;  // pulls answered without parameters (replay_offer)
 };
 
-// "final: global_step=N loss=L test_accuracy=A ema_test_accuracy=E wall_s=S steps_per_s=R"
+// The table of the job's sparse variable (--seed, --sparse-optimizer), or
+// none for a dense model.
+std::optional<sparse_table_spec> row_table_for(const options& opts, const model_layout& layout);
+
+// "final: global_step=N loss=L test_accuracy=A ema_test_accuracy=E wall_s=S steps_per_s=R",
+// with test_log_loss=X test_auc=Y after the accuracies for a sparse model
 std::string final_line(const run_summary& s);
 // {"status": ..., "global_step": ...}: the accuracies when completed, the
 // checkpoint when stopped, the error when diverged or failed.

@@ -85,14 +85,28 @@ node_config::node_config(const options& opts, const model_layout& layout) {
   set("middleman.workers", std::size_t{0});
   set("logger.console", caf::atom("none"));
   apply_network_settings(*this, opts);
-  guard_basp(basp_payload_bound(layout.size()), node_logger(opts, opts.role, opts.task));
+  guard_basp(basp_payload_bound(layout.size(), row_message_bytes(layout)),
+             node_logger(opts, opts.role, opts.task));
+}
+
+std::uint64_t row_message_bytes(const model_layout& layout) {
+  const auto& v = layout.row_variable();
+  if (!v) return 0;
+  return v->rows * (sizeof(std::uint64_t) + 2 * sizeof(float) * v->cols);
 }
 
 static shard_config shard_config_for(const options& opts, const model_layout& layout,
                                      std::size_t index) {
-  return shard_config{static_cast<std::uint32_t>(index), job_fingerprint(opts, layout),
-                      schedule_for(opts), opts.ema_decay, opts.last_step, opts.mode,
-                      replicas_for(opts), opts.wire, node_logger(opts, role_kind::ps, index)};
+  return shard_config{static_cast<std::uint32_t>(index),
+                      job_fingerprint(opts, layout),
+                      schedule_for(opts),
+                      opts.ema_decay,
+                      opts.last_step,
+                      opts.mode,
+                      replicas_for(opts),
+                      opts.wire,
+                      row_table_for(opts, layout),
+                      node_logger(opts, role_kind::ps, index)};
 }
 
 static worker_config worker_config_for(const options& opts, std::size_t index,
@@ -117,6 +131,10 @@ static worker_config worker_config_for(const options& opts, std::size_t index,
   w.schedule = schedule_for(opts);
   w.last_step = opts.last_step;
   w.gradients_per_step = gradients_per_worker(replicas_for(opts), opts.worker_hosts.size());
+  if (const auto& rows = job.layout.row_variable()) {
+    w.row_bounds = row_boundaries(rows->rows, w.shards.size());
+    w.row_cols = rows->cols;
+  }
   w.log = node_logger(opts, role_kind::worker, index);
   return w;
 }

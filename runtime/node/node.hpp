@@ -4,11 +4,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "actors/log.hpp"
 #include "caf/all.hpp"
 #include "config/options.hpp"
+#include "model/sparse_table.hpp"
 #include "runtime/node/job.hpp"
 #include "runtime/node/signals.hpp"
 
@@ -25,6 +27,9 @@ class node_config : public caf::actor_system_config {
 // --scheduler-threads 0: min(hardware threads, 4), at least 2, and at least
 // one more than the workers the node runs.
 std::size_t default_scheduler_threads(const options& opts, std::size_t hardware);
+
+// The bytes of a sparse variable's rows a message may carry (basp_guard).
+std::uint64_t row_message_bytes(const model_layout& layout);
 
 // Called with the port a node listens on once it listens (ephemeral ports).
 using listening_callback = std::function<void(std::uint16_t)>;

@@ -1,5 +1,6 @@
 #include "runtime/node/restore.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -15,8 +16,30 @@
 namespace downpour {
 namespace {
 
-shard_init make_init(const shard_layout& layout, const start_state& start) {
+// Shard k's rows of a sparse variable of n rows: the held ones in its range.
+row_part rows_for_shard(const row_dump& held, std::uint64_t n, std::size_t shards, std::size_t k) {
+  const auto range = rows_of_shard(n, shards, k);
+  const auto& keys = held.keys;
+  const auto a = std::lower_bound(keys.begin(), keys.end(), range.first) - keys.begin();
+  const auto b = std::lower_bound(keys.begin(), keys.end(), range.last) - keys.begin();
+  const auto cols = keys.empty() ? 0 : held.values.size() / keys.size();
+  const auto acc = keys.empty() ? 0 : held.accumulators.size() / keys.size();
+  row_part part;
+  part.first = range.first;
+  part.last = range.last;
+  part.keys = key_list{std::vector<std::uint64_t>(keys.begin() + a, keys.begin() + b)};
+  part.values = tensor{floats(held.values.begin() + a * cols, held.values.begin() + b * cols)};
+  part.accumulators =
+      tensor{floats(held.accumulators.begin() + a * acc, held.accumulators.begin() + b * acc)};
+  return part;
+}
+
+shard_init make_init(const model_layout& model, const std::vector<shard_layout>& layouts,
+                     std::size_t k, const start_state& start) {
+  const auto& layout = layouts[k];
   shard_init init;
+  if (const auto& v = model.row_variable())
+    init.rows = rows_for_shard(start.rows, v->rows, layouts.size(), k);
   for (const auto& r : layout.ranges) {
     init.ranges.push_back(r.offset);
     init.ranges.push_back(r.size);
@@ -90,11 +113,11 @@ start_state restore_or_init(const options& opts, const model_layout& layout, con
     log.info("checkpoint: restored " + found->path + " at global step " +
              std::to_string(found->data.global_step));
     return {found->data.global_step, std::move(found->data.params), std::move(found->data.ema),
-            true};
+            std::move(found->data.rows), true};
   }
   auto params = initial_parameters(layout, opts.seed);
   auto ema = params;  // shadows start at the initial values
-  return {0, std::move(params), std::move(ema), false};
+  return {0, std::move(params), std::move(ema), {}, false};
 }
 
 caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options& opts,
@@ -106,7 +129,7 @@ caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options
   caf::error failure;
   for (std::size_t k = 0; k < shards.size() && !failure; ++k) {
     self->request(shards[k], timespan_of(opts.connect_timeout_s), restore_atom_v,
-                  make_init(layouts[k], start))
+                  make_init(layout, layouts, k, start))
         .receive(
             [&](std::int64_t s) {
               if (step >= 0 && s != step)

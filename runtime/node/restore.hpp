@@ -11,6 +11,7 @@
 #include "actors/messages.hpp"
 #include "config/options.hpp"
 #include "model/layout.hpp"
+#include "model/sparse_table.hpp"
 
 namespace downpour {
 
@@ -19,6 +20,7 @@ struct start_state {
   std::int64_t step = 0;
   std::vector<float> params;
   std::vector<float> ema;
+  row_dump rows;  // the sparse variable's rows held (a restore)
   bool restored = false;
 };
 

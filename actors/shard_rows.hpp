@@ -1,0 +1,55 @@
+// A parameter shard's part of a model's sparse variable: the rows [first,
+// last) it owns, of which only those pushed exist (model/sparse_table), and
+// what each worker last pulled, since a worker may push only rows it pulled.
+// Async and ssp apply each push's rows at once; sync keeps a round's row
+// gradients and applies their mean per row (TF's SparseConditionalAccumulator)
+// when the round is complete. Refusals are errors with the reason; nothing
+// of a refused push is applied.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "actors/messages.hpp"
+#include "actors/placement.hpp"
+#include "model/sparse_table.hpp"
+
+namespace downpour {
+
+class shard_rows {
+ public:
+  shard_rows(const sparse_table_spec& spec, row_range owned);
+
+  // An init or restore: the rows owned and held from now on.
+  caf::error load(const row_part& part);
+
+  // Whether keys may be pulled: ascending, unique, in the rows owned.
+  caf::error check_pull(const key_list& keys) const { return check_keys(keys, "a pull"); }
+
+  // The values of keys for worker's next batch, remembered as the rows it may push.
+  caf::expected<tensor> pull(std::uint32_t worker, const key_list& keys);
+
+  // Whether the rows of a push may be applied: keys the worker pulled, one
+  // row of values each, all finite.
+  caf::error check(const push_msg& m) const;
+
+  void apply(const push_msg& m, float lr);  // async, ssp
+  void add_to_round(push_msg& m);           // sync: kept until the round completes
+  void apply_round(float lr);               // sync: the mean per row, then a new round
+  void drop_round();                        // a restore
+
+  row_part snapshot() const;
+  std::uint64_t rows_held() const { return table_.rows_held(); }
+
+ private:
+  caf::error check_keys(const key_list& keys, const char* what) const;
+
+  sparse_table table_;
+  row_range owned_;
+  std::map<std::uint32_t, std::vector<std::uint64_t>> pulled_;  // per worker
+  std::vector<keyed_rows> round_;
+};
+
+}  // namespace downpour

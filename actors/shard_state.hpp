@@ -1,0 +1,87 @@
+// The parameter shard's state, shared by its two source files:
+// parameter_shard.cpp (the protocol: pulls, init, restore, snapshots, the
+// guard) and shard_updates.cpp (applying pushes in each mode). Not part of
+// the protocol: only the shard includes it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "actors/parameter_shard.hpp"
+#include "actors/peer_guard.hpp"
+#include "actors/shard_rows.hpp"
+
+namespace downpour {
+
+// A pull waiting for its step: rows, if it asked for some.
+struct pull_waiter {
+  caf::typed_response_promise<pull_reply> promise;
+  std::optional<row_pull> rows;
+};
+
+struct parameter_shard_state {
+  shard_config cfg;
+  std::vector<std::uint64_t> ranges;
+  // Read-only once it is the parameters: pull replies share it with no
+  // copy. An update writes the new parameters over the pushed gradient, in
+  // the parts of its buffer this shard owns, and that becomes params.
+  shared_tensor params;
+  floats ema;
+  std::int64_t step = -1;  // global steps applied; -1 until initialised
+  // The decay of an EMA update still owed for the current params. A step's
+  // EMA waits until the pull that follows its push is answered, so it
+  // overlaps the worker's compute instead of delaying its parameters; it is
+  // exact because params do not change before it is done.
+  std::optional<float> ema_due;
+  // Async/ssp: the last update if it was a push, and the step it was applied
+  // at: a worker holding the parameters of that step can apply its own push
+  // itself instead of pulling the result (replay_offer).
+  std::optional<replay_offer> replayable;
+  // Sync: the round's first fresh gradient; later ones are added into it.
+  shared_tensor grad_sum;
+  std::size_t grad_count = 0;
+  std::int64_t dropped = 0;   // sync: stale gradients, never applied
+  std::int64_t rejected = 0;  // malformed or non-finite pushes
+  std::int64_t replayed = 0;  // pulls answered without parameters
+  std::optional<shard_rows> rows;  // a model's sparse variable: this shard's rows
+  std::multimap<std::int64_t, pull_waiter> pull_waiters;
+  std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;
+  std::multimap<std::int64_t, caf::typed_response_promise<shard_snapshot>> snapshot_waiters;
+  peer_guard guard;  // control only from the chief, pulls and pushes from members
+  // A chief whose hello this fresh shard refused (other settings) and the
+  // difference seen from here: its exit then ends this ps with that reason.
+  std::optional<std::pair<caf::node_id, std::string>> refused_by;
+  caf::strong_actor_ptr chief;  // the supervisor, told of by itself (join_atom)
+  static inline const char* name = "parameter_shard";
+};
+
+using shard_pointer = shard_actor::stateful_pointer<parameter_shard_state>;
+
+// parameter_shard.cpp
+
+// The parameters as they are now, for a pull: shared, not copied.
+pull_reply current_params(const parameter_shard_state& st);
+
+// Answers the pulls, awaits and snapshots the shard's step has reached.
+void release_waiters(parameter_shard_state& st);
+
+// The EMA update owed for the current params, done now.
+void settle_ema(parameter_shard_state& st);
+
+// shard_updates.cpp
+
+// Every refused push is counted, in every mode and after the last step too;
+// an accepted one is applied whole or (job over) not at all. The reply is
+// the shard's step: in sync mode a stale gradient is dropped, not an error.
+caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m);
+
+// Sync: applies the round's mean once it has the gradients it needs.
+void maybe_complete_round(parameter_shard_state& st);
+
+// A refused message (push or pull): logged and counted here, and the
+// error goes back to the sender as its reply.
+caf::error reject(shard_pointer self, caf::error err, const char* what);
+
+}  // namespace downpour
