@@ -25,12 +25,17 @@ batcher::batcher(std::shared_ptr<const dataset> set, std::size_t batch_size, std
   batch_.x.resize(batch_size * batch_.input_size);
   batch_.y.resize(batch_size);
   batch_.examples.resize(batch_size);
+  if (set_->sparse()) batch_.offsets.assign(batch_size + 1, 0);
 }
 
 const batch& batcher::next_batch() {
   const std::size_t count = set_->size();
   const std::size_t start = index_in_epoch_;
   if (epochs_completed_ == 0 && start == 0) reshuffle();
+  // clear() keeps the capacity: once the largest batch has been seen, a
+  // sparse batch is refilled without allocating.
+  batch_.keys.clear();
+  batch_.values.clear();
   if (start + batch_.size > count) {
     // The batch straddles the epoch end: finish the old permutation, then
     // continue with a fresh one, exactly as TF does.
@@ -71,8 +76,17 @@ void batcher::copy_range(std::size_t first_position, std::size_t first_slot, std
   for (std::size_t k = 0; k < n; ++k) copy_example(order_[first_position + k], first_slot + k);
 }
 
+// Slots are filled in order, so a sparse example's features append to the
+// batch's CSR arrays.
 void batcher::copy_example(std::size_t example, std::size_t slot) {
-  set_->copy_features(example, batch_.x.data() + slot * batch_.input_size);
+  if (set_->sparse()) {
+    const dataset::sparse_row row = set_->sparse_features(example);
+    batch_.keys.insert(batch_.keys.end(), row.keys, row.keys + row.count);
+    batch_.values.insert(batch_.values.end(), row.values, row.values + row.count);
+    batch_.offsets[slot + 1] = batch_.keys.size();
+  } else {
+    set_->copy_features(example, batch_.x.data() + slot * batch_.input_size);
+  }
   batch_.y[slot] = set_->label(example);
   batch_.examples[slot] = static_cast<std::uint32_t>(example);
 }

@@ -23,6 +23,10 @@ class range_view final : public dataset {
     base_->copy_features(first_ + i, out);
   }
   std::int32_t label(std::size_t i) const override { return base_->label(first_ + i); }
+  bool sparse() const override { return base_->sparse(); }
+  sparse_row sparse_features(std::size_t i) const override {
+    return base_->sparse_features(first_ + i);
+  }
 
  private:
   std::shared_ptr<const dataset> base_;
@@ -44,6 +48,10 @@ std::int32_t max_label(const named_dataset& d) {
 }
 
 void check_features(const named_dataset& test, const named_dataset& train, std::size_t expected) {
+  if (test.set->sparse() != train.set->sparse())
+    throw data_error("data: " + test.name + ": examples are " +
+                     (test.set->sparse() ? "sparse" : "dense") + " but those in " + train.name +
+                     " are " + (train.set->sparse() ? "sparse" : "dense"));
   if (test.set->features() == expected) return;
   throw data_error("data: " + test.name + ": examples have " +
                    std::to_string(test.set->features()) + " features but those in " + train.name +
@@ -78,6 +86,9 @@ data_splits split_data(const named_dataset& train, const named_dataset& test, da
   check_validation_size(train, validation_size);
   data_splits splits;
   splits.classes = 1 + static_cast<std::size_t>(std::max(max_label(train), max_label(test)));
+  // Sparse sets are libsvm's binary labels: two classes even when one class
+  // is missing from both files, as summarize_job_data says without reading them.
+  if (train.set->sparse()) splits.classes = std::max<std::size_t>(splits.classes, 2);
   splits.validation = dataset_range(train.set, 0, validation_size);
   splits.train = dataset_range(train.set, validation_size, train.set->size() - validation_size);
   splits.test = test.set;

@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "data/dataset.hpp"
@@ -65,6 +66,27 @@ class libsvm_reader {
 
 // The whole file. Throws data_error, also for a file without examples.
 sparse_examples load_libsvm(const std::string& path);
+
+// Examples held in memory as a data set: sparse(), no fixed features
+// (features() is 0, copy_features writes nothing), labels 0 or 1.
+class libsvm_set final : public dataset {
+ public:
+  explicit libsvm_set(sparse_examples examples) : examples_(std::move(examples)) {}
+  std::size_t size() const override { return examples_.size(); }
+  std::size_t features() const override { return 0; }
+  void copy_features(std::size_t /*i*/, float* /*out*/) const override {}
+  std::int32_t label(std::size_t i) const override { return examples_.labels[i]; }
+  bool sparse() const override { return true; }
+  sparse_row sparse_features(std::size_t i) const override {
+    const std::uint64_t first = examples_.offsets[i];
+    return {examples_.keys.data() + first, examples_.values.data() + first,
+            static_cast<std::size_t>(examples_.offsets[i + 1] - first)};
+  }
+  const sparse_examples& examples() const { return examples_; }
+
+ private:
+  sparse_examples examples_;
+};
 
 // The examples as libsvm lines (labels 0/1, values in their shortest exact
 // form): what load_libsvm reads back as the same examples.

@@ -149,3 +149,74 @@ TEST_CASE("evaluate takes the arg max of the model's scores per class, in chunks
   CHECK(r.per_class[1] == doctest::Approx(417.0 / 1250));
   CHECK(r.per_class[2] == 0.0);  // no example of class 2
 }
+
+TEST_CASE("a rows variable is the layout's row variable, outside the flat buffer") {
+  const model_layout l("lr", "N",
+                       {{"weights", std::size_t{1} << 40, 2, {}, false, storage::rows},
+                        {"bias", 1, 1, {}, false}});
+  CHECK(l.size() == 1);
+  REQUIRE(l.variables().size() == 1);
+  CHECK(l.variables()[0].name == "bias");
+  CHECK(l.variables()[0].offset == 0);
+  REQUIRE(l.row_variable());
+  CHECK(l.row_variable()->name == "weights");
+  CHECK(l.row_variable()->rows == std::uint64_t{1} << 40);
+  CHECK(l.row_variable()->cols == 2);
+  CHECK(l.variables_text() == "bias 1x1,weights rows 1099511627776x2");
+  CHECK(l.to_string() == "lr N");
+  CHECK_FALSE(mlp_spec{}.layout("mlp").row_variable());
+  const model_layout only("lr", "", {{"w", 8, 1, {}, false, storage::rows}});
+  CHECK(only.size() == 0);
+  CHECK(only.variables_text() == "w rows 8x1");
+}
+
+TEST_CASE("a layout refuses a second or regularized rows variable, and names it") {
+  const variable_spec rows{"w", 8, 1, {}, false, storage::rows};
+  CHECK(invalid("lr", {rows, {"v", 4, 1, {}, false, storage::rows}}) ==
+        "lr 1: variable v is a second rows variable (w is the model's one)");
+  CHECK(invalid("lr", {{"w", 8, 1, {}, true, storage::rows}}) ==
+        "lr 1: variable w is stored as rows and cannot be regularized (L2 is for dense "
+        "variables)");
+  CHECK(invalid("lr", {rows, {"w", 1, 1, {}, false}}) == "lr 1: variable w is declared twice");
+  CHECK(invalid("lr", {{"w", 1, 1, {}, false}, rows}) == "lr 1: variable w is declared twice");
+  CHECK(invalid("lr", {{"w", 0, 1, {}, false, storage::rows}}) ==
+        "lr 1: variable w has a zero dimension [0, 1]");
+  CHECK(invalid("lr", {{"w x", 8, 1, {}, false, storage::rows}})
+            .find("variable name 'w x' is not valid") != std::string::npos);
+  CHECK(invalid("lr", {{"w", (std::size_t{1} << 63) + 1, 1, {}, false, storage::rows}}) ==
+        "lr 1: variable w has 9223372036854775809 rows (at most 2^63)");
+}
+
+TEST_CASE("layouts with a rows variable are equal only when its name and shape agree") {
+  const auto layout = [](const char* name, std::size_t rows, std::size_t cols) {
+    return model_layout("lr", "", {{name, rows, cols, {init_kind::truncated_normal, 0.1f}, false,
+                                    storage::rows}});
+  };
+  CHECK(layout("w", 8, 1) == model_layout("lr", "", {{"w", 8, 1, {}, false, storage::rows}}));
+  CHECK(layout("w", 8, 1) != layout("v", 8, 1));
+  CHECK(layout("w", 8, 1) != layout("w", 9, 1));
+  CHECK(layout("w", 8, 1) != layout("w", 8, 2));
+  CHECK(layout("w", 8, 1) != model_layout("lr", "", {}));
+  CHECK(layout("w", 8, 1) != model_layout("lr", "", {{"w", 8, 1, {}, false}}));
+}
+
+TEST_CASE("a dense model touches no rows and its calls with rows are the dense ones") {
+  const auto m = make_builtin_model({"softmax", {}}, request_for({3}, 2));
+  auto ws = m->workspace(2);
+  batch b;
+  b.size = 2;
+  b.input_size = 3;
+  b.x = {1, 2, 3, -1, 0, 2};
+  b.y = {0, 1};
+  CHECK(ws->touched_rows(b).empty());
+  CHECK(&ws->touched_rows(b) == &m->workspace(1)->touched_rows(b));  // one static list
+  const std::vector<float> params = {0.1f, -0.2f, 0.3f, 0.05f, 0.4f, -0.1f, 0.01f, 0.02f};
+  REQUIRE(params.size() == m->layout().size());
+  std::vector<float> dense(params.size()), with_rows(params.size());
+  const float loss = ws->loss_and_gradient(params.data(), b, dense.data());
+  CHECK(ws->loss_and_gradient(params.data(), nullptr, b, with_rows.data(), nullptr) == loss);
+  CHECK(dense == with_rows);
+  const std::vector<float> scores(ws->scores(params.data(), b), ws->scores(params.data(), b) + 4);
+  const float* again = ws->scores(params.data(), nullptr, b);
+  CHECK(std::vector<float>(again, again + 4) == scores);
+}
