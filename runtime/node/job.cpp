@@ -91,7 +91,10 @@ std::string loss_text(const run_summary& s, const char* none, int digits) {
 }  // namespace
 
 std::optional<sparse_table_spec> row_table_for(const options& opts, const model_layout& layout) {
-  return row_table_spec(layout, opts.seed, opts.sparse_optimizer);
+  const auto optimizer = opts.sparse_optimizer == sparse_optimizer_kind::adagrad
+                             ? sparse_optimizer::adagrad
+                             : sparse_optimizer::sgd;
+  return row_table_spec(layout, opts.seed, optimizer);
 }
 
 std::string final_line(const run_summary& s) {
