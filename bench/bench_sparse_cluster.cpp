@@ -1,0 +1,157 @@
+// bench_sparse_cluster: the hashed logistic regression trained by downpour
+// as 2 ps + 2 worker processes on loopback, next to bench_sparse's
+// single-process loop of the same model and data, for each N side by side:
+// examples/s of both and their ratio, rows pulled and pushed per second,
+// the test log loss against the planted model's, and each process's peak
+// resident set (a worker's must not grow with N; a ps's grows with the
+// rows it holds).
+//
+//   bench_sparse_cluster --data DIR [--rows-log2 20,26] [--lr 0.3] [--batch 100]
+//                        [--binary=PATH] [--json FILE]
+//
+// DIR holds gen_libsvm's files. One pass over the training file: the job's
+// last step is examples / batch.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "bench/bench_process.hpp"
+#include "runtime/files/checkpoint.hpp"
+
+namespace {
+
+using namespace downpour;
+using namespace downpour::bench;
+
+struct settings {
+  std::string data, binary;
+  std::vector<unsigned> rows_log2{20, 26};
+  double lr = 0.3;
+  std::size_t batch = 100;
+};
+
+[[noreturn]] void usage_error(const std::string& what) {
+  throw std::invalid_argument(what + " (usage: bench_sparse_cluster --data DIR [--rows-log2 20,26] "
+                                     "[--lr 0.3] [--batch 100] [--binary=PATH])");
+}
+
+settings parse(const std::vector<std::string>& rest) {
+  settings s;
+  s.binary = find_binary(rest);
+  for (std::size_t i = 0; i < rest.size(); ++i) {
+    auto value = [&] {
+      if (i + 1 >= rest.size()) usage_error(rest[i] + " needs a value");
+      return rest[++i];
+    };
+    if (rest[i] == "--data") {
+      s.data = value();
+    } else if (rest[i] == "--rows-log2") {
+      s.rows_log2.clear();
+      std::stringstream list(value());
+      for (std::string x; std::getline(list, x, ',');) s.rows_log2.push_back(std::stoul(x));
+    } else if (rest[i] == "--lr") {
+      s.lr = std::stod(value());
+    } else if (rest[i] == "--batch") {
+      s.batch = std::stoul(value());
+    } else if (rest[i].rfind("--binary=", 0) != 0) {
+      usage_error("unknown argument " + rest[i]);
+    }
+  }
+  if (s.data.empty()) usage_error("--data DIR is required");
+  if (s.binary.empty()) usage_error("no downpour binary found");
+  return s;
+}
+
+// bench_sparse --one, next to this program: the single-process loop's result line.
+nlohmann::json single_process(const settings& s, unsigned bits) {
+  std::error_code ec;
+  const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  testing::temp_dir dir("bench-sparse-one");
+  testing::process p({(self.parent_path() / "bench_sparse").string(), "--one", "--data=" + s.data,
+                      "--rows-log2=" + std::to_string(bits), "--batch=" + std::to_string(s.batch),
+                      "--optimizer=adagrad", "--lr=" + std::to_string(s.lr)},
+                     dir / "one.log");
+  wait_ok(p, "bench_sparse --one");
+  const auto out = p.output();
+  const auto at = out.find("result: ");
+  if (at == std::string::npos) throw std::runtime_error("bench_sparse printed no result: " + out);
+  return nlohmann::json::parse(out.substr(at + 8, out.find('\n', at) - at - 8));
+}
+
+std::vector<std::string> job_args(const settings& s, unsigned bits, std::size_t steps) {
+  return {"--model=logreg",
+          "--data-format=libsvm",
+          "--train-file=" + s.data + "/train.libsvm",
+          "--test-file=" + s.data + "/test.libsvm",
+          "--sparse-rows=" + std::to_string(std::uint64_t{1} << bits),
+          "--sparse-optimizer=adagrad",
+          "--learning-rate=" + std::to_string(s.lr),
+          "--lr-decay-rate=1",
+          "--batch-size=" + std::to_string(s.batch),
+          "--last-step=" + std::to_string(steps),
+          "--validation-size=0",
+          "--save-checkpoint-secs=0",
+          "--log-level=warn"};
+}
+
+void add_rows(report& r, unsigned bits, const nlohmann::json& one, const cluster_run& c,
+              const nlohmann::json& summary, std::uint64_t rows_held, double planted) {
+  const std::string n = "N=2^" + std::to_string(bits) + " ";
+  const double examples = one["examples"].get<double>();
+  const double single_eps = examples / one["train_s"].get<double>();
+  const double cluster_eps = examples / summary["wall_s"].get<double>();
+  const double rows_per_example = one["rows_pulled"].get<double>() / examples;
+  r.value(n + "single process examples/s", {single_eps}, "examples/s");
+  r.value(n + "2 ps + 2 workers examples/s", {cluster_eps}, "examples/s");
+  r.value(n + "cluster / single examples/s", {cluster_eps / single_eps}, "ratio");
+  r.value(n + "cluster rows pulled (and pushed)/s", {cluster_eps * rows_per_example}, "rows/s");
+  const double loss = summary["test_log_loss"].get<double>();
+  r.value(n + "cluster test log loss", {loss}, "nats");
+  r.limit(n + "cluster gap to planted log loss", {100.0 * (loss - planted) / planted}, "%", 2.0,
+          true);
+  r.value(n + "single gap to planted log loss", {one["gap_pct"].get<double>()}, "%");
+  r.value(n + "rows held (both shards)", {static_cast<double>(rows_held)}, "rows");
+  r.value(n + "worker 1 peak RSS", {c.worker_rss_mb[1]}, "MiB");
+  r.value(n + "chief (worker 0) peak RSS", {c.worker_rss_mb[0]}, "MiB");
+  r.value(n + "ps 0 peak RSS", {c.ps_rss_mb[0]}, "MiB");
+  r.value(n + "ps 1 peak RSS", {c.ps_rss_mb[1]}, "MiB");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cli args(argc, argv, "bench/sparse_cluster.json");
+  try {
+    const settings s = parse(args.rest);
+    std::ifstream in(s.data + "/planted.json");
+    if (!in) usage_error(s.data + "/planted.json is missing (make the data with gen_libsvm)");
+    const auto planted = nlohmann::json::parse(in);
+    const std::size_t examples = planted["train_examples"].get<std::size_t>();
+    const std::size_t steps = examples / s.batch;
+    report r("bench_sparse_cluster");
+    r.note("data", std::to_string(examples) + " train + " +
+                       std::to_string(planted["test_examples"].get<std::size_t>()) + " test examples");
+    r.note("training", "one pass (" + std::to_string(steps) + " steps), AdaGrad lr " +
+                           fixed(s.lr, 3) + ", batch " + std::to_string(s.batch) +
+                           "; cluster rows/s = its examples/s x the unique rows per example "
+                           "of the single loop's batches");
+    r.note("load", loadavg() + ", " + cores_note());
+    for (unsigned bits : s.rows_log2) {
+      const auto one = single_process(s, bits);
+      testing::temp_dir dir("bench-sparse-cluster");
+      const auto c = run_cluster(s.binary, 2, 2, job_args(s, bits, steps), dir);
+      std::ifstream sj(dir / "summary.json");
+      const auto summary = nlohmann::json::parse(sj);
+      const auto ckpt = read_checkpoint(dir / checkpoint_name(static_cast<std::int64_t>(steps)));
+      add_rows(r, bits, one, c, summary, ckpt.rows.keys.size(),
+               planted["planted_test_log_loss"].get<double>());
+    }
+    r.print(std::cout);
+    r.write_json(args.json);
+    return 0;
+  } catch (const std::exception& e) {
+    std::cerr << "bench_sparse_cluster: " << e.what() << "\n";
+    return 1;
+  }
+}

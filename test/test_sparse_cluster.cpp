@@ -1,0 +1,156 @@
+// The hashed-feature logistic regression (a sparse variable of rows pulled
+// and pushed by key) trained through the whole runtime, on libsvm data drawn
+// from a planted model whose test log loss is the best a learner can reach:
+// in one process (async and sync) and as a cluster of processes, with its
+// checkpoints, restore on another shard count, inspect and export.
+#include <doctest/doctest.h>
+
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "cluster_procs.hpp"
+#include "log_lines.hpp"
+#include "runtime/files/checkpoint.hpp"
+#include "subprocess.hpp"
+
+using namespace downpour;
+using namespace downpour::testing;
+using namespace std::chrono_literals;
+
+namespace {
+
+// 200000 training examples: 2000 steps of 100 are one pass.
+struct planted_data {
+  temp_dir dir{"sparse-data"};
+  double planted_log_loss = 0;
+  double constant_log_loss = 0;  // of the best constant predictor
+  planted_data() {
+    process gen({DOWNPOUR_GEN_LIBSVM, "--out", dir.str(), "--train", "200000", "--test", "20000",
+                 "--seed", "5"},
+                dir / "gen.log");
+    REQUIRE(gen.wait(120s) == 0);
+    std::ifstream in(dir / "planted.json");
+    const auto j = nlohmann::json::parse(in);
+    planted_log_loss = j["planted_test_log_loss"].get<double>();
+    constant_log_loss = j["constant_test_log_loss"].get<double>();
+  }
+  std::vector<std::string> args() const {
+    return {"--model=logreg",           "--data-format=libsvm",
+            "--train-file=" + dir / "train.libsvm", "--test-file=" + dir / "test.libsvm",
+            "--sparse-rows=262144",     "--sparse-optimizer=adagrad",
+            "--learning-rate=0.3",      "--lr-decay-rate=1",
+            "--log-every=100000",       "--save-checkpoint-secs=0"};
+  }
+};
+
+const planted_data& data() {
+  static const planted_data d;
+  return d;
+}
+
+std::vector<std::string> local_args(const std::string& ckpt, std::vector<std::string> extra) {
+  std::vector<std::string> a = {DOWNPOUR_BINARY, "--checkpoint-dir=" + ckpt, "--quiet"};
+  for (auto& x : data().args()) a.push_back(x);
+  for (auto& x : extra) a.push_back(x);
+  return a;
+}
+
+// The value of key=V in the chief's final line; NaN if there is none.
+double final_value(const std::string& text, const std::string& key) {
+  const std::regex re(key + "=(\\S+)");
+  for (const auto& r : parse_log(text)) {
+    std::smatch m;
+    if (r.message.rfind("final: ", 0) == 0 && std::regex_search(r.message, m, re))
+      return std::stod(m[1]);
+  }
+  return std::nan("");
+}
+
+// Trains in one process and returns the final line's test log loss above
+// the planted model's, as a fraction.
+double gap_to_planted(const temp_dir& dir, std::vector<std::string> extra) {
+  process job(local_args(dir / "ckpt", std::move(extra)), dir / "job.log");
+  REQUIRE(job.wait(300s) == 0);
+  const auto out = job.output();
+  REQUIRE(final_of(out));
+  CHECK(final_of(out)->global_step == 2000);
+  const double loss = final_value(out, "test_log_loss");
+  MESSAGE("test log loss " << loss << ", planted " << data().planted_log_loss);
+  return loss / data().planted_log_loss - 1.0;
+}
+
+}  // namespace
+
+TEST_CASE("hashed logistic regression with two async workers comes within 3% of the planted log loss in one pass") {
+  temp_dir dir("sparse-async");
+  const double gap = gap_to_planted(dir, {"--last-step=2000"});
+  CHECK(gap < 0.03);
+  CHECK(gap > -0.01);  // never better than the model that drew the labels, beyond noise
+}
+
+TEST_CASE("hashed logistic regression in sync mode averages rows per worker and comes within 3% of the planted log loss") {
+  temp_dir dir("sparse-sync");
+  const double gap = gap_to_planted(dir, {"--last-step=2000", "--mode=sync"});
+  CHECK(gap < 0.03);
+}
+
+TEST_CASE("a sparse checkpoint holds the rows trained, resumes on three shards and exports keys and values") {
+  temp_dir dir("sparse-resume");
+  const auto ckpt = dir / "ckpt";
+  auto first = local_args(ckpt, {"--last-step=300", "--worker-hosts=127.0.0.1:1"});
+  process a(first, dir / "a.log");
+  REQUIRE(a.wait(120s) == 0);
+  const auto at300 = read_checkpoint(ckpt + "/model.ckpt-300");
+  CHECK(at300.layout.row_variable());
+  CHECK(at300.rows.keys.size() > 1000);
+  CHECK(at300.rows.accumulators.size() == at300.rows.values.size());
+  auto second = local_args(ckpt, {"--last-step=600", "--worker-hosts=127.0.0.1:1", "--ps-hosts=127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"});
+  process b(second, dir / "b.log");
+  REQUIRE(b.wait(120s) == 0);
+  CHECK(restored_step(b.output()) == 300);
+  REQUIRE(final_of(b.output()));
+  CHECK(final_of(b.output())->global_step == 600);
+  const auto at600 = read_checkpoint(ckpt + "/model.ckpt-600");
+  CHECK(at600.rows.keys.size() >= at300.rows.keys.size());
+
+  process inspect({DOWNPOUR_BINARY, "inspect", "--checkpoint-dir=" + ckpt, "--ps-hosts=127.0.0.1:1,127.0.0.1:2"},
+                  dir / "inspect.log");
+  REQUIRE(inspect.wait(60s) == 0);
+  const auto shown = inspect.output();
+  CHECK(shown.find("rows_held=" + std::to_string(at600.rows.keys.size())) != std::string::npos);
+  CHECK(shown.find("rows: ps 0 [0, 131072) holds ") != std::string::npos);
+  CHECK(shown.find("rows: ps 1 [131072, 262144) holds ") != std::string::npos);
+
+  process exp({DOWNPOUR_BINARY, "export", "--checkpoint-dir=" + ckpt, "--out=" + dir / "m.npz"},
+              dir / "export.log");
+  REQUIRE(exp.wait(60s) == 0);
+  process check({DOWNPOUR_PYTHON, "-c",
+                 "import numpy, sys; z = numpy.load(sys.argv[1]); k = z['weights/keys']; "
+                 "v = z['weights/values']; assert k.dtype == numpy.uint64, k.dtype; "
+                 "assert v.shape == (len(k), 1), v.shape; assert (numpy.diff(k) > 0).all(); "
+                 "print(len(k), z['bias'].shape)",
+                 dir / "m.npz"},
+                dir / "check.log");
+  CHECK(check.wait(60s) == 0);
+  CHECK(check.output().find(std::to_string(at600.rows.keys.size())) != std::string::npos);
+}
+
+TEST_CASE("two ps and two worker processes train the sparse model to the exact last step and every node exits 0") {
+  temp_dir dir("sparse-procs");
+  auto extra = data().args();
+  extra.push_back("--last-step=1000");
+  auto c = make_cluster(2, 2, dir / "ckpt", extra);
+  two_by_two nodes(c, dir);
+  for (auto* p : nodes.all()) CHECK(p->wait(300s) == 0);
+  const auto out = nodes.chief.output();
+  REQUIRE(final_of(out));
+  CHECK(final_of(out)->global_step == 1000);
+  // 1000 steps are half a pass: well below the constant predictor already.
+  CHECK(final_value(out, "test_log_loss") < data().constant_log_loss - 0.01);
+  const auto ckpt = read_checkpoint(dir / "ckpt/model.ckpt-1000");
+  CHECK(ckpt.rows.keys.size() > 1000);
+}
