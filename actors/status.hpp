@@ -18,6 +18,7 @@ struct shard_facts {
   std::int64_t dropped = 0;
   std::int64_t rejected = 0;
   std::int64_t replayed = 0;  // pulls answered without parameters
+  std::uint64_t rows_held = 0;  // rows of a sparse variable created on the shard
 };
 
 // The newest evaluation on the validation split (--eval-every).

@@ -32,6 +32,7 @@ json shard_json(std::size_t index, const shard_facts& s) {
   j["dropped"] = s.dropped;
   j["rejected"] = s.rejected;
   j["replayed"] = s.replayed;
+  j["rows_held"] = s.rows_held;
   return j;
 }
 
@@ -47,6 +48,7 @@ shard_facts shard_from(const json& j) {
   s.dropped = j.at("dropped").get<std::int64_t>();
   s.rejected = j.at("rejected").get<std::int64_t>();
   s.replayed = j.at("replayed").get<std::int64_t>();
+  s.rows_held = j.value("rows_held", std::uint64_t{0});
   return s;
 }
 

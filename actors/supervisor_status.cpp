@@ -42,8 +42,8 @@ void ask_shards(supervisor_pointer self, facts_pointer facts, answered_fn answer
     self->request(shards[k], status_timeout, stats_atom_v)
         .then(
             [=](shard_stats& s) {
-              facts->shards[k] = shard_facts{true, s.step, s.ranges, s.dropped, s.rejected,
-                                             s.replayed};
+              facts->shards[k] = shard_facts{true,       s.step,     s.ranges,   s.dropped,
+                                             s.rejected, s.replayed, s.rows_held};
               answered();
             },
             [=](caf::error&) { answered(); });

@@ -24,6 +24,7 @@ std::string shard_line(std::size_t k, const shard_facts& s) {
   }
   out << " floats=" << size << " step=" << s.step << " dropped=" << s.dropped
       << " rejected=" << s.rejected << " replayed=" << s.replayed;
+  if (s.rows_held > 0) out << " rows_held=" << s.rows_held;
   return out.str();
 }
 

@@ -67,6 +67,9 @@ void shard_metrics(exposition& e, const shard_list& shards) {
   shard_family(e, shards, "downpour_shard_pulls_replayed_total", "counter",
                "pulls answered without parameters (the worker held them already)",
                [](const shard_facts& s) { return static_cast<double>(s.replayed); });
+  shard_family(e, shards, "downpour_shard_sparse_rows", "gauge",
+               "rows of the sparse variable the shard holds (created by a push)",
+               [](const shard_facts& s) { return static_cast<double>(s.rows_held); });
 }
 
 void build_info(exposition& e, const char* role) {
