@@ -30,7 +30,9 @@ std::string cluster_fingerprint(const options& o) {
       << ";batch-size=" << o.batch_size << ";last-step=" << o.last_step
       << ";learning-rate=" << o.learning_rate << ";lr-decay-rate=" << o.lr_decay_rate
       << ";lr-decay-steps=" << o.lr_decay_steps << ";lr-staircase=" << o.lr_staircase
-      << ";l2=" << o.l2 << ";ema-decay=" << o.ema_decay << ";seed=" << o.seed;
+      << ";l2=" << o.l2 << ";ema-decay=" << o.ema_decay << ";seed=" << o.seed
+      << ";sparse-rows=" << o.sparse_rows << ";fm-factors=" << o.fm_factors
+      << ";sparse-optimizer=" << to_string(o.sparse_optimizer);
   return out.str();
 }
 

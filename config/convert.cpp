@@ -10,20 +10,31 @@ namespace {
 // An IDX file counts its examples in 32 bits: no data set holds more, so a
 // larger batch or validation split is refused before any data is read.
 constexpr long long max_examples = 4294967295LL;
+// Rows are keys below N on the wire and in checkpoints; 2^62 leaves room
+// below the row store's 2^63 (model/sparse_table.hpp).
+constexpr long long max_sparse_rows = 1LL << 62;
+// A factor row travels whole with every pull: beyond this it is no longer sparse.
+constexpr long long max_fm_factors = 1024;
 
 options read_files_and_model(options o, const raw_values& raw) {
   o.config_file = read_text(raw, "config", o.config_file);
   o.data_dir = read_text(raw, "data-dir", o.data_dir);
-  o.data_format =
-      read_choice(raw, "data-format", o.data_format, {data_format_kind::idx, data_format_kind::csv});
+  o.data_format = read_choice(raw, "data-format", o.data_format,
+                              {data_format_kind::idx, data_format_kind::csv,
+                               data_format_kind::libsvm});
   o.train_file = read_text(raw, "train-file", o.train_file);
   o.test_file = read_text(raw, "test-file", o.test_file);
   o.csv_label =
       read_choice(raw, "csv-label", o.csv_label, {csv_label_kind::first, csv_label_kind::last});
   o.checkpoint_dir = read_text(raw, "checkpoint-dir", o.checkpoint_dir);
   o.validation_size = read_integer(raw, "validation-size", o.validation_size, 0, max_examples);
-  o.model = read_word(raw, "model", o.model, {"mlp", "softmax", "cnn"});
+  o.model = read_word(raw, "model", o.model, {"mlp", "softmax", "cnn", "logreg", "fm"});
   o.hidden_units = read_sizes(raw, "hidden-units", o.hidden_units);
+  o.sparse_rows = read_integer(raw, "sparse-rows", o.sparse_rows, 1, max_sparse_rows);
+  o.fm_factors = read_integer(raw, "fm-factors", o.fm_factors, 1, max_fm_factors);
+  o.sparse_optimizer =
+      read_choice(raw, "sparse-optimizer", o.sparse_optimizer,
+                  {sparse_optimizer_kind::sgd, sparse_optimizer_kind::adagrad});
   o.batch_size = read_integer(raw, "batch-size", o.batch_size, 1, max_examples);
   o.learning_rate = read_real(raw, "learning-rate", o.learning_rate, positive);
   o.lr_decay_rate = read_real(raw, "lr-decay-rate", o.lr_decay_rate, decay_rate);
@@ -90,11 +101,18 @@ void check_data_and_model(const options& o, const raw_values& raw) {
       throw config_error("config: " + label(*v, name) + " is for " + what);
   };
   const bool csv = o.data_format == data_format_kind::csv;
-  for (const char* name : {"train-file", "test-file", "csv-label"})
-    refuse_unless(csv, name, "--data-format=csv");
+  const bool libsvm = o.data_format == data_format_kind::libsvm;
+  for (const char* name : {"train-file", "test-file"})
+    refuse_unless(csv || libsvm, name, "--data-format=csv or libsvm");
+  refuse_unless(csv, "csv-label", "--data-format=csv");
   refuse_unless(o.model != "softmax", "hidden-units", "--model=mlp (softmax has no hidden layer)");
-  if (csv && (o.train_file.empty() || o.test_file.empty()))
-    throw config_error("config: --data-format=csv needs --train-file and --test-file");
+  refuse_unless(o.model == "fm", "fm-factors", "--model=fm");
+  if ((csv || libsvm) && (o.train_file.empty() || o.test_file.empty()))
+    throw config_error("config: --data-format=" + to_string(o.data_format) +
+                       " needs --train-file and --test-file");
+  // The built-in sparse models hash libsvm's feature indices; other data has none.
+  if ((o.model == "logreg" || o.model == "fm") && !libsvm)
+    throw config_error("config: --model=" + o.model + " needs --data-format=libsvm");
 }
 
 // Limits that depend on another option; the error names the option whose
@@ -169,7 +187,20 @@ std::string to_string(command_kind c) {
   }
 }
 
-std::string to_string(data_format_kind f) { return f == data_format_kind::csv ? "csv" : "idx"; }
+std::string to_string(data_format_kind f) {
+  switch (f) {
+    case data_format_kind::csv:
+      return "csv";
+    case data_format_kind::libsvm:
+      return "libsvm";
+    default:
+      return "idx";
+  }
+}
+
+std::string to_string(sparse_optimizer_kind k) {
+  return k == sparse_optimizer_kind::adagrad ? "adagrad" : "sgd";
+}
 
 std::string to_string(csv_label_kind c) { return c == csv_label_kind::last ? "last" : "first"; }
 

@@ -29,10 +29,14 @@ enum class transport_kind { inproc, tcp };
 enum class log_level { error, warn, info, debug };
 // What the binary does: train (the default) or work with a saved checkpoint.
 enum class command_kind { train, eval, inspect, export_npz, status, plot };
-// The data files: MNIST's IDX files in --data-dir, or CSV --train-file and --test-file.
-enum class data_format_kind { idx, csv };
+// The data files: MNIST's IDX files in --data-dir, or CSV or libsvm
+// --train-file and --test-file.
+enum class data_format_kind { idx, csv, libsvm };
 // The column of a CSV file that holds the label.
 enum class csv_label_kind { first, last };
+// How a shard updates the rows of a sparse variable (model/sparse_table.hpp):
+// plain SGD, or TF's AdagradOptimizer (accumulators start at 0.1).
+enum class sparse_optimizer_kind { sgd, adagrad };
 
 struct host_port {
   std::string host;
@@ -45,14 +49,17 @@ struct options {
   std::string config_file;
   std::string data_dir = DOWNPOUR_DEFAULT_DATA_DIR;
   data_format_kind data_format = data_format_kind::idx;
-  std::string train_file;  // csv
-  std::string test_file;   // csv
+  std::string train_file;  // csv, libsvm
+  std::string test_file;   // csv, libsvm
   csv_label_kind csv_label = csv_label_kind::first;
   std::string checkpoint_dir = "logs/log_async";
   std::size_t validation_size = 5000;
   // Model and training.
   std::string model = "mlp";                     // a built-in model's name (--model)
   std::vector<std::size_t> hidden_units{500};    // mlp: units per hidden layer
+  std::uint64_t sparse_rows = std::uint64_t{1} << 20;  // logreg, fm: rows features hash into
+  std::size_t fm_factors = 8;                          // fm: factors per feature row
+  sparse_optimizer_kind sparse_optimizer = sparse_optimizer_kind::sgd;  // of a rows variable
   std::size_t batch_size = 100;
   float learning_rate = 0.01f;
   float lr_decay_rate = 0.99f;
@@ -129,6 +136,7 @@ std::string to_string(log_level l);
 std::string to_string(command_kind c);
 std::string to_string(data_format_kind f);
 std::string to_string(csv_label_kind c);
+std::string to_string(sparse_optimizer_kind k);
 std::string to_string(const std::vector<std::size_t>& sizes);  // "500,300"
 std::string to_string(const host_port& h);
 std::string to_string(const std::vector<host_port>& hosts);

@@ -4,6 +4,7 @@
 
 #include "model/cnn.hpp"
 #include "model/mlp.hpp"
+#include "model/sparse_models.hpp"
 
 namespace downpour {
 
@@ -12,9 +13,11 @@ std::shared_ptr<const model> make_builtin_model(const model_choice& choice,
   if (choice.name == "mlp") return make_mlp(choice.hidden_units, request);
   if (choice.name == "softmax") return make_softmax(request);
   if (choice.name == "cnn") return make_cnn(request);
+  if (choice.name == "logreg") return make_logreg(choice, request);
+  if (choice.name == "fm") return make_fm(choice, request);
   throw std::invalid_argument("--model=" + choice.name +
                               " is not a built-in model (expected mlp, "
-                              "softmax or cnn)");
+                              "softmax, cnn, logreg or fm)");
 }
 
 }  // namespace downpour

@@ -7,7 +7,8 @@
 
 namespace downpour {
 
-// mlp (choice.hidden_units, at least one layer) or softmax on the request's
+// mlp (choice.hidden_units, at least one layer), softmax, cnn, or on sparse
+// data logreg and fm (choice.sparse_rows, choice.fm_factors) on the request's
 // data. Throws std::invalid_argument with one line naming an unknown or
 // not-built model, or a request the model cannot take.
 std::shared_ptr<const model> make_builtin_model(const model_choice& choice,

@@ -85,11 +85,14 @@ class model {
   virtual std::unique_ptr<model_workspace> workspace(std::size_t batch_size) const = 0;
 };
 
-// The built-in model the command line names (--model, --hidden-units).
-// make_builtin_model reads it; a program with its own model may ignore it.
+// The built-in model the command line names (--model, --hidden-units,
+// --sparse-rows, --fm-factors). make_builtin_model reads it; a program with
+// its own model may ignore it.
 struct model_choice {
   std::string name = "mlp";
   std::vector<std::size_t> hidden_units{500};
+  std::uint64_t sparse_rows = std::uint64_t{1} << 20;  // logreg, fm: rows features hash into
+  std::size_t fm_factors = 8;                          // fm
 };
 
 // What a model is built for: the data's example shape and classes, and the

@@ -51,6 +51,12 @@ class logreg_batch {
 
   const logreg_gradient& loss_and_gradient(const float* weights, float bias);
 
+  // Per feature of the gathered batch (from its first): the position of its
+  // row among the keys. Models with wider rows (fm) index their rows by it.
+  const std::vector<std::uint32_t>& slots() const { return slots_; }
+  // The keys the last gather returned.
+  const std::vector<std::uint64_t>& keys() const { return keys_; }
+
  private:
   sparse_logreg model_;
   const sparse_examples* set_ = nullptr;

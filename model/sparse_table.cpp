@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include "model/sparse_hash.hpp"
 #include "model/update.hpp"
@@ -185,6 +186,68 @@ void sparse_table::fill_initial(std::uint64_t key, float* values) const {
     values[j] = spec_.init.kind == init_kind::truncated_normal
                     ? truncated_normal(spec_.init_seed, key, j, spec_.init.stddev)
                     : 0.0f;
+  }
+}
+
+row_dump sparse_table::dump(std::uint64_t first, std::uint64_t last) const {
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> held;  // (key, row index)
+  for (std::size_t slot = 0; slot < slot_keys_.size(); ++slot) {
+    const std::uint64_t key = slot_keys_[slot];
+    if (key != kEmpty && key >= first && key < last) held.emplace_back(key, slot_rows_[slot]);
+  }
+  std::sort(held.begin(), held.end());
+  const std::size_t dim = spec_.dim;
+  const bool adagrad = spec_.optimizer == sparse_optimizer::adagrad;
+  row_dump out;
+  out.keys.reserve(held.size());
+  out.values.reserve(held.size() * dim);
+  if (adagrad) out.accumulators.reserve(held.size() * dim);
+  for (const auto& [key, index] : held) {
+    const float* values = row(index);
+    out.keys.push_back(key);
+    out.values.insert(out.values.end(), values, values + dim);
+    if (adagrad) out.accumulators.insert(out.accumulators.end(), values + dim, values + 2 * dim);
+  }
+  return out;
+}
+
+void sparse_table::check_dump(const row_dump& rows) const {
+  const auto refuse = [](const std::string& why) {
+    throw std::invalid_argument("sparse table: load of " + why);
+  };
+  for (std::size_t i = 0; i < rows.keys.size(); ++i) {
+    if (rows.keys[i] >= spec_.rows)
+      refuse("key " + std::to_string(rows.keys[i]) + " (the table has " +
+             std::to_string(spec_.rows) + " rows)");
+    if (i > 0 && rows.keys[i] <= rows.keys[i - 1])
+      refuse("key " + std::to_string(rows.keys[i]) + " after key " +
+             std::to_string(rows.keys[i - 1]) + " (keys must ascend)");
+  }
+  const std::size_t expected = rows.keys.size() * spec_.dim;
+  if (rows.values.size() != expected)
+    refuse(std::to_string(rows.values.size()) + " values for " +
+           std::to_string(rows.keys.size()) + " rows of " + std::to_string(spec_.dim));
+  const bool adagrad = spec_.optimizer == sparse_optimizer::adagrad;
+  if (!adagrad && !rows.accumulators.empty()) refuse("accumulators into an SGD table");
+  if (adagrad && !rows.accumulators.empty() && rows.accumulators.size() != expected)
+    refuse(std::to_string(rows.accumulators.size()) + " accumulators for " +
+           std::to_string(rows.keys.size()) + " rows of " + std::to_string(spec_.dim));
+}
+
+void sparse_table::load(const row_dump& rows) {
+  check_dump(rows);
+  // Slots sized for every row at once: no rehash while loading.
+  std::size_t slots = kFirstSlots;
+  while (static_cast<double>(rows.keys.size()) > kMaxLoad * static_cast<double>(slots)) slots *= 2;
+  slot_keys_.assign(slots, kEmpty);
+  slot_rows_.assign(slots, 0);
+  chunks_.clear();
+  rows_held_ = 0;
+  const std::size_t dim = spec_.dim;
+  for (std::size_t i = 0; i < rows.keys.size(); ++i) {
+    float* values = create(rows.keys[i], slot_of(rows.keys[i]));
+    std::copy_n(rows.values.data() + i * dim, dim, values);
+    if (!rows.accumulators.empty()) std::copy_n(rows.accumulators.data() + i * dim, dim, values + dim);
   }
 }
 

@@ -104,6 +104,7 @@ class sparse_table {
   float* create(std::uint64_t key, std::size_t slot);
   void grow_slots();
   void fill_initial(std::uint64_t key, float* values) const;
+  void check_dump(const row_dump& rows) const;  // load's refusals
 
   sparse_table_spec spec_;
   std::size_t stride_;

@@ -1,9 +1,14 @@
 // The options of the model and the data: --model, --hidden-units as a list,
-// --data-format with its CSV files and label column; what they refuse.
+// --data-format with its CSV or libsvm files and CSV's label column, the
+// sparse models' options; what they refuse.
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <sstream>
+#include <string>
+#include <vector>
 
+#include "config/cluster_fingerprint.hpp"
 #include "config/options.hpp"
 #include "parse_options.hpp"
 
@@ -21,7 +26,8 @@ TEST_CASE("--model and --hidden-units choose the built-in model and its hidden l
 }
 
 TEST_CASE("a bad --model or --hidden-units is one line naming the bad value") {
-  CHECK(error_of({"--model=rnn"}) == "config: --model=rnn is not valid (expected mlp|softmax|cnn)");
+  CHECK(error_of({"--model=rnn"}) ==
+        "config: --model=rnn is not valid (expected mlp|softmax|cnn|logreg|fm)");
   const std::string expected = " (expected a comma-separated list of integers >= 1, e.g. 500,300)";
   CHECK(error_of({"--hidden-units=500,x"}) ==
         "config: --hidden-units=500,x has a bad entry 'x'" + expected);
@@ -47,18 +53,84 @@ TEST_CASE("CSV data needs both files and the files need CSV data") {
         csv_label_kind::first);
   CHECK(error_of({"--data-format=csv", "--train-file=a.csv"}) ==
         "config: --data-format=csv needs --train-file and --test-file");
-  CHECK(error_of({"--train-file=a.csv"}) == "config: --train-file is for --data-format=csv");
+  CHECK(error_of({"--train-file=a.csv"}) ==
+        "config: --train-file is for --data-format=csv or libsvm");
   CHECK(error_of({"--csv-label=last"}) == "config: --csv-label is for --data-format=csv");
-  CHECK(error_of({"--data-format=libsvm"}) ==
-        "config: --data-format=libsvm is not valid (expected idx|csv)");
+  CHECK(error_of({"--data-format=svm"}) ==
+        "config: --data-format=svm is not valid (expected idx|csv|libsvm)");
   CHECK(error_of({"--data-format=csv", "--train-file=a", "--test-file=b", "--csv-label=2"}) ==
         "config: --csv-label=2 is not valid (expected first|last)");
+}
+
+TEST_CASE("libsvm data needs both files; the sparse models need libsvm data") {
+  const options o = parse({"--data-format=libsvm", "--train-file=a.libsvm",
+                           "--test-file=b.libsvm", "--model=logreg"});
+  CHECK(o.data_format == data_format_kind::libsvm);
+  CHECK(to_string(o.data_format) == "libsvm");
+  CHECK(o.train_file == "a.libsvm");
+  CHECK(o.test_file == "b.libsvm");
+  CHECK(o.model == "logreg");
+  CHECK(error_of({"--data-format=libsvm", "--test-file=b"}) ==
+        "config: --data-format=libsvm needs --train-file and --test-file");
+  CHECK(error_of({"--data-format=libsvm", "--train-file=a", "--test-file=b", "--csv-label=last"}) ==
+        "config: --csv-label is for --data-format=csv");
+  CHECK(error_of({"--model=logreg"}) == "config: --model=logreg needs --data-format=libsvm");
+  CHECK(error_of({"--model=fm", "--data-format=csv", "--train-file=a", "--test-file=b"}) ==
+        "config: --model=fm needs --data-format=libsvm");
+}
+
+TEST_CASE("--sparse-rows, --fm-factors and --sparse-optimizer, and their one-line refusals") {
+  const auto with = [](std::vector<std::string> more) {
+    more.insert(more.begin(), {"--data-format=libsvm", "--train-file=a", "--test-file=b"});
+    return more;
+  };
+  CHECK(parse({}).sparse_rows == 1048576);
+  CHECK(parse({}).fm_factors == 8);
+  CHECK(parse({}).sparse_optimizer == sparse_optimizer_kind::sgd);
+  CHECK(parse({"--sparse-rows=67108864"}).sparse_rows == 67108864);
+  CHECK(parse({"--sparse-rows=4611686018427387904"}).sparse_rows == std::uint64_t{1} << 62);
+  CHECK(parse({"--sparse-optimizer=adagrad"}).sparse_optimizer == sparse_optimizer_kind::adagrad);
+  CHECK(to_string(sparse_optimizer_kind::adagrad) == "adagrad");
+  CHECK(parse(with({"--model=fm", "--fm-factors=16"})).fm_factors == 16);
+  const std::string rows = " (expected an integer from 1 to 4611686018427387904)";
+  CHECK(error_of({"--sparse-rows=0"}) == "config: --sparse-rows=0 is out of range" + rows);
+  CHECK(error_of({"--sparse-rows=4611686018427387905"}) ==
+        "config: --sparse-rows=4611686018427387905 is out of range" + rows);
+  CHECK(error_of({"--sparse-rows=1e6"}) == "config: --sparse-rows=1e6 is not valid" + rows);
+  CHECK(error_of({"--sparse-optimizer=adam"}) ==
+        "config: --sparse-optimizer=adam is not valid (expected sgd|adagrad)");
+  CHECK(error_of(with({"--model=fm", "--fm-factors=0"})) ==
+        "config: --fm-factors=0 is out of range (expected an integer from 1 to 1024)");
+  CHECK(error_of(with({"--model=logreg", "--fm-factors=4"})) ==
+        "config: --fm-factors is for --model=fm");
+}
+
+TEST_CASE("the sparse options come from DOWNPOUR_ variables and are in the cluster fingerprint") {
+  ::setenv("DOWNPOUR_SPARSE_ROWS", "67108864", 1);
+  ::setenv("DOWNPOUR_SPARSE_OPTIMIZER", "adagrad", 1);
+  const options from_env = parse({});
+  const std::string bad = error_of({"--sparse-rows=x"});  // the command line wins
+  ::setenv("DOWNPOUR_SPARSE_ROWS", "0", 1);
+  const std::string env_error = error_of({});
+  ::unsetenv("DOWNPOUR_SPARSE_ROWS");
+  ::unsetenv("DOWNPOUR_SPARSE_OPTIMIZER");
+  CHECK(from_env.sparse_rows == 67108864);
+  CHECK(from_env.sparse_optimizer == sparse_optimizer_kind::adagrad);
+  CHECK(bad.find("config: --sparse-rows=x is not valid") == 0);
+  CHECK(env_error.find("config: DOWNPOUR_SPARSE_ROWS=0 is out of range") == 0);
+  const std::string mine = cluster_fingerprint(parse({}));
+  CHECK(fingerprint_difference(mine, cluster_fingerprint(parse({"--sparse-rows=1024"})), "ps 0") ==
+        "sparse-rows=1048576 here but sparse-rows=1024 at ps 0");
+  CHECK(fingerprint_difference(mine, cluster_fingerprint(parse({"--sparse-optimizer=adagrad"})),
+                               "ps 0") == "sparse-optimizer=sgd here but sparse-optimizer=adagrad at ps 0");
+  CHECK_FALSE(fingerprint_difference(mine, cluster_fingerprint(parse({})), "ps 0"));
 }
 
 TEST_CASE("--help names the model and data options") {
   std::ostringstream out;
   CHECK_FALSE(parse({"--help"}, out).has_value());
   for (const char* name : {"--model NAME", "--hidden-units LIST", "--data-format F",
-                           "--train-file FILE", "--test-file FILE", "--csv-label COL"})
+                           "--train-file FILE", "--test-file FILE", "--csv-label COL",
+                           "--sparse-rows N", "--fm-factors K", "--sparse-optimizer OPT"})
     CHECK(out.str().find(std::string("  ") + name) != std::string::npos);
 }

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <fstream>
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "model/sparse_table.hpp"
@@ -191,6 +192,87 @@ TEST_CASE("a table grown over many hash resizes and arena chunks finds every row
 TEST_CASE("a table of 0 rows or rows of 0 floats is refused") {
   CHECK_THROWS_AS(sparse_table(spec_of(0, 1, sparse_optimizer::sgd)), std::invalid_argument);
   CHECK_THROWS_AS(sparse_table(spec_of(10, 0, sparse_optimizer::sgd)), std::invalid_argument);
+}
+
+TEST_CASE("a dump holds the rows in a key range, ascending, with AdaGrad's accumulators") {
+  sparse_table table(spec_of(kBig, 2, sparse_optimizer::adagrad));
+  const std::vector<std::uint64_t> keys = {3, 17, 40000000, kBig - 1};
+  REQUIRE_FALSE(table.push({keys, {1, 2, 3, 4, 5, 6, 7, 8}}, 0.5f));
+  REQUIRE_FALSE(table.push({{17}, {1, 1}}, 0.5f));
+  const row_dump all = table.dump(0, kBig);
+  CHECK(all.keys == keys);
+  REQUIRE(all.values.size() == 8);
+  REQUIRE(all.accumulators.size() == 8);
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const std::vector<float> row = row_of(table, keys[i]);
+    CHECK(all.values[2 * i] == row[0]);
+    CHECK(all.values[2 * i + 1] == row[1]);
+    CHECK(all.accumulators[2 * i] == row[2]);
+    CHECK(all.accumulators[2 * i + 1] == row[3]);
+  }
+  CHECK(all.accumulators[2] == doctest::Approx(0.1f + 9 + 1));  // key 17: two pushes
+  const row_dump middle = table.dump(17, 40000001);
+  CHECK(middle.keys == std::vector<std::uint64_t>{17, 40000000});
+  CHECK(table.dump(18, 40000000).keys.empty());
+  sparse_table sgd(spec_of(100, 1, sparse_optimizer::sgd));
+  REQUIRE(sgd.push({{9, 2}, {1, 1}}, 1.0f).has_value());  // not ascending: refused
+  REQUIRE_FALSE(sgd.push({{2, 9}, {1, 1}}, 1.0f));
+  const row_dump plain = sgd.dump(0, 100);
+  CHECK(plain.keys == std::vector<std::uint64_t>{2, 9});
+  CHECK(plain.values == std::vector<float>{-1, -1});
+  CHECK(plain.accumulators.empty());
+}
+
+TEST_CASE("a 2^26-row AdaGrad table loaded from its dump is the same table, and trains on alike") {
+  sparse_table table(spec_of(kBig, 3, sparse_optimizer::adagrad));
+  keyed_rows push;
+  for (std::uint64_t i = 0; i < 5000; ++i) push.keys.push_back(i * 13421 + 7);
+  for (std::size_t i = 0; i < push.keys.size() * 3; ++i)
+    push.values.push_back(static_cast<float>(i % 11) - 5.0f);
+  REQUIRE_FALSE(table.push(push, 0.1f));
+  sparse_table restored(spec_of(kBig, 3, sparse_optimizer::adagrad));
+  REQUIRE_FALSE(restored.push({{1}, {1, 1, 1}}, 0.1f));  // replaced by the load
+  restored.load(table.dump(0, kBig));
+  CHECK(restored.rows_held() == 5000);
+  CHECK(restored.find(1) == nullptr);
+  const row_dump a = table.dump(0, kBig), b = restored.dump(0, kBig);
+  CHECK(a.keys == b.keys);
+  CHECK(a.values == b.values);
+  CHECK(a.accumulators == b.accumulators);
+  // The accumulators came back: the next step is the same in both.
+  REQUIRE_FALSE(table.push(push, 0.1f));
+  REQUIRE_FALSE(restored.push(push, 0.1f));
+  CHECK(table.dump(0, kBig).values == restored.dump(0, kBig).values);
+  CHECK(restored.bytes_used() <= table.bytes_used());  // memory follows the rows, not N
+  // Without accumulators every row starts AdaGrad afresh at 0.1.
+  row_dump values_only = a;
+  values_only.accumulators.clear();
+  restored.load(values_only);
+  CHECK(restored.dump(0, kBig).accumulators == std::vector<float>(a.values.size(), 0.1f));
+}
+
+TEST_CASE("a load of keys out of order or range, or of sizes that do not fit, changes nothing") {
+  sparse_table table(spec_of(100, 2, sparse_optimizer::adagrad));
+  REQUIRE_FALSE(table.push({{5}, {1, 1}}, 1.0f));
+  const auto error_of = [&](const row_dump& rows) {
+    try {
+      table.load(rows);
+    } catch (const std::invalid_argument& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(error_of({{1, 100}, {0, 0, 0, 0}, {}}) ==
+        "sparse table: load of key 100 (the table has 100 rows)");
+  CHECK(error_of({{4, 4}, {0, 0, 0, 0}, {}}) ==
+        "sparse table: load of key 4 after key 4 (keys must ascend)");
+  CHECK(error_of({{4}, {0}, {}}) == "sparse table: load of 1 values for 1 rows of 2");
+  CHECK(error_of({{4}, {0, 0}, {1}}) == "sparse table: load of 1 accumulators for 1 rows of 2");
+  CHECK(table.rows_held() == 1);
+  CHECK(table.find(5) != nullptr);
+  sparse_table sgd(spec_of(100, 1, sparse_optimizer::sgd));
+  CHECK_THROWS_WITH_AS(sgd.load({{1}, {0}, {1}}), "sparse table: load of accumulators into an SGD table",
+                       std::invalid_argument);
 }
 
 }  // namespace downpour

@@ -11,6 +11,7 @@
 #include "config/cluster_fingerprint.hpp"
 #include "data/csv.hpp"
 #include "data/idx.hpp"
+#include "data/libsvm.hpp"
 
 namespace downpour {
 
@@ -25,14 +26,22 @@ data_splits load_csv_splits(const options& opts) {
                     data_shape{{train->features()}}, opts.validation_size);
 }
 
+data_splits load_libsvm_splits(const options& opts) {
+  auto train = std::make_shared<libsvm_set>(load_libsvm(opts.train_file));
+  auto test = std::make_shared<libsvm_set>(load_libsvm(opts.test_file));
+  return split_data({opts.train_file, train}, {opts.test_file, test}, data_shape{{0}},
+                    opts.validation_size);
+}
+
 std::string data_source(const options& opts) {
-  return opts.data_format == data_format_kind::csv ? opts.train_file : opts.data_dir;
+  return opts.data_format == data_format_kind::idx ? opts.data_dir : opts.train_file;
 }
 
 }  // namespace
 
 data_splits load_data_splits(const options& opts) {
   if (opts.data_format == data_format_kind::csv) return load_csv_splits(opts);
+  if (opts.data_format == data_format_kind::libsvm) return load_libsvm_splits(opts);
   return load_mnist(opts.data_dir, opts.validation_size);
 }
 
@@ -48,12 +57,16 @@ data_splits load_job_data(const options& opts) {
 
 data_summary summarize_job_data(const options& opts) {
   if (opts.data_format == data_format_kind::csv) return load_csv_splits(opts).summary();
+  // libsvm examples have no fixed features and two classes by the format:
+  // a ps (millions of examples, none of which it trains on) reads nothing.
+  if (opts.data_format == data_format_kind::libsvm) return data_summary{data_shape{{0}}, 2};
   return summarize_mnist(opts.data_dir);
 }
 
 model_request request_for(const options& opts, const data_summary& data) {
-  return model_request{data.shape, data.classes, opts.l2,
-                       model_choice{opts.model, opts.hidden_units}};
+  return model_request{
+      data.shape, data.classes, opts.l2,
+      model_choice{opts.model, opts.hidden_units, opts.sparse_rows, opts.fm_factors}};
 }
 
 std::string job_fingerprint(const options& opts, const model_layout& layout) {
