@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "data/idx.hpp"
@@ -148,6 +149,10 @@ TEST_CASE("evaluate takes the arg max of the model's scores per class, in chunks
   CHECK(r.per_class[0] == doctest::Approx(417.0 / 1250));
   CHECK(r.per_class[1] == doctest::Approx(417.0 / 1250));
   CHECK(r.per_class[2] == 0.0);  // no example of class 2
+  // Scores one-hot at 1: -log softmax is log(e + 2) - 1 when right, log(e + 2) when wrong.
+  const double wrong = std::log(std::exp(1.0) + 2.0);
+  CHECK(r.log_loss == doctest::Approx((834 * (wrong - 1) + 1666 * wrong) / 2500).epsilon(1e-12));
+  CHECK(r.auc == 0.0);  // three classes
 }
 
 TEST_CASE("a rows variable is the layout's row variable, outside the flat buffer") {

@@ -4,12 +4,18 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fstream>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "data/batcher.hpp"
 #include "data/idx.hpp"
 #include "data/libsvm.hpp"
+#include "model/builtin.hpp"
+#include "parse_options.hpp"
+#include "runtime/node/job.hpp"
+#include "subprocess.hpp"
 
 namespace downpour {
 namespace {
@@ -138,6 +144,43 @@ TEST_CASE("sparse batches stop allocating once the buffers have grown") {
     CHECK(next.offsets.data() == offsets);
     CHECK(next.keys.size() == 18);
   }
+}
+
+TEST_CASE("--data-format libsvm loads both files, and a ps's summary reads neither") {
+  testing::temp_dir dir("sparse-data");
+  std::ofstream(dir / "train.libsvm") << libsvm_text(counted_examples(50));
+  std::ofstream(dir / "test.libsvm") << libsvm_text(counted_examples(7));
+  const options opts = testing::parse(
+      {"--data-format=libsvm", "--train-file=" + (dir / "train.libsvm"),
+       "--test-file=" + (dir / "test.libsvm"), "--validation-size=10", "--batch-size=40",
+       "--model=logreg", "--sparse-rows=4096"});
+  const data_splits data = load_job_data(opts);
+  CHECK(data.train->sparse());
+  CHECK(data.train->size() == 40);
+  CHECK(data.validation->size() == 10);
+  CHECK(data.test->size() == 7);
+  CHECK(data.classes == 2);
+  CHECK(keys_of(*data.train, 0) == std::vector<std::uint64_t>{100, 101});  // example 10
+  const data_summary summary = summarize_job_data(opts);
+  CHECK(summary.shape.dims == std::vector<std::size_t>{0});
+  CHECK(summary.classes == 2);
+  const auto m = make_builtin_model(request_for(opts, summary).choice, request_for(opts, summary));
+  CHECK(m->layout().variables_text() == "bias 1x1,weights rows 4096x1");
+  CHECK(m->layout() == make_builtin_model(request_for(opts, data.summary()).choice,
+                                          request_for(opts, data.summary()))
+                           ->layout());
+  // The summary does not open the files: a ps need not have them.
+  const options elsewhere = testing::parse({"--data-format=libsvm", "--train-file=/nonexistent/a",
+                                            "--test-file=/nonexistent/b", "--model=logreg"});
+  CHECK(summarize_job_data(elsewhere).classes == 2);
+  CHECK_THROWS_WITH_AS(load_job_data(elsewhere),
+                       "data: /nonexistent/a: cannot open: No such file or directory", data_error);
+  const options too_big = testing::parse(
+      {"--data-format=libsvm", "--train-file=" + (dir / "train.libsvm"),
+       "--test-file=" + (dir / "test.libsvm"), "--validation-size=10", "--batch-size=41"});
+  const std::string expected = "data: --batch-size=41 exceeds the 40 training examples of " +
+                               (dir / "train.libsvm") + " (--validation-size=10 are held out)";
+  CHECK_THROWS_WITH_AS(load_job_data(too_big), expected.c_str(), data_error);
 }
 
 }  // namespace downpour
