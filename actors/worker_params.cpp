@@ -89,8 +89,12 @@ void apply_own_update(worker_state& st) {
   st.offer = replay_offer{st.cfg.index, base, float_bits(lr)};
 }
 
+// A shard that owns no dense floats (round-robin placement, or a sparse
+// model's small dense part) gets none: no parts would mean the whole buffer.
 shared_tensor outgoing_part(const worker_state& st, std::size_t k) {
-  return shared_tensor{st.grad, st.cfg.layouts[k].ranges, st.cfg.wire};
+  const auto& ranges = st.cfg.layouts[k].ranges;
+  if (st.cfg.layouts[k].size() == 0) return shared_tensor{floats{}, st.cfg.wire};
+  return shared_tensor{st.grad, ranges, st.cfg.wire};
 }
 
 void record_batch(worker_state& st) {
