@@ -51,12 +51,12 @@ struct rows_fixture : downpour::testing::deterministic_fixture {
   }
 
   // "accepted at STEP", or "ERRC: message".
-  template <class... Ts>
+  template <class T, class... Ts>
   std::string answer(const shard_actor& s, Ts... xs) {
     auto slot = std::make_shared<std::string>("no answer");
     sys->spawn([=](caf::event_based_actor* self) {
       self->request(s, caf::infinite, xs...)
-          .then([=](const auto& x) { *slot = "accepted at " + step_text(x); },
+          .then([=](T& x) { *slot = "accepted at " + step_text(x); },
                 [=](caf::error& err) {
                   *slot = to_string(static_cast<errc>(err.code())) + ": " +
                           self->system().render(err);
@@ -70,7 +70,7 @@ struct rows_fixture : downpour::testing::deterministic_fixture {
                    std::vector<std::uint64_t> keys, std::vector<float> rows, float bias = 0.0f) {
     push_msg m{step, worker, shared_tensor{std::vector<float>{bias}}, key_list{std::move(keys)},
                tensor{rows}};
-    return answer(s, push_atom_v, std::move(m));
+    return answer<std::int64_t>(s, push_atom_v, std::move(m));
   }
 
   static std::string step_text(std::int64_t step) { return std::to_string(step); }
@@ -150,7 +150,7 @@ TEST_CASE_FIXTURE(rows_fixture, "a sync pull waits at the barrier and then reads
 TEST_CASE_FIXTURE(rows_fixture, "keys outside the shard's rows, unsorted or twice are refused, counted and never applied") {
   auto shard = rows_shard(train_mode::async, 100, 200);
   auto pull_answer = [&](std::vector<std::uint64_t> keys) {
-    return answer(shard, pull_atom_v, row_pull{0, 1, key_list{std::move(keys)}});
+    return answer<pull_reply>(shard, pull_atom_v, row_pull{0, 1, key_list{std::move(keys)}});
   };
   CHECK(pull_answer({99}).rfind("bad_keys: ", 0) == 0);
   CHECK(pull_answer({150, 200}).find("outside this shard's rows [100, 200)") != std::string::npos);
@@ -198,6 +198,6 @@ TEST_CASE_FIXTURE(rows_fixture, "a shard of a dense model refuses a pull of rows
   c.mode = train_mode::async;
   c.last_step = 10;
   auto shard = initialized_shard(c, {1.0f, 2.0f});
-  CHECK(answer(shard, pull_atom_v, row_pull{0, 1, key_list{{1}}}).rfind("bad_keys: ", 0) == 0);
+  CHECK(answer<pull_reply>(shard, pull_atom_v, row_pull{0, 1, key_list{{1}}}).rfind("bad_keys: ", 0) == 0);
   stop(shard);
 }
