@@ -73,8 +73,8 @@ TEST_CASE("the original ssp cluster in one process reaches 0.855 at exactly step
 }
 
 // The documented command itself (`downpour --config examples/cnn.ini`), so
-// the file and the claim cannot drift apart; 0.88 is the issue's bar, the
-// runs measured for docs/performance.md end at 0.894 to 0.902.
+// the file and the claim cannot drift apart. 0.88 is the issue's bar; the
+// 13 runs of these settings in docs/performance.md ended at 0.894 to 0.900.
 TEST_CASE("the CNN of examples/cnn.ini beats the MLP with 0.88 EMA test accuracy at exactly step 3000") {
   temp_dir dir("full-cnn");
   auto f = run_binary({"--config", std::string(DOWNPOUR_SOURCE_DIR) + "/examples/cnn.ini"}, dir);
