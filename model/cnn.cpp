@@ -81,8 +81,12 @@ std::shared_ptr<const model> make_cnn(const model_request& request) {
   shape.width = dims[1];
   shape.channels = dims[2];
   shape.classes = request.classes;
+  return make_cnn(shape, request.l2);
+}
+
+std::shared_ptr<const model> make_cnn(const cnn_shape& shape, float l2) {
   shape.check();
-  return std::make_shared<cnn_model>(shape, request.l2);
+  return std::make_shared<cnn_model>(shape, l2);
 }
 
 }  // namespace downpour

@@ -41,6 +41,10 @@ struct cnn_shape {
 // Throws std::invalid_argument naming the shape for anything else.
 std::shared_ptr<const model> make_cnn(const model_request& request);
 
+// The network of any shape (bench_cnn tries other filter counts and kernels);
+// throws std::invalid_argument as shape.check() does.
+std::shared_ptr<const model> make_cnn(const cnn_shape& shape, float l2);
+
 // Buffers for one batch size, allocated once: a training step allocates
 // nothing. Training runs in float; the same code in double checks the
 // gradient against finite differences tightly (test_cnn).

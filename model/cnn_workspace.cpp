@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "model/cnn_kernels.hpp"
+#include "model/softmax_cross_entropy.hpp"
 
 namespace downpour {
 namespace {
@@ -176,21 +177,11 @@ struct basic_cnn_workspace<T>::impl {
                   dact1.data(), gw1, g + offsets[conv1_b], nullptr);
   }
 
-  // The summed softmax cross-entropy of rows first..first+count, stable for
-  // huge logits; also sets their dlogits to (softmax - onehot) / batch, which
-  // costs little next to the forward pass.
+  // The summed softmax cross-entropy of rows first..first+count; also sets
+  // their dlogits, which costs little next to the forward pass.
   double cross_entropy(const batch& b, std::size_t first, std::size_t count) {
-    double total = 0.0;
-    const T inv_n = T(1) / static_cast<T>(b.size);
-    for (std::size_t i = first; i < first + count; ++i) {
-      const auto row = logits.row(i);
-      const T m = row.maxCoeff();
-      const T lse = m + std::log((row.array() - m).exp().sum());
-      total += lse - row(b.y[i]);
-      dlogits.row(i) = ((row.array() - lse).exp() * inv_n).matrix();
-      dlogits(i, b.y[i]) -= inv_n;
-    }
-    return total;
+    return softmax_cross_entropy(logits.row(first).data(), b.y.data() + first, count, s.classes,
+                                 T(1) / static_cast<T>(b.size), dlogits.row(first).data());
   }
 
   T l2_term(const T* p) const {

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "model/softmax_cross_entropy.hpp"
+
 namespace downpour {
 namespace {
 
@@ -107,22 +109,11 @@ struct basic_mlp_workspace<T>::impl {
     logits.rowwise() += biases(p, last());
   }
 
-  // Softmax cross-entropy, stable for huge logits; fills dlogits with
-  // (softmax - onehot) / batch when want_grad.
+  // The mean softmax cross-entropy; dlogits its gradient when want_grad.
   T cross_entropy(const batch& b, bool want_grad) {
-    double total = 0.0;
-    const T inv_n = T(1) / static_cast<T>(b.size);
-    for (std::size_t i = 0; i < b.size; ++i) {
-      auto row = logits.row(i);
-      T m = row.maxCoeff();
-      T sum = (row.array() - m).exp().sum();
-      T lse = m + std::log(sum);
-      total += lse - row(b.y[i]);
-      if (want_grad) {
-        dlogits.row(i) = ((row.array() - lse).exp() * inv_n).matrix();
-        dlogits(i, b.y[i]) -= inv_n;
-      }
-    }
+    const double total =
+        softmax_cross_entropy(logits.data(), b.y.data(), b.size, spec.classes,
+                              T(1) / static_cast<T>(b.size), want_grad ? dlogits.data() : nullptr);
     return static_cast<T>(total / static_cast<double>(b.size));
   }
 

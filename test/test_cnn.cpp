@@ -181,7 +181,7 @@ double cross_entropy(const float* logits, const batch& b, std::size_t classes) {
 }  // namespace
 
 TEST_CASE("the cnn declares TensorFlow-named variables in creation order") {
-  const auto m = make_cnn({data_shape{{28, 28, 1}}, 10, 1e-4f});
+  const auto m = make_cnn({data_shape{{28, 28, 1}}, 10, 1e-4f, {}});
   const model_layout layout = m->layout();
   CHECK(layout.kind() == "cnn");
   CHECK(layout.spec() == "28x28x1-5x5x8-5x5x32-10");
@@ -211,7 +211,7 @@ TEST_CASE("the cnn declares TensorFlow-named variables in creation order") {
 TEST_CASE("the cnn refuses examples that are not images it can pool twice") {
   auto refused = [](std::vector<std::size_t> dims, std::size_t classes, const char* named) {
     CAPTURE(named);
-    CHECK_THROWS_WITH_AS(make_cnn({data_shape{std::move(dims)}, classes, 0.0f}),
+    CHECK_THROWS_WITH_AS(make_cnn({data_shape{std::move(dims)}, classes, 0.0f, {}}),
                          doctest::Contains(named), std::invalid_argument);
   };
   refused({784}, 10, "{784}");
@@ -220,7 +220,7 @@ TEST_CASE("the cnn refuses examples that are not images it can pool twice") {
   refused({28, 26, 1}, 10, "{28, 26, 1}");
   refused({28, 28, 0}, 10, "{28, 28, 0}");
   refused({28, 28, 1}, 1, "1 classes");
-  CHECK_NOTHROW(make_cnn({data_shape{{32, 24, 3}}, 2, 0.0f}));
+  CHECK_NOTHROW(make_cnn({data_shape{{32, 24, 3}}, 2, 0.0f, {}}));
 }
 
 TEST_CASE("a workspace refuses a batch larger than it was made for or of another image size") {
@@ -294,7 +294,7 @@ TEST_CASE("the float gradient follows the double one the check verified") {
 
 TEST_CASE("scores are the logits whose cross-entropy loss() reports") {
   const float l2 = 1e-3f;
-  const auto m = make_cnn({data_shape{{28, 28, 1}}, 10, l2});
+  const auto m = make_cnn({data_shape{{28, 28, 1}}, 10, l2, {}});
   const cnn_shape s;
   const auto b = random_batch(s, 5, 41);
   const auto pd = random_params(s, 42);

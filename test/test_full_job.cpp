@@ -1,5 +1,6 @@
-// The original job, in full (20000 global steps on Fashion-MNIST): the
-// accuracy promise of the README, checked as a user would run it.
+// The original job, in full (20000 global steps on Fashion-MNIST), and the
+// built-in CNN's job of examples/cnn.ini: the accuracy promises of the README
+// and docs/library.md, checked as a user would run them.
 #include <doctest/doctest.h>
 
 #include <fstream>
@@ -69,6 +70,16 @@ TEST_CASE("the original ssp cluster in one process reaches 0.855 at exactly step
   auto f = run_binary({"--mode=ssp"}, dir);
   CHECK(f.global_step == 20000);
   CHECK(f.ema_test_accuracy >= 0.855);
+}
+
+// The documented command itself (`downpour --config examples/cnn.ini`), so
+// the file and the claim cannot drift apart. 0.88 is the issue's bar; the
+// 13 runs of these settings in docs/performance.md ended at 0.894 to 0.900.
+TEST_CASE("the CNN of examples/cnn.ini beats the MLP with 0.88 EMA test accuracy at exactly step 3000") {
+  temp_dir dir("full-cnn");
+  auto f = run_binary({"--config", std::string(DOWNPOUR_SOURCE_DIR) + "/examples/cnn.ini"}, dir);
+  CHECK(f.global_step == 3000);
+  CHECK(f.ema_test_accuracy >= 0.88);
 }
 
 TEST_CASE("the original async cluster as four processes reaches 0.855 and every process exits 0") {
