@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 RUN_ARGS ?=
 
-.PHONY: all deps configure build run test test-long test-package bench bench-quick bench-table package clean
+.PHONY: all deps configure build run test test-long test-package bench bench-quick bench-sparse bench-table package clean
 all: build
 
 deps:
@@ -61,9 +61,21 @@ bench-quick: build
 	$(BUILD)/bench_sync --json $(BENCH_OUT)/sync.json
 	$(BUILD)/bench_job --binary=$(BUILD)/downpour --json $(BENCH_OUT)/job.json
 
-bench: bench-quick
+bench: bench-quick bench-sparse
 	$(BUILD)/bench_job --full --repeats $(BENCH_FULL_REPEATS) --binary=$(BUILD)/downpour \
 	  --json $(BENCH_OUT)/job-full.json
+
+# The sparse model (docs/sparse.md): one pass over 4M planted examples for
+# N = 2^20 and 2^26, in one process and as 2 ps + 2 worker processes (about
+# 5 minutes, and 1 GB of data made once in $(SPARSE_DATA)).
+SPARSE_DATA ?= $(BUILD)/sparse-data
+bench-sparse: build
+	cmake --build $(BUILD) -j $(JOBS) --target bench_sparse bench_sparse_cluster
+	@mkdir -p $(BENCH_OUT)
+	@test -f $(SPARSE_DATA)/planted.json || $(BUILD)/gen_libsvm --out $(SPARSE_DATA)
+	$(BUILD)/bench_sparse --data $(SPARSE_DATA) --json $(BENCH_OUT)/sparse.json
+	$(BUILD)/bench_sparse_cluster --data $(SPARSE_DATA) --binary=$(BUILD)/downpour \
+	  --json $(BENCH_OUT)/sparse_cluster.json
 
 # The tables of the last `make bench` as markdown (docs/performance.md).
 bench-table:

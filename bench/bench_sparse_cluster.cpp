@@ -118,6 +118,23 @@ void add_rows(report& r, unsigned bits, const nlohmann::json& one, const cluster
   r.value(n + "ps 1 peak RSS", {c.ps_rss_mb[1]}, "MiB");
 }
 
+// The same pass in sync mode (2 workers aggregated per step) at the largest N.
+void add_sync_row(report& r, const settings& s, std::size_t steps, double planted) {
+  const unsigned bits = s.rows_log2.back();
+  testing::temp_dir dir("bench-sparse-sync");
+  auto args = job_args(s, bits, steps);
+  args.push_back("--mode=sync");
+  run_cluster(s.binary, 2, 2, args, dir);
+  std::ifstream sj(dir / "summary.json");
+  const auto summary = nlohmann::json::parse(sj);
+  const double loss = summary["test_log_loss"].get<double>();
+  const std::string n = "N=2^" + std::to_string(bits) + " sync ";
+  r.value(n + "cluster examples/s", {static_cast<double>(steps * s.batch) / summary["wall_s"].get<double>()},
+          "examples/s");
+  r.limit(n + "cluster gap to planted log loss", {100.0 * (loss - planted) / planted}, "%", 2.0,
+          true);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -147,6 +164,7 @@ int main(int argc, char** argv) {
       add_rows(r, bits, one, c, summary, ckpt.rows.keys.size(),
                planted["planted_test_log_loss"].get<double>());
     }
+    add_sync_row(r, s, steps, planted["planted_test_log_loss"].get<double>());
     r.print(std::cout);
     r.write_json(args.json);
     return 0;
