@@ -6,6 +6,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -46,7 +47,7 @@ struct planted_data {
             "--train-file=" + dir / "train.libsvm", "--test-file=" + dir / "test.libsvm",
             "--sparse-rows=262144",     "--sparse-optimizer=adagrad",
             "--learning-rate=0.3",      "--lr-decay-rate=1",
-            "--log-every=100000",       "--save-checkpoint-secs=0"};
+            "--save-checkpoint-secs=0"};
   }
 };
 
@@ -56,7 +57,8 @@ const planted_data& data() {
 }
 
 std::vector<std::string> local_args(const std::string& ckpt, std::vector<std::string> extra) {
-  std::vector<std::string> a = {DOWNPOUR_BINARY, "--checkpoint-dir=" + ckpt, "--quiet"};
+  std::vector<std::string> a = {DOWNPOUR_BINARY, "--checkpoint-dir=" + ckpt, "--quiet",
+                                "--log-every=100000"};
   for (auto& x : data().args()) a.push_back(x);
   for (auto& x : extra) a.push_back(x);
   return a;
@@ -146,6 +148,7 @@ TEST_CASE("two ps and two worker processes train the sparse model to the exact l
   temp_dir dir("sparse-procs");
   auto extra = data().args();
   extra.push_back("--last-step=1000");
+  extra.push_back("--log-every=100000");
   auto c = make_cluster(2, 2, dir / "ckpt", extra);
   two_by_two nodes(c, dir);
   for (auto* p : nodes.all()) CHECK(p->wait(300s) == 0);
@@ -157,3 +160,19 @@ TEST_CASE("two ps and two worker processes train the sparse model to the exact l
   const auto ckpt = read_checkpoint(dir / "ckpt/model.ckpt-1000");
   CHECK(ckpt.rows.keys.size() > 1000);
 }
+
+TEST_CASE("a sync cluster of the sparse model goes on when a worker is killed and ends exactly") {
+  temp_dir dir("sparse-kill");
+  auto extra = data().args();
+  for (const char* x : {"--mode=sync", "--last-step=20000", "--log-every=50"}) extra.push_back(x);
+  auto c = make_cluster(2, 2, dir / "ckpt", extra);
+  two_by_two nodes(c, dir);
+  REQUIRE(nodes.w1.wait_until([](const std::string& out) { return newest_progress_step(out) >= 300; },
+                              120s));
+  nodes.w1.kill(SIGKILL);
+  CHECK(nodes.w1.wait(30s) == 128 + SIGKILL);
+  for (auto* p : {&nodes.chief, &nodes.ps0, &nodes.ps1}) CHECK(p->wait(300s) == 0);
+  REQUIRE(final_of(nodes.chief.output()));
+  CHECK(final_of(nodes.chief.output())->global_step == 20000);
+}
+
