@@ -23,10 +23,10 @@ struct shard_config {
   train_mode mode = train_mode::async;
   std::size_t required = 1;  // sync: fresh gradients per round until told otherwise
   wire_dtype wire = wire_dtype::fp32;  // pull replies between nodes
+  logger log;                // this ps node
   // A model with a sparse variable: its table (N, cols, initializer,
   // optimizer); the rows this shard owns come with the init.
   std::optional<sparse_table_spec> rows;
-  logger log;                // this ps node
 };
 
 shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg);

@@ -105,8 +105,8 @@ static shard_config shard_config_for(const options& opts, const model_layout& la
                       opts.mode,
                       replicas_for(opts),
                       opts.wire,
-                      row_table_for(opts, layout),
-                      node_logger(opts, role_kind::ps, index)};
+                      node_logger(opts, role_kind::ps, index),
+                      row_table_for(opts, layout)};
 }
 
 static worker_config worker_config_for(const options& opts, std::size_t index,
