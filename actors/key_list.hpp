@@ -32,8 +32,8 @@ typename Inspector::result_type inspect(Inspector& f, key_list& x) {
     if (auto err = f.begin_sequence(n)) return err;
     if (auto* bytes = dynamic_cast<caf::binary_deserializer*>(&f))
       if (n > bytes->remaining() / sizeof(std::uint64_t))
-        return caf::make_error(caf::sec::invalid_argument,
-                               "key list of " + std::to_string(n) + " keys longer than its message");
+        return caf::make_error(caf::sec::invalid_argument, "key list of " + std::to_string(n) +
+                                                               " keys longer than its message");
     x.keys.resize(n);
     if (n > 0)
       if (auto err = f.apply_raw(n * sizeof(std::uint64_t), x.keys.data())) return err;

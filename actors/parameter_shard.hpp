@@ -6,28 +6,11 @@
 #include <optional>
 #include <string>
 
-#include "actors/log.hpp"
 #include "actors/messages.hpp"
-#include "config/options.hpp"
-#include "model/schedule.hpp"
+#include "actors/shard_config.hpp"
 #include "model/sparse_table.hpp"
 
 namespace downpour {
-
-struct shard_config {
-  std::uint32_t index = 0;
-  std::string fingerprint;  // cluster_fingerprint() of the node's options
-  lr_schedule schedule;
-  float ema_decay = 0.99f;
-  std::int64_t last_step = 0;
-  train_mode mode = train_mode::async;
-  std::size_t required = 1;  // sync: fresh gradients per round until told otherwise
-  wire_dtype wire = wire_dtype::fp32;  // pull replies between nodes
-  logger log;                // this ps node
-  // A model with a sparse variable: its table (N, cols, initializer,
-  // optimizer); the rows this shard owns come with the init.
-  std::optional<sparse_table_spec> rows;
-};
 
 shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg);
 

@@ -24,15 +24,14 @@ shard_rows::shard_rows(const sparse_table_spec& spec, row_range owned)
 
 caf::error shard_rows::load(const row_part& part) {
   if (part.first != owned_.first || part.last != owned_.last)
-    return caf::make_error(errc::shape_mismatch,
-                           "rows " + range_text({part.first, part.last}) + " sent to the shard of rows " +
-                               range_text(owned_));
+    return caf::make_error(errc::shape_mismatch, "rows " + range_text({part.first, part.last}) +
+                                                     " sent to the shard of rows " +
+                                                     range_text(owned_));
   if (auto err = check_keys(part.keys, "an init"); err) return err;
   try {
-    table_.load(row_dump{part.keys.keys,
-                         std::vector<float>(part.values.values.begin(), part.values.values.end()),
-                         std::vector<float>(part.accumulators.values.begin(),
-                                            part.accumulators.values.end())});
+    table_.load(row_dump{
+        part.keys.keys, std::vector<float>(part.values.values.begin(), part.values.values.end()),
+        std::vector<float>(part.accumulators.values.begin(), part.accumulators.values.end())});
   } catch (const std::invalid_argument& e) {
     return caf::make_error(errc::shape_mismatch, e.what());
   }
@@ -45,11 +44,13 @@ caf::error shard_rows::check_keys(const key_list& keys, const char* what) const 
   const auto& k = keys.keys;
   for (std::size_t i = 0; i < k.size(); ++i) {
     if (k[i] < owned_.first || k[i] >= owned_.last)
-      return caf::make_error(errc::bad_keys, std::string(what) + " names row " + std::to_string(k[i]) +
-                                                 ", outside this shard's rows " + range_text(owned_));
+      return caf::make_error(errc::bad_keys,
+                             std::string(what) + " names row " + std::to_string(k[i]) +
+                                 ", outside this shard's rows " + range_text(owned_));
     if (i > 0 && k[i] <= k[i - 1])
-      return caf::make_error(errc::bad_keys, std::string(what) + " names row " + std::to_string(k[i]) +
-                                                 (k[i] == k[i - 1] ? " twice" : " after a higher one"));
+      return caf::make_error(errc::bad_keys,
+                             std::string(what) + " names row " + std::to_string(k[i]) +
+                                 (k[i] == k[i - 1] ? " twice" : " after a higher one"));
   }
   return caf::none;
 }
@@ -65,10 +66,10 @@ caf::error shard_rows::check(const push_msg& m) const {
   if (auto err = check_keys(m.keys, "a push")) return err;
   const auto dim = table_.spec().dim;
   if (m.rows.values.size() != m.keys.size() * dim)
-    return caf::make_error(errc::shape_mismatch,
-                           "push of " + std::to_string(m.rows.values.size()) + " row values for " +
-                               std::to_string(m.keys.size()) + " rows of " + std::to_string(dim) +
-                               from);
+    return caf::make_error(errc::shape_mismatch, "push of " + std::to_string(m.rows.values.size()) +
+                                                     " row values for " +
+                                                     std::to_string(m.keys.size()) + " rows of " +
+                                                     std::to_string(dim) + from);
   auto it = pulled_.find(m.worker);
   const bool pulled = it != pulled_.end() && std::includes(it->second.begin(), it->second.end(),
                                                            m.keys.keys.begin(), m.keys.keys.end());

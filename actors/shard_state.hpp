@@ -9,8 +9,9 @@
 #include <optional>
 #include <utility>
 
-#include "actors/parameter_shard.hpp"
+#include "actors/messages.hpp"
 #include "actors/peer_guard.hpp"
+#include "actors/shard_config.hpp"
 #include "actors/shard_rows.hpp"
 
 namespace downpour {
@@ -42,9 +43,9 @@ struct parameter_shard_state {
   // Sync: the round's first fresh gradient; later ones are added into it.
   shared_tensor grad_sum;
   std::size_t grad_count = 0;
-  std::int64_t dropped = 0;   // sync: stale gradients, never applied
-  std::int64_t rejected = 0;  // malformed or non-finite pushes
-  std::int64_t replayed = 0;  // pulls answered without parameters
+  std::int64_t dropped = 0;        // sync: stale gradients, never applied
+  std::int64_t rejected = 0;       // malformed or non-finite pushes
+  std::int64_t replayed = 0;       // pulls answered without parameters
   std::optional<shard_rows> rows;  // a model's sparse variable: this shard's rows
   std::multimap<std::int64_t, pull_waiter> pull_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;

@@ -1,8 +1,7 @@
-#include "actors/shard_state.hpp"
-
 #include <string>
 #include <utility>
 
+#include "actors/shard_state.hpp"
 #include "actors/sync_rule.hpp"
 
 namespace downpour {
@@ -82,8 +81,8 @@ void maybe_complete_round(parameter_shard_state& st) {
 caf::error reject(shard_pointer self, caf::error err, const char* what) {
   auto& st = self->state;
   ++st.rejected;
-  st.cfg.log.warn("parameter_shard " + std::to_string(st.cfg.index) + ": rejected " + what +
-                  ": " + self->system().render(err));
+  st.cfg.log.warn("parameter_shard " + std::to_string(st.cfg.index) + ": rejected " + what + ": " +
+                  self->system().render(err));
   return err;
 }
 

@@ -32,8 +32,9 @@ struct settings {
 };
 
 [[noreturn]] void usage_error(const std::string& what) {
-  throw std::invalid_argument(what + " (usage: bench_sparse_cluster --data DIR [--rows-log2 20,26] "
-                                     "[--lr 0.3] [--batch 100] [--binary=PATH])");
+  throw std::invalid_argument(what +
+                              " (usage: bench_sparse_cluster --data DIR [--rows-log2 20,26] "
+                              "[--lr 0.3] [--batch 100] [--binary=PATH])");
 }
 
 settings parse(const std::vector<std::string>& rest) {
@@ -129,8 +130,8 @@ void add_sync_row(report& r, const settings& s, std::size_t steps, double plante
   const auto summary = nlohmann::json::parse(sj);
   const double loss = summary["test_log_loss"].get<double>();
   const std::string n = "N=2^" + std::to_string(bits) + " sync ";
-  r.value(n + "cluster examples/s", {static_cast<double>(steps * s.batch) / summary["wall_s"].get<double>()},
-          "examples/s");
+  r.value(n + "cluster examples/s",
+          {static_cast<double>(steps * s.batch) / summary["wall_s"].get<double>()}, "examples/s");
   r.limit(n + "cluster gap to planted log loss", {100.0 * (loss - planted) / planted}, "%", 2.0,
           true);
 }
@@ -148,7 +149,8 @@ int main(int argc, char** argv) {
     const std::size_t steps = examples / s.batch;
     report r("bench_sparse_cluster");
     r.note("data", std::to_string(examples) + " train + " +
-                       std::to_string(planted["test_examples"].get<std::size_t>()) + " test examples");
+                       std::to_string(planted["test_examples"].get<std::size_t>()) +
+                       " test examples");
     r.note("training", "one pass (" + std::to_string(steps) + " steps), AdaGrad lr " +
                            fixed(s.lr, 3) + ", batch " + std::to_string(s.batch) +
                            "; cluster rows/s = its examples/s x the unique rows per example "

@@ -290,7 +290,8 @@ TEST_CASE("eval of the reference trainer's final state repeats the accuracies of
                "async",
                1718000000.0,
                result.params,
-               result.ema};
+               result.ema,
+               {}};
   std::string path = save_checkpoint(dir.str(), c, 5);
   std::string accuracies = "test_accuracy=" + fixed4(result.summary.test_accuracy) +
                            " ema_test_accuracy=" + fixed4(result.summary.ema_test_accuracy);

@@ -159,7 +159,7 @@ TEST_CASE("an exception inside an actor of the chief's process ends the job with
   std::vector<shard_actor> shards{spawn_parameter_shard(
       sys, shard_config{0, job_fingerprint(opts, job.layout), schedule_for(opts), opts.ema_decay,
                         opts.last_step, opts.mode, 1, opts.wire,
-                        node_logger(opts, role_kind::ps, 0)})};
+                        node_logger(opts, role_kind::ps, 0), std::nullopt})};
   // A worker that throws when told to start, as any handler might.
   auto start = [&](supervisor_actor, coordinator_actor,
                    const std::vector<shard_actor>&) -> caf::expected<std::vector<worker_actor>> {

@@ -58,8 +58,8 @@ struct rows_fixture : downpour::testing::deterministic_fixture {
       self->request(s, caf::infinite, xs...)
           .then([=](T& x) { *slot = "accepted at " + step_text(x); },
                 [=](caf::error& err) {
-                  *slot = to_string(static_cast<errc>(err.code())) + ": " +
-                          self->system().render(err);
+                  *slot =
+                      to_string(static_cast<errc>(err.code())) + ": " + self->system().render(err);
                 });
     });
     run();
@@ -91,7 +91,8 @@ TEST_CASE_FIXTURE(rows_fixture, "a pull of rows never pushed reads zeros and cre
   stop(shard);
 }
 
-TEST_CASE_FIXTURE(rows_fixture, "an async push updates only its rows with SGD and the step advances") {
+TEST_CASE_FIXTURE(rows_fixture,
+                  "an async push updates only its rows with SGD and the step advances") {
   auto shard = rows_shard(train_mode::async, 0, kRows);
   pull(shard, 1, {5, 9});
   CHECK(push(shard, 1, 0, {5, 9}, {1.0f, -2.0f}, 4.0f) == "accepted at 1");
@@ -128,14 +129,15 @@ TEST_CASE_FIXTURE(rows_fixture, "a sync round averages each row over the gradien
   CHECK(push(shard, 0, 0, {10, 20}, {1.0f, 4.0f}, 1.0f) == "accepted at 0");
   CHECK(push(shard, 1, 0, {10}, {3.0f}, 3.0f) == "accepted at 1");
   auto r = pull(shard, 0, {10, 20}, 1);
-  CHECK(values(r) == std::vector<float>{-1.0f, -2.0f});    // -0.5 * 2, -0.5 * 4
-  CHECK(r.params.values()[0] == doctest::Approx(-1.0f));   // the bias: mean of 1 and 3
+  CHECK(values(r) == std::vector<float>{-1.0f, -2.0f});       // -0.5 * 2, -0.5 * 4
+  CHECK(r.params.values()[0] == doctest::Approx(-1.0f));      // the bias: mean of 1 and 3
   CHECK(push(shard, 1, 0, {10}, {3.0f}) == "accepted at 1");  // stale: dropped
   CHECK(ask<shard_snapshot>(shard, snapshot_atom_v).dropped == 1);
   stop(shard);
 }
 
-TEST_CASE_FIXTURE(rows_fixture, "a sync pull waits at the barrier and then reads the rows of the new step") {
+TEST_CASE_FIXTURE(rows_fixture,
+                  "a sync pull waits at the barrier and then reads the rows of the new step") {
   auto shard = rows_shard(train_mode::sync, 0, kRows);
   pull(shard, 0, {1});
   auto waiting = request<pull_reply>(shard, pull_atom_v, row_pull{1, 1, key_list{{1}}});
@@ -147,7 +149,9 @@ TEST_CASE_FIXTURE(rows_fixture, "a sync pull waits at the barrier and then reads
   stop(shard);
 }
 
-TEST_CASE_FIXTURE(rows_fixture, "keys outside the shard's rows, unsorted or twice are refused, counted and never applied") {
+TEST_CASE_FIXTURE(
+    rows_fixture,
+    "keys outside the shard's rows, unsorted or twice are refused, counted and never applied") {
   auto shard = rows_shard(train_mode::async, 100, 200);
   auto pull_answer = [&](std::vector<std::uint64_t> keys) {
     return answer<pull_reply>(shard, pull_atom_v, row_pull{0, 1, key_list{std::move(keys)}});
@@ -198,6 +202,7 @@ TEST_CASE_FIXTURE(rows_fixture, "a shard of a dense model refuses a pull of rows
   c.mode = train_mode::async;
   c.last_step = 10;
   auto shard = initialized_shard(c, {1.0f, 2.0f});
-  CHECK(answer<pull_reply>(shard, pull_atom_v, row_pull{0, 1, key_list{{1}}}).rfind("bad_keys: ", 0) == 0);
+  CHECK(answer<pull_reply>(shard, pull_atom_v, row_pull{0, 1, key_list{{1}}})
+            .rfind("bad_keys: ", 0) == 0);
   stop(shard);
 }

@@ -33,9 +33,10 @@ struct planted_data {
   double planted_log_loss = 0;
   double constant_log_loss = 0;  // of the best constant predictor
   planted_data() {
-    process gen({DOWNPOUR_GEN_LIBSVM, "--out", dir.str(), "--train", "200000", "--test", "20000",
-                 "--seed", "5", "--vocabulary", "1048576", "--informative", "1024", "--weight-stddev", "0.4"},
-                dir / "gen.log");
+    process gen(
+        {DOWNPOUR_GEN_LIBSVM, "--out", dir.str(), "--train", "200000", "--test", "20000", "--seed",
+         "5", "--vocabulary", "1048576", "--informative", "1024", "--weight-stddev", "0.4"},
+        dir / "gen.log");
     REQUIRE(gen.wait(120s) == 0);
     std::ifstream in(dir / "planted.json");
     const auto j = nlohmann::json::parse(in);
@@ -43,10 +44,14 @@ struct planted_data {
     constant_log_loss = j["constant_test_log_loss"].get<double>();
   }
   std::vector<std::string> args() const {
-    return {"--model=logreg",           "--data-format=libsvm",
-            "--train-file=" + dir / "train.libsvm", "--test-file=" + dir / "test.libsvm",
-            "--sparse-rows=262144",     "--sparse-optimizer=adagrad",
-            "--learning-rate=0.3",      "--lr-decay-rate=1",
+    return {"--model=logreg",
+            "--data-format=libsvm",
+            "--train-file=" + dir / "train.libsvm",
+            "--test-file=" + dir / "test.libsvm",
+            "--sparse-rows=262144",
+            "--sparse-optimizer=adagrad",
+            "--learning-rate=0.3",
+            "--lr-decay-rate=1",
             "--save-checkpoint-secs=0"};
   }
 };
@@ -90,20 +95,33 @@ double gap_to_planted(const temp_dir& dir, std::vector<std::string> extra) {
 
 }  // namespace
 
-TEST_CASE("hashed logistic regression with two async workers comes within 3% of the planted log loss in one pass") {
+TEST_CASE(
+    "hashed logistic regression with two async workers comes within 3% of the planted log loss in "
+    "one pass") {
   temp_dir dir("sparse-async");
   const double gap = gap_to_planted(dir, {"--last-step=2000"});
   CHECK(gap < 0.03);
   CHECK(gap > -0.01);  // never better than the model that drew the labels, beyond noise
 }
 
-TEST_CASE("hashed logistic regression in sync mode averages rows per worker and comes within 3% of the planted log loss") {
+TEST_CASE(
+    "hashed logistic regression in sync mode averages rows per worker and comes within 3% of the "
+    "planted log loss") {
   temp_dir dir("sparse-sync");
   const double gap = gap_to_planted(dir, {"--last-step=2000", "--mode=sync"});
   CHECK(gap < 0.03);
 }
 
-TEST_CASE("a sparse checkpoint holds the rows trained, resumes on three shards and exports keys and values") {
+TEST_CASE(
+    "hashed logistic regression in ssp mode keeps its workers within the staleness bound and "
+    "learns as async") {
+  temp_dir dir("sparse-ssp");
+  CHECK(gap_to_planted(dir, {"--last-step=2000", "--mode=ssp", "--staleness=2"}) < 0.03);
+}
+
+TEST_CASE(
+    "a sparse checkpoint holds the rows trained, resumes on three shards and exports keys and "
+    "values") {
   temp_dir dir("sparse-resume");
   const auto ckpt = dir / "ckpt";
   auto first = local_args(ckpt, {"--last-step=300", "--worker-hosts=127.0.0.1:1"});
@@ -113,7 +131,8 @@ TEST_CASE("a sparse checkpoint holds the rows trained, resumes on three shards a
   CHECK(at300.layout.row_variable());
   CHECK(at300.rows.keys.size() > 1000);
   CHECK(at300.rows.accumulators.size() == at300.rows.values.size());
-  auto second = local_args(ckpt, {"--last-step=600", "--worker-hosts=127.0.0.1:1", "--ps-hosts=127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"});
+  auto second = local_args(ckpt, {"--last-step=600", "--worker-hosts=127.0.0.1:1",
+                                  "--ps-hosts=127.0.0.1:1,127.0.0.1:2,127.0.0.1:3"});
   process b(second, dir / "b.log");
   REQUIRE(b.wait(120s) == 0);
   CHECK(restored_step(b.output()) == 300);
@@ -122,7 +141,8 @@ TEST_CASE("a sparse checkpoint holds the rows trained, resumes on three shards a
   const auto at600 = read_checkpoint(ckpt + "/model.ckpt-600");
   CHECK(at600.rows.keys.size() >= at300.rows.keys.size());
 
-  process inspect({DOWNPOUR_BINARY, "inspect", "--checkpoint-dir=" + ckpt, "--ps-hosts=127.0.0.1:1,127.0.0.1:2"},
+  process inspect({DOWNPOUR_BINARY, "inspect", "--checkpoint-dir=" + ckpt,
+                   "--ps-hosts=127.0.0.1:1,127.0.0.1:2"},
                   dir / "inspect.log");
   REQUIRE(inspect.wait(60s) == 0);
   const auto shown = inspect.output();
@@ -144,7 +164,9 @@ TEST_CASE("a sparse checkpoint holds the rows trained, resumes on three shards a
   CHECK(check.output().find(std::to_string(at600.rows.keys.size())) != std::string::npos);
 }
 
-TEST_CASE("two ps and two worker processes train the sparse model to the exact last step and every node exits 0") {
+TEST_CASE(
+    "two ps and two worker processes train the sparse model to the exact last step and every node "
+    "exits 0") {
   temp_dir dir("sparse-procs");
   auto extra = data().args();
   extra.push_back("--last-step=1000");
@@ -167,12 +189,11 @@ TEST_CASE("a sync cluster of the sparse model goes on when a worker is killed an
   for (const char* x : {"--mode=sync", "--last-step=20000", "--log-every=50"}) extra.push_back(x);
   auto c = make_cluster(2, 2, dir / "ckpt", extra);
   two_by_two nodes(c, dir);
-  REQUIRE(nodes.w1.wait_until([](const std::string& out) { return newest_progress_step(out) >= 300; },
-                              120s));
+  REQUIRE(nodes.w1.wait_until(
+      [](const std::string& out) { return newest_progress_step(out) >= 300; }, 120s));
   nodes.w1.kill(SIGKILL);
   CHECK(nodes.w1.wait(30s) == 128 + SIGKILL);
   for (auto* p : {&nodes.chief, &nodes.ps0, &nodes.ps1}) CHECK(p->wait(300s) == 0);
   REQUIRE(final_of(nodes.chief.output()));
   CHECK(final_of(nodes.chief.output())->global_step == 20000);
 }
-

@@ -45,6 +45,7 @@ struct checkpoint_error : std::runtime_error {
 // Format 3 adds a sparse variable and its rows; a dense model's checkpoint
 // is still written as format 2, byte for byte as before.
 inline constexpr std::uint32_t checkpoint_format_version = 3;
+inline constexpr std::uint32_t dense_checkpoint_format_version = 2;
 inline constexpr std::uint32_t oldest_checkpoint_format_version = 1;  // still read
 
 // What `downpour inspect` shows: the file's metadata, read even when the

@@ -64,7 +64,7 @@ std::string read_name(in_archive& ar) {
 }
 
 std::uint32_t format_of(const checkpoint& c) {
-  return c.layout.row_variable() ? 3 : 2;
+  return c.layout.row_variable() ? checkpoint_format_version : dense_checkpoint_format_version;
 }
 
 template <class T>
@@ -361,7 +361,8 @@ checkpoint read_checkpoint(const std::string& path) {
                info.mode,
                info.wall_time,
                std::vector<float>(counts.params),
-               std::vector<float>(counts.ema)};
+               std::vector<float>(counts.ema),
+               {}};
   c.rows.keys.resize(counts.keys);
   c.rows.values.resize(counts.row_values);
   c.rows.accumulators.resize(counts.row_accumulators);
