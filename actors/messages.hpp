@@ -138,8 +138,8 @@ struct shard_stats {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
-  return f(caf::meta::type_name("shard_stats"), x.step, x.ranges, x.dropped, x.rejected,
-           x.replayed, x.rows_held);
+  return f(caf::meta::type_name("shard_stats"), x.step, x.ranges, x.dropped, x.rejected, x.replayed,
+           x.rows_held);
 }
 
 // Coordinator -> chief: the live workers and the dead ones (gone, not back).

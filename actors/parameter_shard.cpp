@@ -13,7 +13,8 @@ namespace downpour {
 
 // Shared, not copied.
 pull_reply current_params(const parameter_shard_state& st) {
-  return pull_reply{st.step, shared_tensor{st.params.buffer, st.params.parts, st.cfg.wire}, false, {}};
+  return pull_reply{
+      st.step, shared_tensor{st.params.buffer, st.params.parts, st.cfg.wire}, false, {}};
 }
 
 void settle_ema(parameter_shard_state& st) {
@@ -56,9 +57,14 @@ void answer(parameter_shard_state& st, pull_waiter& w) {
 
 shard_snapshot snapshot_of(parameter_shard_state& st) {
   settle_ema(st);
-  return shard_snapshot{st.step,        st.ranges,  tensor{st.params.values()},
-                        tensor{st.ema}, st.dropped, st.rejected,
-                        st.replayed,    st.rows ? st.rows->snapshot() : row_part{}};
+  return shard_snapshot{st.step,
+                        st.ranges,
+                        tensor{st.params.values()},
+                        tensor{st.ema},
+                        st.dropped,
+                        st.rejected,
+                        st.replayed,
+                        st.rows ? st.rows->snapshot() : row_part{}};
 }
 
 }  // namespace
@@ -86,9 +92,9 @@ namespace {
 // The rows an init or restore gives this shard (a dense model's shard takes none).
 caf::error take_rows(parameter_shard_state& st, const row_part& part) {
   if (!st.cfg.rows)
-    return part.keys.size() == 0 ? caf::none
-                                 : caf::make_error(errc::shape_mismatch,
-                                                   "rows sent to a shard of a dense model");
+    return part.keys.size() == 0
+               ? caf::none
+               : caf::make_error(errc::shape_mismatch, "rows sent to a shard of a dense model");
   st.rows.emplace(*st.cfg.rows, row_range{part.first, part.last});
   return st.rows->load(part);
 }
@@ -152,7 +158,8 @@ caf::result<pull_reply> on_pull(shard_pointer self, std::int64_t min_step) {
 caf::result<pull_reply> on_row_pull(shard_pointer self, row_pull& p) {
   auto& st = self->state;
   if (!st.rows)
-    return reject(self, caf::make_error(errc::bad_keys, "a pull of rows from a dense model's shard"),
+    return reject(self,
+                  caf::make_error(errc::bad_keys, "a pull of rows from a dense model's shard"),
                   "a pull");
   if (auto err = st.rows->check_pull(p.keys)) return reject(self, std::move(err), "a pull");
   if (st.step < 0 || st.step < p.min_step) {

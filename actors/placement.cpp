@@ -88,7 +88,8 @@ row_range rows_of_shard(std::uint64_t rows, std::size_t num_shards, std::size_t 
 
 std::vector<std::uint64_t> row_boundaries(std::uint64_t rows, std::size_t num_shards) {
   std::vector<std::uint64_t> b;
-  for (std::size_t k = 0; k < num_shards; ++k) b.push_back(rows_of_shard(rows, num_shards, k).first);
+  for (std::size_t k = 0; k < num_shards; ++k)
+    b.push_back(rows_of_shard(rows, num_shards, k).first);
   b.push_back(rows);
   return b;
 }

@@ -219,9 +219,9 @@ void enter_pulling(worker_pointer self) {
   if (prefetches(st)) request_async_pulls(self);
   st.grad = st.buffers.take(st.cfg.model_size);
   if (has_rows(st.cfg))
-    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.rows.data(),
-                                                   st.batches->last_batch(), st.grad->data(),
-                                                   st.row_grad.data());
+    st.grad_loss =
+        st.workspace->loss_and_gradient(st.params->data(), st.rows.data(), st.batches->last_batch(),
+                                        st.grad->data(), st.row_grad.data());
   else
     st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.batches->next_batch(),
                                                    st.grad->data());
@@ -251,8 +251,7 @@ void report_bad_batch(worker_pointer self) {
   auto& st = self->state;
   st.phase = worker_phase::verdict;
   const auto step = *std::min_element(st.computed_at.begin(), st.computed_at.end());
-  self->request(st.cfg.supervisor, caf::infinite, diverged_atom_v, st.cfg.index, step,
-                st.grad_loss)
+  self->request(st.cfg.supervisor, caf::infinite, diverged_atom_v, st.cfg.index, step, st.grad_loss)
       .then([=](std::int64_t) { after_skip(self); },
             [=](caf::error& err) { request_failed(self, "bad batch", err); });
 }

@@ -65,8 +65,8 @@ class tally {
     const auto c = static_cast<std::size_t>(label);
     if (label < 0 || c >= classes)
       throw data_error("data: example " + std::to_string(example) + " has label " +
-                       std::to_string(label) + " but the model has " +
-                       std::to_string(classes) + " classes");
+                       std::to_string(label) + " but the model has " + std::to_string(classes) +
+                       " classes");
     const auto predicted =
         static_cast<std::size_t>(std::max_element(scores, scores + classes) - scores);
     ++seen_[c];
@@ -120,9 +120,8 @@ accuracy_report evaluate_chunks(const model& m, const dataset& set, const chunk_
 }  // namespace
 
 accuracy_report evaluate(const model& m, const float* params, const dataset& set) {
-  return evaluate_chunks(m, set, [&](model_workspace& ws, const batch& b) {
-    return ws.scores(params, b);
-  });
+  return evaluate_chunks(m, set,
+                         [&](model_workspace& ws, const batch& b) { return ws.scores(params, b); });
 }
 
 accuracy_report evaluate(const model& m, const float* params, const row_source& rows,
@@ -134,9 +133,8 @@ accuracy_report evaluate(const model& m, const float* params, const row_source& 
     // A row source may be a round trip to every shard: none for no rows.
     const std::vector<float> values = keys.empty() ? std::vector<float>{} : rows(keys);
     if (values.size() != keys.size() * cols)
-      throw std::invalid_argument("evaluate: the row source gave " +
-                                  std::to_string(values.size()) + " values for " +
-                                  std::to_string(keys.size()) + " rows of " +
+      throw std::invalid_argument("evaluate: the row source gave " + std::to_string(values.size()) +
+                                  " values for " + std::to_string(keys.size()) + " rows of " +
                                   std::to_string(cols));
     return ws.scores(params, values.data(), b);
   });

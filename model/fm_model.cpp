@@ -15,7 +15,10 @@ constexpr float kFactorStddev = 0.01f;
 class fm_workspace final : public model_workspace {
  public:
   fm_workspace(const sparse_logreg& hashing, std::size_t factors, std::size_t batch_size)
-      : batch_(hashing), k_(factors), sums_(batch_size * factors), logits_(batch_size),
+      : batch_(hashing),
+        k_(factors),
+        sums_(batch_size * factors),
+        logits_(batch_size),
         scores_(2 * batch_size) {}
 
   float loss_and_gradient(const float*, const batch&, float*) override { refuse(); }
@@ -120,8 +123,12 @@ class fm_model final : public model {
       : hashing_(rows, kFeatureHashSeed),
         factors_(factors),
         layout_("fm", std::to_string(rows) + "-" + std::to_string(factors),
-                {{"weights", rows, 1 + factors, {init_kind::truncated_normal, kFactorStddev},
-                  false, storage::rows},
+                {{"weights",
+                  rows,
+                  1 + factors,
+                  {init_kind::truncated_normal, kFactorStddev},
+                  false,
+                  storage::rows},
                  {"bias", 1, 1, {}, false}}) {}
   model_layout layout() const override { return layout_; }
   std::size_t classes() const override { return 2; }

@@ -45,8 +45,8 @@ row_variable_info row_variable_of(const variable_spec& v,
                                 " is stored as rows and cannot be regularized (L2 is for dense "
                                 "variables)");
   if (v.rows > max_rows)
-    throw std::invalid_argument(model + ": variable " + v.name + " has " +
-                                std::to_string(v.rows) + " rows (at most 2^63)");
+    throw std::invalid_argument(model + ": variable " + v.name + " has " + std::to_string(v.rows) +
+                                " rows (at most 2^63)");
   return {v.name, v.rows, v.cols, v.init};
 }
 
@@ -82,8 +82,8 @@ std::string model_layout::variables_text() const {
     text += (text.empty() ? "" : ",") + v.name + " " + std::to_string(v.rows) + "x" +
             std::to_string(v.cols);
   if (rows_)
-    text += (text.empty() ? "" : ",") + rows_->name + " rows " + std::to_string(rows_->rows) +
-            "x" + std::to_string(rows_->cols);
+    text += (text.empty() ? "" : ",") + rows_->name + " rows " + std::to_string(rows_->rows) + "x" +
+            std::to_string(rows_->cols);
   return text;
 }
 
@@ -93,8 +93,8 @@ bool operator==(const model_layout& a, const model_layout& b) {
   const auto same_rows = [](const row_variable_info& x, const row_variable_info& y) {
     return x.name == y.name && x.rows == y.rows && x.cols == y.cols;
   };
-  const bool rows_equal = a.rows_.has_value() == b.rows_.has_value() &&
-                          (!a.rows_ || same_rows(*a.rows_, *b.rows_));
+  const bool rows_equal =
+      a.rows_.has_value() == b.rows_.has_value() && (!a.rows_ || same_rows(*a.rows_, *b.rows_));
   return a.kind_ == b.kind_ && a.spec_ == b.spec_ && rows_equal &&
          std::equal(a.vars_.begin(), a.vars_.end(), b.vars_.begin(), b.vars_.end(),
                     [](const variable_info& x, const variable_info& y) {

@@ -20,8 +20,8 @@ logreg_batch& hashed_batch::load(const batch& b) {
   }
   // Assignments reuse the buffers once grown: no allocation per step.
   csr_.values = b.values;
-  const bool same = gathered_ && gathered_size_ == b.size && csr_.offsets == b.offsets &&
-                    csr_.keys == b.keys;
+  const bool same =
+      gathered_ && gathered_size_ == b.size && csr_.offsets == b.offsets && csr_.keys == b.keys;
   if (!same) {
     csr_.offsets = b.offsets;
     csr_.keys = b.keys;
@@ -99,7 +99,8 @@ class logreg_model final : public model {
 void check_sparse_request(const std::string& kind, const model_request& request) {
   const std::size_t features = request.data.features();
   if (request.data.dims.empty() || features != 0)
-    throw std::invalid_argument(kind + ": needs sparse data (--data-format=libsvm), not examples of " +
+    throw std::invalid_argument(kind +
+                                ": needs sparse data (--data-format=libsvm), not examples of " +
                                 std::to_string(features) + " features");
   if (request.classes > 2)
     throw std::invalid_argument(kind + ": a binary classifier, but the data has " +

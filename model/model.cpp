@@ -9,13 +9,12 @@ const std::vector<std::uint64_t>& model_workspace::touched_rows(const batch& /*b
   return none;
 }
 
-float model_workspace::loss_and_gradient(const float* params, const float* /*rows*/,
-                                         const batch& b, float* grad, float* /*row_grad*/) {
+float model_workspace::loss_and_gradient(const float* params, const float* /*rows*/, const batch& b,
+                                         float* grad, float* /*row_grad*/) {
   return loss_and_gradient(params, b, grad);
 }
 
-const float* model_workspace::scores(const float* params, const float* /*rows*/,
-                                     const batch& b) {
+const float* model_workspace::scores(const float* params, const float* /*rows*/, const batch& b) {
   return scores(params, b);
 }
 

@@ -225,8 +225,8 @@ void sparse_table::check_dump(const row_dump& rows) const {
   }
   const std::size_t expected = rows.keys.size() * spec_.dim;
   if (rows.values.size() != expected)
-    refuse(std::to_string(rows.values.size()) + " values for " +
-           std::to_string(rows.keys.size()) + " rows of " + std::to_string(spec_.dim));
+    refuse(std::to_string(rows.values.size()) + " values for " + std::to_string(rows.keys.size()) +
+           " rows of " + std::to_string(spec_.dim));
   const bool adagrad = spec_.optimizer == sparse_optimizer::adagrad;
   if (!adagrad && !rows.accumulators.empty()) refuse("accumulators into an SGD table");
   if (adagrad && !rows.accumulators.empty() && rows.accumulators.size() != expected)
@@ -247,7 +247,8 @@ void sparse_table::load(const row_dump& rows) {
   for (std::size_t i = 0; i < rows.keys.size(); ++i) {
     float* values = create(rows.keys[i], slot_of(rows.keys[i]));
     std::copy_n(rows.values.data() + i * dim, dim, values);
-    if (!rows.accumulators.empty()) std::copy_n(rows.accumulators.data() + i * dim, dim, values + dim);
+    if (!rows.accumulators.empty())
+      std::copy_n(rows.accumulators.data() + i * dim, dim, values + dim);
   }
 }
 

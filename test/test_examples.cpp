@@ -99,10 +99,10 @@ TEST_CASE("every example config parses and trains a step") {
       auto certs = run_in(dir.str(), command);
       REQUIRE_MESSAGE(certs.code == 0, certs.output);
     }
-    std::vector<std::string> args = {DOWNPOUR_BINARY, "--config", config.string(),
-                                     "--role=reference", "--last-step=1",
-                                     "--checkpoint-dir=" + (dir / "ckpt"), "--quiet",
-                                     "--save-checkpoint-secs=0"};
+    std::vector<std::string> args = {DOWNPOUR_BINARY, "--config",
+                                     config.string(), "--role=reference",
+                                     "--last-step=1", "--checkpoint-dir=" + (dir / "ckpt"),
+                                     "--quiet",       "--save-checkpoint-secs=0"};
     // A sparse model trains on shards (no reference loop), here on small planted data.
     if (contains(text, "data-format = libsvm")) {
       auto data = run_in(dir.str(), {DOWNPOUR_GEN_LIBSVM, "--out", dir / "sparse", "--train",

@@ -118,9 +118,10 @@ TEST_CASE("the built-in models are chosen by name and refuse what they cannot bu
   CHECK(softmax->classes() == 10);
   CHECK(make_builtin_model({"cnn", {}}, request)->layout().kind() == "cnn");
   CHECK_THROWS_AS(make_builtin_model({"cnn", {}}, request_for({784}, 10)), std::invalid_argument);
-  CHECK_THROWS_WITH_AS(make_builtin_model({"rnn", {}}, request),
-                       "--model=rnn is not a built-in model (expected mlp, softmax, cnn, logreg or fm)",
-                       std::invalid_argument);
+  CHECK_THROWS_WITH_AS(
+      make_builtin_model({"rnn", {}}, request),
+      "--model=rnn is not a built-in model (expected mlp, softmax, cnn, logreg or fm)",
+      std::invalid_argument);
   CHECK_THROWS_AS(make_builtin_model({"mlp", {}}, request), std::invalid_argument);
   CHECK_THROWS_AS(make_builtin_model({"mlp", {500}}, request_for({}, 10)), std::invalid_argument);
 }
@@ -156,9 +157,9 @@ TEST_CASE("evaluate takes the arg max of the model's scores per class, in chunks
 }
 
 TEST_CASE("a rows variable is the layout's row variable, outside the flat buffer") {
-  const model_layout l("lr", "N",
-                       {{"weights", std::size_t{1} << 40, 2, {}, false, storage::rows},
-                        {"bias", 1, 1, {}, false}});
+  const model_layout l(
+      "lr", "N",
+      {{"weights", std::size_t{1} << 40, 2, {}, false, storage::rows}, {"bias", 1, 1, {}, false}});
   CHECK(l.size() == 1);
   REQUIRE(l.variables().size() == 1);
   CHECK(l.variables()[0].name == "bias");
@@ -194,8 +195,8 @@ TEST_CASE("a layout refuses a second or regularized rows variable, and names it"
 
 TEST_CASE("layouts with a rows variable are equal only when its name and shape agree") {
   const auto layout = [](const char* name, std::size_t rows, std::size_t cols) {
-    return model_layout("lr", "", {{name, rows, cols, {init_kind::truncated_normal, 0.1f}, false,
-                                    storage::rows}});
+    return model_layout(
+        "lr", "", {{name, rows, cols, {init_kind::truncated_normal, 0.1f}, false, storage::rows}});
   };
   CHECK(layout("w", 8, 1) == model_layout("lr", "", {{"w", 8, 1, {}, false, storage::rows}}));
   CHECK(layout("w", 8, 1) != layout("v", 8, 1));

@@ -63,8 +63,8 @@ TEST_CASE("CSV data needs both files and the files need CSV data") {
 }
 
 TEST_CASE("libsvm data needs both files; the sparse models need libsvm data") {
-  const options o = parse({"--data-format=libsvm", "--train-file=a.libsvm",
-                           "--test-file=b.libsvm", "--model=logreg"});
+  const options o = parse(
+      {"--data-format=libsvm", "--train-file=a.libsvm", "--test-file=b.libsvm", "--model=logreg"});
   CHECK(o.data_format == data_format_kind::libsvm);
   CHECK(to_string(o.data_format) == "libsvm");
   CHECK(o.train_file == "a.libsvm");
@@ -122,7 +122,8 @@ TEST_CASE("the sparse options come from DOWNPOUR_ variables and are in the clust
   CHECK(fingerprint_difference(mine, cluster_fingerprint(parse({"--sparse-rows=1024"})), "ps 0") ==
         "sparse-rows=1048576 here but sparse-rows=1024 at ps 0");
   CHECK(fingerprint_difference(mine, cluster_fingerprint(parse({"--sparse-optimizer=adagrad"})),
-                               "ps 0") == "sparse-optimizer=sgd here but sparse-optimizer=adagrad at ps 0");
+                               "ps 0") ==
+        "sparse-optimizer=sgd here but sparse-optimizer=adagrad at ps 0");
   CHECK_FALSE(fingerprint_difference(mine, cluster_fingerprint(parse({})), "ps 0"));
 }
 

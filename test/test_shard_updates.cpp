@@ -223,7 +223,8 @@ TEST_CASE_FIXTURE(shard_fixture,
   std::string answer;
   sys->spawn([&](caf::event_based_actor* self) {
     // The handlers run after this function has returned: self by value.
-    self->request(shard, caf::infinite, push_atom_v, push_msg{0, 5, shared_tensor{random_floats(10, 1)}})
+    self->request(shard, caf::infinite, push_atom_v,
+                  push_msg{0, 5, shared_tensor{random_floats(10, 1)}})
         .then([&answer](std::int64_t step) { answer = "accepted at " + std::to_string(step); },
               [&answer, self](caf::error& err) {
                 answer = to_string(static_cast<errc>(err.code())) + ": " + self->system().render(err);

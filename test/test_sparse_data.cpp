@@ -87,10 +87,9 @@ TEST_CASE("split_data holds out the first examples of a sparse set and counts tw
   // A dense test set against a sparse training set is refused, by name.
   const auto dense = std::make_shared<idx_images>(1, 1, std::vector<std::uint8_t>{1},
                                                   std::vector<std::uint8_t>{0});
-  CHECK_THROWS_WITH_AS(split_data({"train.libsvm", counted_set(10)}, {"test.idx", dense},
-                                  data_shape{{0}}, 0),
-                       "data: test.idx: examples are dense but those in train.libsvm are sparse",
-                       data_error);
+  CHECK_THROWS_WITH_AS(
+      split_data({"train.libsvm", counted_set(10)}, {"test.idx", dense}, data_shape{{0}}, 0),
+      "data: test.idx: examples are dense but those in train.libsvm are sparse", data_error);
 }
 
 TEST_CASE("a sparse batch holds its examples' features as compressed sparse rows") {
@@ -150,10 +149,10 @@ TEST_CASE("--data-format libsvm loads both files, and a ps's summary reads neith
   testing::temp_dir dir("sparse-data");
   std::ofstream(dir / "train.libsvm") << libsvm_text(counted_examples(50));
   std::ofstream(dir / "test.libsvm") << libsvm_text(counted_examples(7));
-  const options opts = testing::parse(
-      {"--data-format=libsvm", "--train-file=" + (dir / "train.libsvm"),
-       "--test-file=" + (dir / "test.libsvm"), "--validation-size=10", "--batch-size=40",
-       "--model=logreg", "--sparse-rows=4096"});
+  const options opts =
+      testing::parse({"--data-format=libsvm", "--train-file=" + (dir / "train.libsvm"),
+                      "--test-file=" + (dir / "test.libsvm"), "--validation-size=10",
+                      "--batch-size=40", "--model=logreg", "--sparse-rows=4096"});
   const data_splits data = load_job_data(opts);
   CHECK(data.train->sparse());
   CHECK(data.train->size() == 40);

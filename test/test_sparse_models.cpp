@@ -19,7 +19,9 @@
 namespace downpour {
 namespace {
 
-model_request sparse_request() { return model_request{data_shape{{0}}, 2, 1e-4f, {}}; }
+model_request sparse_request() {
+  return model_request{data_shape{{0}}, 2, 1e-4f, {}};
+}
 
 std::shared_ptr<const model> built(const char* name, std::uint64_t rows, std::size_t k = 8) {
   return make_builtin_model({name, {}, rows, k}, sparse_request());

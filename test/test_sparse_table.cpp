@@ -4,9 +4,9 @@
 // round's mean per row.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -271,7 +271,8 @@ TEST_CASE("a load of keys out of order or range, or of sizes that do not fit, ch
   CHECK(table.rows_held() == 1);
   CHECK(table.find(5) != nullptr);
   sparse_table sgd(spec_of(100, 1, sparse_optimizer::sgd));
-  CHECK_THROWS_WITH_AS(sgd.load({{1}, {0}, {1}}), "sparse table: load of accumulators into an SGD table",
+  CHECK_THROWS_WITH_AS(sgd.load({{1}, {0}, {1}}),
+                       "sparse table: load of accumulators into an SGD table",
                        std::invalid_argument);
 }
 

@@ -63,8 +63,8 @@ int report(const options& opts, const run_summary& summary, const logger& log) {
 // The reference loop is the dense job's oracle: a sparse variable lives on shards.
 int run_reference_role(const options& opts, const job_model& job, const logger& log) {
   if (const auto& rows = job.layout.row_variable())
-    throw config_error("--role=reference trains dense models only, and model " +
-                       job.layout.kind() + " has the sparse variable " + rows->name +
+    throw config_error("--role=reference trains dense models only, and model " + job.layout.kind() +
+                       " has the sparse variable " + rows->name +
                        " (expected --role=local, ps or worker)");
   log_stream steps{log, log_level::info};
   auto result = run_reference(opts, job, steps);

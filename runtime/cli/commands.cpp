@@ -57,7 +57,8 @@ int run_eval(const options& opts, const model_factory& make_model, std::ostream&
   out << "eval: global_step=" << c.global_step << " test_accuracy=" << fixed_text(raw.overall, 4)
       << " ema_test_accuracy=" << fixed_text(ema.overall, 4);
   if (rows)
-    out << " test_log_loss=" << fixed_text(raw.log_loss, 5) << " test_auc=" << fixed_text(raw.auc, 4);
+    out << " test_log_loss=" << fixed_text(raw.log_loss, 5)
+        << " test_auc=" << fixed_text(raw.auc, 4);
   out << std::endl;
   return 0;
 }

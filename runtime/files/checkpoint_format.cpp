@@ -295,7 +295,8 @@ void check_row_counts(const checkpoint_info& info, const array_counts& counts) {
       counts.row_values != counts.keys * cols ||
       (counts.row_accumulators != 0 && counts.row_accumulators != counts.row_values))
     fail(info.path, "holds " + std::to_string(counts.keys) + " rows with " +
-                        std::to_string(counts.row_values) + " values, which do not fit its "
+                        std::to_string(counts.row_values) +
+                        " values, which do not fit its "
                         "sparse variable");
 }
 

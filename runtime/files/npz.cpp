@@ -85,7 +85,8 @@ std::string npy_bytes(const std::vector<std::size_t>& shape, const void* data, n
   bytes += static_cast<char>(header.size() & 0xff);
   bytes += static_cast<char>(header.size() >> 8);
   bytes += header;
-  bytes.append(static_cast<const char*>(data), count * (u8 ? sizeof(std::uint64_t) : sizeof(float)));
+  bytes.append(static_cast<const char*>(data),
+               count * (u8 ? sizeof(std::uint64_t) : sizeof(float)));
   return bytes;
 }
 

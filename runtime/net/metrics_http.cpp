@@ -38,8 +38,8 @@ std::string ask_shard(caf::actor_system& sys, const shard_actor& shard, std::siz
   self->request(shard, ask_timeout, stats_atom_v)
       .receive(
           [&](shard_stats& s) {
-            facts = shard_facts{true,       s.step,     s.ranges,   s.dropped,
-                                s.rejected, s.replayed, s.rows_held};
+            facts =
+                shard_facts{true, s.step, s.ranges, s.dropped, s.rejected, s.replayed, s.rows_held};
           },
           [&](caf::error& err) { failure = std::move(err); });
   if (failure) throw std::runtime_error("the shard did not answer: " + to_string(failure));

@@ -108,14 +108,16 @@ job_result stopped_result(const options& opts, const job_end& end, double wall,
 
 // A sparse variable has no moving average: the EMA's figure takes the
 // dense shadows with the rows as trained.
-void finish_summary(job_result& r, const job_model& job, const std::optional<sparse_table_spec>& rows,
-                    double wall, std::int64_t start_step) {
+void finish_summary(job_result& r, const job_model& job,
+                    const std::optional<sparse_table_spec>& rows, double wall,
+                    std::int64_t start_step) {
   auto& sum = r.summary;
   sum.wall_s = wall;
   sum.steps_per_s = wall > 0 ? static_cast<double>(sum.global_step - start_step) / wall : 0.0;
   const auto raw = evaluate_with(*job.net, r.params.data(), r.rows, rows, *job.data.test);
   sum.test_accuracy = raw.overall;
-  sum.ema_test_accuracy = evaluate_with(*job.net, r.ema.data(), r.rows, rows, *job.data.test).overall;
+  sum.ema_test_accuracy =
+      evaluate_with(*job.net, r.ema.data(), r.rows, rows, *job.data.test).overall;
   if (rows) {
     sum.test_log_loss = raw.log_loss;
     sum.test_auc = raw.auc;
@@ -145,11 +147,11 @@ evaluator_actor spawn_evaluator_for(caf::actor_system& sys, const options& opts,
                                     const job_model& job, const std::vector<shard_actor>& shards,
                                     const supervisor_actor& supervisor, std::int64_t step) {
   if (opts.eval_every <= 0 || job.data.validation->size() == 0) return {};
-  return spawn_evaluator(sys,
-                         evaluator_config{shards, job.net, job.layout.size(),
-                                          row_table_for(opts, job.layout), job.data.validation,
-                                          opts.eval_every, opts.last_step, supervisor},
-                         step);
+  return spawn_evaluator(
+      sys,
+      evaluator_config{shards, job.net, job.layout.size(), row_table_for(opts, job.layout),
+                       job.data.validation, opts.eval_every, opts.last_step, supervisor},
+      step);
 }
 
 void watch_helpers(job_watch& watch, const chief_helpers& h) {

@@ -2,10 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
-
-#include <nlohmann/json.hpp>
 
 #include "actors/parameter_shard.hpp"
 #include "config/cluster_fingerprint.hpp"
