@@ -70,6 +70,10 @@ struct pull_reply {
   shared_tensor params;
   bool replayed = false;
   tensor rows;
+
+  pull_reply() = default;
+  pull_reply(std::int64_t s, shared_tensor p, bool r = false, tensor rs = {})
+      : step(s), params(std::move(p)), replayed(r), rows(std::move(rs)) {}
 };
 
 template <class Inspector>
@@ -100,6 +104,10 @@ struct push_msg {
   shared_tensor grad;
   key_list keys;
   tensor rows;
+
+  push_msg() = default;
+  push_msg(std::int64_t s, std::uint32_t w, shared_tensor g, key_list k = {}, tensor r = {})
+      : step(s), worker(w), grad(std::move(g)), keys(std::move(k)), rows(std::move(r)) {}
 };
 
 template <class Inspector>
