@@ -5,6 +5,7 @@
 // checkpoints, restore on another shard count, inspect and export.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <fstream>
@@ -61,10 +62,16 @@ const planted_data& data() {
   return d;
 }
 
+// The job's arguments with extra's "--key=value" in place of the same key's.
 std::vector<std::string> local_args(const std::string& ckpt, std::vector<std::string> extra) {
   std::vector<std::string> a = {DOWNPOUR_BINARY, "--checkpoint-dir=" + ckpt, "--quiet",
                                 "--log-every=100000"};
-  for (auto& x : data().args()) a.push_back(x);
+  auto key = [](const std::string& arg) { return arg.substr(0, arg.find('=') + 1); };
+  for (auto& x : data().args()) {
+    const bool replaced = std::any_of(extra.begin(), extra.end(),
+                                      [&](const std::string& e) { return key(e) == key(x); });
+    if (!replaced) a.push_back(x);
+  }
   for (auto& x : extra) a.push_back(x);
   return a;
 }
@@ -117,6 +124,19 @@ TEST_CASE(
     "learns as async") {
   temp_dir dir("sparse-ssp");
   CHECK(gap_to_planted(dir, {"--last-step=2000", "--mode=ssp", "--staleness=2"}) < 0.03);
+}
+
+TEST_CASE("a factorization machine's rows of weight and factors train through the same runtime") {
+  temp_dir dir("sparse-fm");
+  auto args = local_args(dir / "ckpt", {"--last-step=2000", "--model=fm", "--fm-factors=4",
+                                        "--learning-rate=0.1"});
+  process job(args, dir / "job.log");
+  REQUIRE(job.wait(300s) == 0);
+  CHECK(final_value(job.output(), "test_log_loss") < data().constant_log_loss - 0.05);
+  const auto c = read_checkpoint(dir / "ckpt/model.ckpt-2000");
+  REQUIRE(c.layout.row_variable());
+  CHECK(c.layout.row_variable()->cols == 5);
+  CHECK(c.rows.values.size() == 5 * c.rows.keys.size());
 }
 
 TEST_CASE(
