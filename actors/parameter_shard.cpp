@@ -13,8 +13,7 @@ namespace downpour {
 
 // Shared, not copied.
 pull_reply current_params(const parameter_shard_state& st) {
-  return pull_reply{
-      st.step, shared_tensor{st.params.buffer, st.params.parts, st.cfg.wire}, false, {}};
+  return pull_reply{st.step, shared_tensor{st.params.buffer, st.params.parts, st.cfg.wire}};
 }
 
 void settle_ema(parameter_shard_state& st) {
@@ -186,7 +185,7 @@ caf::result<pull_reply> on_pull_offer(shard_pointer self, const replay_offer& of
     return on_pull(self, 0);
   ++st.replayed;
   auto rp = self->make_response_promise<pull_reply>();
-  rp.deliver(pull_reply{st.step, shared_tensor{}, true, {}});
+  rp.deliver(pull_reply{st.step, shared_tensor{}, true});
   settle_ema(st);
   return rp;
 }

@@ -261,7 +261,7 @@ void push_gradient(worker_pointer self) {
   if (st.replays) apply_own_update(st);
   if (st.record) record_batch(st);
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
-    push_msg m{st.computed_at[k], st.cfg.index, outgoing_part(st, k), {}, {}};
+    push_msg m{st.computed_at[k], st.cfg.index, outgoing_part(st, k)};
     if (has_rows(st.cfg)) add_outgoing_rows(st, k, m);
     self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(m))
         .then([](std::int64_t) {}, [=](caf::error& err) { warn_refused(self, k, err); });
