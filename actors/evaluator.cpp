@@ -21,8 +21,9 @@ void report(evaluator_pointer self, std::int64_t step, const model_snapshot& mod
   auto& st = self->state;
   const dataset& validation = *st.cfg.validation;
   const auto& net = *st.cfg.net;
-  double raw = evaluate_with(net, model.params.data(), model.rows, st.cfg.rows, validation).overall;
-  double ema = evaluate_with(net, model.ema.data(), model.rows, st.cfg.rows, validation).overall;
+  const auto both = evaluate_both(net, model.params.data(), model.ema.data(), model.rows,
+                                  st.cfg.rows, validation);
+  const double raw = both.raw.overall, ema = both.ema.overall;
   self->send(st.cfg.supervisor, eval_atom_v, step, raw, ema);
   self->send(self, eval_atom_v, step);
 }

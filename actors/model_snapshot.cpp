@@ -14,10 +14,12 @@ row_source rows_from(row_dump rows, const sparse_table_spec& spec) {
   return [table](const std::vector<std::uint64_t>& keys) { return table->pull(keys); };
 }
 
-accuracy_report evaluate_with(const model& m, const float* params, const row_dump& rows,
-                              const std::optional<sparse_table_spec>& spec, const dataset& set) {
-  if (!spec) return evaluate(m, params, set);
-  return evaluate(m, params, rows_from(rows, *spec), set);
+raw_and_ema evaluate_both(const model& m, const float* params, const float* ema,
+                          const row_dump& rows, const std::optional<sparse_table_spec>& spec,
+                          const dataset& set) {
+  if (!spec) return {evaluate(m, params, set), evaluate(m, ema, set)};
+  const row_source source = rows_from(rows, *spec);
+  return {evaluate(m, params, source, set), evaluate(m, ema, source, set)};
 }
 
 namespace snapshot_detail {

@@ -30,9 +30,14 @@ struct model_snapshot {
 // rows; a row never pushed reads as its initial value.
 row_source rows_from(row_dump rows, const sparse_table_spec& spec);
 
-// evaluate() of params, with the rows when the model has a sparse variable.
-accuracy_report evaluate_with(const model& m, const float* params, const row_dump& rows,
-                              const std::optional<sparse_table_spec>& spec, const dataset& set);
+// evaluate() of the parameters and of their moving averages, with the rows
+// (read once for both) when the model has a sparse variable.
+struct raw_and_ema {
+  accuracy_report raw, ema;
+};
+raw_and_ema evaluate_both(const model& m, const float* params, const float* ema,
+                          const row_dump& rows, const std::optional<sparse_table_spec>& spec,
+                          const dataset& set);
 
 using snapshot_done = std::function<void(caf::expected<model_snapshot>)>;
 

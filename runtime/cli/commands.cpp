@@ -47,8 +47,10 @@ int run_eval(const options& opts, const model_factory& make_model, std::ostream&
   const job_model job = build_job_model(opts, load_data_splits(opts), make_model);
   check_layout(c, job.layout, found.path);
   const auto rows = row_table_for(opts, job.layout);
-  accuracy_report raw = evaluate_with(*job.net, c.params.data(), c.rows, rows, *job.data.test);
-  accuracy_report ema = evaluate_with(*job.net, c.ema.data(), c.rows, rows, *job.data.test);
+  const auto both =
+      evaluate_both(*job.net, c.params.data(), c.ema.data(), c.rows, rows, *job.data.test);
+  const accuracy_report& raw = both.raw;
+  const accuracy_report& ema = both.ema;
   out << "eval: checkpoint=" << found.path << " mode=" << c.mode << " model=" << c.layout.kind()
       << " spec=" << c.layout.spec() << " test_examples=" << job.data.test->size() << "\n";
   for (std::size_t k = 0; k < raw.per_class.size(); ++k)

@@ -114,10 +114,11 @@ void finish_summary(job_result& r, const job_model& job,
   auto& sum = r.summary;
   sum.wall_s = wall;
   sum.steps_per_s = wall > 0 ? static_cast<double>(sum.global_step - start_step) / wall : 0.0;
-  const auto raw = evaluate_with(*job.net, r.params.data(), r.rows, rows, *job.data.test);
+  const auto both =
+      evaluate_both(*job.net, r.params.data(), r.ema.data(), r.rows, rows, *job.data.test);
+  const accuracy_report& raw = both.raw;
   sum.test_accuracy = raw.overall;
-  sum.ema_test_accuracy =
-      evaluate_with(*job.net, r.ema.data(), r.rows, rows, *job.data.test).overall;
+  sum.ema_test_accuracy = both.ema.overall;
   if (rows) {
     sum.test_log_loss = raw.log_loss;
     sum.test_auc = raw.auc;
