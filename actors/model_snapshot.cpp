@@ -8,11 +8,17 @@
 
 namespace downpour {
 
-row_source rows_from(row_dump rows, const sparse_table_spec& spec) {
+namespace {
+
+// A snapshot's (or a checkpoint's) rows as a row source; a row never pushed
+// reads as its initial value.
+row_source rows_from(const row_dump& rows, const sparse_table_spec& spec) {
   auto table = std::make_shared<sparse_table>(spec);
   table->load(rows);
   return [table](const std::vector<std::uint64_t>& keys) { return table->pull(keys); };
 }
+
+}  // namespace
 
 raw_and_ema evaluate_both(const model& m, const float* params, const float* ema,
                           const row_dump& rows, const std::optional<sparse_table_spec>& spec,

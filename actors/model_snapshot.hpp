@@ -26,10 +26,6 @@ struct model_snapshot {
   row_dump rows;  // the sparse variable's rows held, keys ascending (shards in order)
 };
 
-// Reads a sparse variable's rows out of a snapshot's (or a checkpoint's)
-// rows; a row never pushed reads as its initial value.
-row_source rows_from(row_dump rows, const sparse_table_spec& spec);
-
 // evaluate() of the parameters and of their moving averages, with the rows
 // (read once for both) when the model has a sparse variable.
 struct raw_and_ema {

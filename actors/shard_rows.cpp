@@ -94,10 +94,6 @@ void shard_rows::apply_round(float lr) {
   round_.clear();
 }
 
-void shard_rows::drop_round() {
-  round_.clear();
-}
-
 row_part shard_rows::snapshot() const {
   auto dump = table_.dump(owned_.first, owned_.last);
   row_part part;

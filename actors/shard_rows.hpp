@@ -38,7 +38,6 @@ class shard_rows {
   void apply(const push_msg& m, float lr);  // async, ssp
   void add_to_round(push_msg& m);           // sync: kept until the round completes
   void apply_round(float lr);               // sync: the mean per row, then a new round
-  void drop_round();                        // a restore
 
   row_part snapshot() const;
   std::uint64_t rows_held() const { return table_.rows_held(); }
