@@ -51,10 +51,8 @@ struct partitioned_cluster {
     // Every node has a namespace, and so a port space, of its own: a fixed
     // port cannot collide with another test or run.
     auto at = [&](std::size_t k) { return net->address(k) + ":7070"; };
-    cluster_args c{port_reservation(0)};  // its own port space: none to reserve
-    c.ps = at(ps0) + "," + at(ps1);
-    c.workers = at(chief) + "," + at(worker1);
-    c.dir = dir.str();
+    cluster_args c{port_reservation(0), at(ps0) + "," + at(ps1),  // own port space: none to reserve
+                   at(chief) + "," + at(worker1), dir.str(), {}};
     c.common = {"--last-step=3000", "--log-every=100", "--save-checkpoint-steps=500",
                 "--save-checkpoint-secs=0", "--connect-timeout=" + std::to_string(connect_timeout_s),
                 "--heartbeat-interval=" + std::to_string(heartbeat_s),

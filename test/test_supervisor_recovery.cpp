@@ -50,7 +50,7 @@ TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resu
   progress.quiet = true;
   auto sup = spawn_stop_supervisor(
       sys, supervisor_config{"fp", 0, 100, shards, progress, train_mode::async, coordinator,
-                             saver_actor{}, 1, logger{}});
+                             saver_actor{}, 1, logger{}, {}, 0, {}});
   CHECK(ticket(sup) == 0);
   CHECK(ticket(sup) == 1);
   CHECK(ticket(sup) == 2);

@@ -10,6 +10,7 @@
 #include "data/batch_record.hpp"
 #include "runtime/cli/commands.hpp"
 #include "runtime/cli/model_build.hpp"
+#include "runtime/cli/node_system.hpp"
 #include "runtime/cli/status_client.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/node/node.hpp"
@@ -78,17 +79,25 @@ int run_node(const options& opts, const model_factory& make_model, const logger&
              stop_switch& stops) {
   const node_hooks hooks{{}, &stops};
   if (opts.role == role_kind::ps) {
-    auto r = run_ps_node(opts, build_ps_layout(opts, make_model), hooks);
-    return r ? exit_completed : fail(opts, log, r.error());
+    const model_layout layout = build_ps_layout(opts, make_model);
+    node_system sys{opts, layout};
+    auto r = run_ps_node(sys.get(), opts, layout, hooks);
+    const int code = r ? exit_completed : fail(opts, log, r.error());
+    sys.end(code, log);
+    return code;
   }
   const job_model job = build_job_model(opts, load_job_data(opts), make_model);
   switch (opts.role) {
     case role_kind::reference:
       return run_reference_role(opts, job, log);
     case role_kind::worker: {
-      auto r = run_worker_node(opts, job, hooks);
-      if (!r) return fail(opts, log, r.error());
-      return opts.task == 0 ? report(opts, r->summary, log) : exit_completed;
+      node_system sys{opts, job.layout};
+      auto r = run_worker_node(sys.get(), opts, job, hooks);
+      const int code = !r               ? fail(opts, log, r.error())
+                       : opts.task == 0 ? report(opts, r->summary, log)
+                                        : exit_completed;
+      sys.end(code, log);
+      return code;
     }
     case role_kind::ps:
       break;

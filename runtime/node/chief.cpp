@@ -251,10 +251,10 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                          epoch.helpers.coordinator,
                          epoch.helpers.saver,
                          opts.worker_hosts.size(),
-                         log};
-  scfg.config_sources = opts.sources;
-  scfg.max_bad_batches = opts.max_bad_batches;
-  scfg.render_status = status_json;
+                         log,
+                         opts.sources,
+                         opts.max_bad_batches,
+                         status_json};
   auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
   const stop_forwarder to_supervisor{sys, supervisor};
   armed_stop stop{stops, [&to_supervisor, log](const std::string& why) {

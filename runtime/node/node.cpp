@@ -343,6 +343,11 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const model_layout&
                                         const node_hooks& hooks) {
   node_config cfg{opts, layout};
   caf::actor_system sys{cfg};
+  return run_ps_node(sys, opts, layout, hooks);
+}
+
+caf::expected<std::int64_t> run_ps_node(caf::actor_system& sys, const options& opts,
+                                        const model_layout& layout, const node_hooks& hooks) {
   auto shard = spawn_parameter_shard(sys, shard_config_for(opts, layout, opts.task));
   auto port = publish_on(sys, opts, shard, opts.ps_hosts[opts.task], "ps " + std::to_string(opts.task));
   if (!port) {
@@ -371,6 +376,11 @@ caf::expected<job_result> run_worker_node(const options& opts, const job_model& 
                                           const node_hooks& hooks) {
   node_config cfg{opts, job.layout};
   caf::actor_system sys{cfg};
+  return run_worker_node(sys, opts, job, hooks);
+}
+
+caf::expected<job_result> run_worker_node(caf::actor_system& sys, const options& opts,
+                                          const job_model& job, const node_hooks& hooks) {
   auto shards = connect_shards(sys, opts);
   if (!shards) return shards.error();
   if (opts.task != 0) return run_non_chief(sys, opts, job, *shards, hooks.stops);

@@ -59,6 +59,13 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const model_layout&
 caf::expected<job_result> run_worker_node(const options& opts, const job_model& job,
                                           const node_hooks& hooks = {});
 
+// Both on an actor system made from node_config{opts, layout}, owned by the
+// caller: the command line bounds its teardown (runtime/cli/node_system.hpp).
+caf::expected<std::int64_t> run_ps_node(caf::actor_system& sys, const options& opts,
+                                        const model_layout& layout, const node_hooks& hooks);
+caf::expected<job_result> run_worker_node(caf::actor_system& sys, const options& opts,
+                                          const job_model& job, const node_hooks& hooks);
+
 // The final line (completed jobs) and summary.json in the checkpoint dir.
 void report_final(const options& opts, const run_summary& summary, const logger& log);
 
