@@ -5,9 +5,7 @@
 
 #include "actors/messages.hpp"
 #include "actors/parameter_shard.hpp"
-#include "actors/placement.hpp"
 #include "actors/seconds.hpp"
-#include "actors/sync_rule.hpp"
 #include "actors/worker.hpp"
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
@@ -18,6 +16,7 @@
 #include "runtime/net/metrics_http.hpp"
 #include "runtime/net/ports.hpp"
 #include "runtime/net/tls_guard.hpp"
+#include "runtime/node/actor_configs.hpp"
 #include "runtime/node/chief.hpp"
 #include "runtime/node/hello.hpp"
 #include "runtime/node/ps_watch.hpp"
@@ -95,130 +94,12 @@ std::uint64_t row_message_bytes(const model_layout& layout) {
   return v->rows * (sizeof(std::uint64_t) + 2 * sizeof(float) * v->cols);
 }
 
-static shard_config shard_config_for(const options& opts, const model_layout& layout,
-                                     std::size_t index) {
-  return shard_config{static_cast<std::uint32_t>(index),
-                      job_fingerprint(opts, layout),
-                      schedule_for(opts),
-                      opts.ema_decay,
-                      opts.last_step,
-                      opts.mode,
-                      replicas_for(opts),
-                      opts.wire,
-                      node_logger(opts, role_kind::ps, index),
-                      row_table_for(opts, layout)};
-}
-
-static worker_config worker_config_for(const options& opts, std::size_t index,
-                                       const job_model& job, std::vector<shard_actor> shards,
-                                       supervisor_actor supervisor,
-                                       coordinator_actor coordinator) {
-  worker_config w;
-  w.index = static_cast<std::uint32_t>(index);
-  w.net = job.net;
-  w.model_size = job.layout.size();
-  w.batch_size = opts.batch_size;
-  w.log_every = opts.log_every;
-  w.batch_seed = worker_batch_seed(opts.seed, index);
-  w.layouts = partition(job.layout, shards.size(), opts.placement);
-  w.train = job.data.train;
-  w.shards = std::move(shards);
-  w.supervisor = std::move(supervisor);
-  w.coordinator = std::move(coordinator);
-  w.mode = opts.mode;
-  w.pipeline = opts.pipeline;
-  w.wire = opts.wire;
-  w.schedule = schedule_for(opts);
-  w.last_step = opts.last_step;
-  w.gradients_per_step = gradients_per_worker(replicas_for(opts), opts.worker_hosts.size());
-  if (const auto& rows = job.layout.row_variable()) {
-    w.row_bounds = row_boundaries(rows->rows, w.shards.size());
-    w.row_cols = rows->cols;
-  }
-  w.log = node_logger(opts, role_kind::worker, index);
-  return w;
-}
-
 void report_final(const options& opts, const run_summary& summary, const logger& log) {
   if (summary.status == job_status::completed) log.info(final_line(summary));
   write_durably(opts.checkpoint_dir + "/summary.json", summary_json(summary));
 }
 
 namespace {
-
-caf::expected<job_result> run_local_inproc(const options& opts, const job_model& job,
-                                           stop_switch* stops) {
-  node_config cfg{opts, job.layout};
-  caf::actor_system sys{cfg};
-  std::vector<shard_actor> shards;
-  for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k)
-    shards.push_back(spawn_parameter_shard(sys, shard_config_for(opts, job.layout, k)));
-  auto start =
-      [&](supervisor_actor supervisor, coordinator_actor coordinator,
-          const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
-    std::vector<worker_actor> workers;
-    for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w) {
-      workers.push_back(
-          spawn_worker(sys, worker_config_for(opts, w, job, current, supervisor, coordinator)));
-      caf::anon_send(workers.back(), start_atom_v);
-    }
-    return workers;
-  };
-  return run_chief(sys, opts, job, shards, start, stops);
-}
-
-// One actor system per node, each in its own thread, talking over loopback:
-// the same code as separate processes, so it exercises the real wire path.
-// A stop goes to the chief's node.
-caf::expected<job_result> run_local_tcp(const options& opts, const job_model& job,
-                                        stop_switch* stops) {
-  options base = opts;
-  const port_reservation ports(opts.ps_hosts.size() + opts.worker_hosts.size());
-  std::size_t next = 0;
-  for (auto& h : base.ps_hosts) h = {"127.0.0.1", ports[next++]};
-  for (auto& h : base.worker_hosts) h = {"127.0.0.1", ports[next++]};
-  std::vector<std::thread> threads;
-  std::vector<caf::error> failures(ports.size());
-  caf::expected<job_result> chief{caf::make_error(errc::stopped)};
-  for (std::size_t k = 0; k < base.ps_hosts.size(); ++k) {
-    options o = base;
-    o.role = role_kind::ps;
-    o.task = k;
-    o.metrics_port = 0;  // the chief's endpoint covers the whole local job
-    threads.emplace_back([o, &job, &failures, k] {
-      auto r = run_ps_node(o, job.layout);
-      if (!r) failures[k] = r.error();
-    });
-  }
-  for (std::size_t w = 0; w < base.worker_hosts.size(); ++w) {
-    options o = base;
-    o.role = role_kind::worker;
-    o.task = w;
-    std::size_t slot = base.ps_hosts.size() + w;
-    node_hooks hooks;
-    if (w == 0) hooks.stops = stops;
-    threads.emplace_back([o, hooks, &job, &failures, &chief, slot, w] {
-      // Thrown here, an error would end the process (std::terminate).
-      try {
-        auto r = run_worker_node(o, job, hooks);
-        if (!r)
-          failures[slot] = r.error();
-        else if (w == 0)
-          chief = std::move(r);
-      } catch (const std::exception& e) {
-        failures[slot] = make_node_error(errc::failed, e.what());
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  if (chief && chief->summary.status == job_status::stopped) return chief;
-  // The chief's reason first: the others only follow from it.
-  if (auto& f = failures[base.ps_hosts.size()]) return f;
-  for (auto& f : failures)
-    if (f) return f;
-  return chief;
-}
-
 caf::expected<std::vector<shard_actor>> connect_shards(caf::actor_system& sys,
                                                       const options& opts) {
   std::vector<shard_actor> shards;
@@ -332,12 +213,6 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
 }
 
 }  // namespace
-
-caf::expected<job_result> run_local(const options& opts, const job_model& job,
-                                    const node_hooks& hooks) {
-  if (opts.transport == transport_kind::tcp) return run_local_tcp(opts, job, hooks.stops);
-  return run_local_inproc(opts, job, hooks.stops);
-}
 
 caf::expected<std::int64_t> run_ps_node(const options& opts, const model_layout& layout,
                                         const node_hooks& hooks) {

@@ -1,0 +1,95 @@
+// --role=local: the whole cluster in this process.
+#include <thread>
+
+#include "runtime/net/connect.hpp"
+#include "runtime/net/ports.hpp"
+#include "runtime/node/actor_configs.hpp"
+#include "runtime/node/chief.hpp"
+#include "runtime/node/node.hpp"
+
+namespace downpour {
+
+namespace {
+
+caf::expected<job_result> run_local_inproc(const options& opts, const job_model& job,
+                                           stop_switch* stops) {
+  node_config cfg{opts, job.layout};
+  caf::actor_system sys{cfg};
+  std::vector<shard_actor> shards;
+  for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k)
+    shards.push_back(spawn_parameter_shard(sys, shard_config_for(opts, job.layout, k)));
+  auto start =
+      [&](supervisor_actor supervisor, coordinator_actor coordinator,
+          const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
+    std::vector<worker_actor> workers;
+    for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w) {
+      workers.push_back(
+          spawn_worker(sys, worker_config_for(opts, w, job, current, supervisor, coordinator)));
+      caf::anon_send(workers.back(), start_atom_v);
+    }
+    return workers;
+  };
+  return run_chief(sys, opts, job, shards, start, stops);
+}
+
+// One actor system per node, each in its own thread, talking over loopback:
+// the same code as separate processes, so it exercises the real wire path.
+// A stop goes to the chief's node.
+caf::expected<job_result> run_local_tcp(const options& opts, const job_model& job,
+                                        stop_switch* stops) {
+  options base = opts;
+  const port_reservation ports(opts.ps_hosts.size() + opts.worker_hosts.size());
+  std::size_t next = 0;
+  for (auto& h : base.ps_hosts) h = {"127.0.0.1", ports[next++]};
+  for (auto& h : base.worker_hosts) h = {"127.0.0.1", ports[next++]};
+  std::vector<std::thread> threads;
+  std::vector<caf::error> failures(ports.size());
+  caf::expected<job_result> chief{caf::make_error(errc::stopped)};
+  for (std::size_t k = 0; k < base.ps_hosts.size(); ++k) {
+    options o = base;
+    o.role = role_kind::ps;
+    o.task = k;
+    o.metrics_port = 0;  // the chief's endpoint covers the whole local job
+    threads.emplace_back([o, &job, &failures, k] {
+      auto r = run_ps_node(o, job.layout);
+      if (!r) failures[k] = r.error();
+    });
+  }
+  for (std::size_t w = 0; w < base.worker_hosts.size(); ++w) {
+    options o = base;
+    o.role = role_kind::worker;
+    o.task = w;
+    std::size_t slot = base.ps_hosts.size() + w;
+    node_hooks hooks;
+    if (w == 0) hooks.stops = stops;
+    threads.emplace_back([o, hooks, &job, &failures, &chief, slot, w] {
+      // Thrown here, an error would end the process (std::terminate).
+      try {
+        auto r = run_worker_node(o, job, hooks);
+        if (!r)
+          failures[slot] = r.error();
+        else if (w == 0)
+          chief = std::move(r);
+      } catch (const std::exception& e) {
+        failures[slot] = make_node_error(errc::failed, e.what());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  if (chief && chief->summary.status == job_status::stopped) return chief;
+  // The chief's reason first: the others only follow from it.
+  if (auto& f = failures[base.ps_hosts.size()]) return f;
+  for (auto& f : failures)
+    if (f) return f;
+  return chief;
+}
+
+}  // namespace
+
+caf::expected<job_result> run_local(const options& opts, const job_model& job,
+                                    const node_hooks& hooks) {
+  if (opts.transport == transport_kind::tcp) return run_local_tcp(opts, job, hooks.stops);
+  return run_local_inproc(opts, job, hooks.stops);
+}
+
+}  // namespace downpour
