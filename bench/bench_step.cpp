@@ -53,7 +53,11 @@ std::vector<batch> make_batches(const std::optional<job_model>& job, std::size_t
   std::uniform_real_distribution<float> px(0.0f, 1.0f);
   std::uniform_int_distribution<int> label(0, kOut - 1);
   for (std::size_t i = 0; i < n; ++i) {
-    batch b{kBatch, kIn, std::vector<float>(kBatch * kIn), std::vector<std::int32_t>(kBatch), {}};
+    batch b;
+    b.size = kBatch;
+    b.input_size = kIn;
+    b.x.resize(kBatch * kIn);
+    b.y.resize(kBatch);
     for (auto& v : b.x) v = px(rng);
     for (auto& y : b.y) y = label(rng);
     out.push_back(std::move(b));

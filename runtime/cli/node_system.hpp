@@ -1,5 +1,6 @@
-// The actor system of a node that is this process (--role=ps or worker),
-// with a bounded teardown.
+// The actor system of a node that is this process (--role=ps or worker, and
+// the status probe), with a bounded teardown that may end the process: for
+// the command line only, never for nodes run as threads of a larger program.
 //
 // CAF 0.17.6 can wait forever in ~actor_system: await_detached_threads()
 // waits until every detached actor object is freed, and a connection attempt
