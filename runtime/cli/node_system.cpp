@@ -1,9 +1,8 @@
 #include "runtime/cli/node_system.hpp"
 
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
-#include <mutex>
+#include <future>
 #include <string>
 #include <thread>
 
@@ -15,12 +14,9 @@ node_system::node_system(const options& opts, const model_layout& layout)
 node_system::~node_system() = default;
 
 void node_system::end(int code, const logger& log, std::chrono::milliseconds bound) {
-  std::mutex m;
-  std::condition_variable cv;
-  bool done = false;
-  std::thread watchdog([&] {
-    std::unique_lock<std::mutex> lock(m);
-    if (cv.wait_for(lock, bound, [&] { return done; })) return;
+  std::promise<void> shut_down;
+  std::thread watchdog([&log, code, bound, done = shut_down.get_future()] {
+    if (done.wait_for(bound) == std::future_status::ready) return;
     log.warn("the actor system did not shut down within " + std::to_string(bound.count()) +
              " ms (CAF 0.17.6 can wait forever for a detached actor kept alive by a cut-off "
              "connection attempt); exiting with code " + std::to_string(code));
@@ -28,11 +24,7 @@ void node_system::end(int code, const logger& log, std::chrono::milliseconds bou
     std::_Exit(code);
   });
   sys_.reset();
-  {
-    std::lock_guard<std::mutex> lock(m);
-    done = true;
-  }
-  cv.notify_one();
+  shut_down.set_value();
   watchdog.join();
 }
 
