@@ -5,9 +5,9 @@
 #include <memory>
 #include <stdexcept>
 
-#include "actors/failure.hpp"
-#include "actors/model_snapshot.hpp"
-#include "actors/seconds.hpp"
+#include "protocol/failure.hpp"
+#include "protocol/model_snapshot.hpp"
+#include "config/durations.hpp"
 #include "model/update.hpp"
 
 namespace downpour {

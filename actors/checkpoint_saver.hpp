@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "actors/checkpoint_data.hpp"
-#include "actors/log.hpp"
-#include "actors/messages.hpp"
+#include "model/checkpoint_data.hpp"
+#include "reporting/log.hpp"
+#include "protocol/messages.hpp"
 #include "model/layout.hpp"
 
 namespace downpour {

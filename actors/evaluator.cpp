@@ -1,7 +1,7 @@
 #include "actors/evaluator.hpp"
 
-#include "actors/failure.hpp"
-#include "actors/model_snapshot.hpp"
+#include "protocol/failure.hpp"
+#include "protocol/model_snapshot.hpp"
 
 namespace downpour {
 namespace {

@@ -10,7 +10,7 @@
 #include <optional>
 #include <vector>
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 #include "data/dataset.hpp"
 #include "model/model.hpp"
 #include "model/sparse_table.hpp"

@@ -5,7 +5,7 @@
 #include <optional>
 #include <utility>
 
-#include "actors/failure.hpp"
+#include "protocol/failure.hpp"
 #include "actors/shard_state.hpp"
 #include "config/cluster_fingerprint.hpp"
 

@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 #include "actors/shard_config.hpp"
 #include "model/sparse_table.hpp"
 

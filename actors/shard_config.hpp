@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "actors/log.hpp"
+#include "reporting/log.hpp"
 #include "config/options.hpp"
 #include "model/schedule.hpp"
 #include "model/sparse_table.hpp"

@@ -12,8 +12,8 @@
 #include <optional>
 #include <vector>
 
-#include "actors/messages.hpp"
-#include "actors/placement.hpp"
+#include "protocol/messages.hpp"
+#include "protocol/placement.hpp"
 #include "model/sparse_table.hpp"
 
 namespace downpour {

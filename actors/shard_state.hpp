@@ -9,8 +9,8 @@
 #include <optional>
 #include <utility>
 
-#include "actors/messages.hpp"
-#include "actors/peer_guard.hpp"
+#include "protocol/messages.hpp"
+#include "protocol/peer_guard.hpp"
 #include "actors/shard_config.hpp"
 #include "actors/shard_rows.hpp"
 

@@ -2,7 +2,7 @@
 #include <utility>
 
 #include "actors/shard_state.hpp"
-#include "actors/sync_rule.hpp"
+#include "model/sync_rule.hpp"
 
 namespace downpour {
 namespace {

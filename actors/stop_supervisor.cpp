@@ -2,7 +2,7 @@
 // it (supervisor_tickets.cpp, supervisor_recovery.cpp, supervisor_status.cpp).
 #include "actors/stop_supervisor.hpp"
 
-#include "actors/failure.hpp"
+#include "protocol/failure.hpp"
 #include "actors/supervisor_state.hpp"
 
 namespace downpour {

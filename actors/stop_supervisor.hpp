@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 #include "actors/supervisor_config.hpp"
 
 namespace downpour {

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "actors/log.hpp"
-#include "actors/messages.hpp"
-#include "actors/progress.hpp"
-#include "actors/status.hpp"
+#include "reporting/log.hpp"
+#include "protocol/messages.hpp"
+#include "reporting/progress.hpp"
+#include "reporting/status.hpp"
 #include "config/options.hpp"
 
 namespace downpour {
@@ -29,7 +29,7 @@ struct supervisor_config {
   logger log;                     // the chief
   std::map<std::string, std::string> config_sources;  // for status: options.sources
   std::int64_t max_bad_batches = 0;  // non-finite batches skipped before the job diverges
-  // The answer to a status request, from the facts (actors/status_json.hpp);
+  // The answer to a status request, from the facts (reporting/status_json.hpp);
   // without one, status requests are refused.
   std::function<std::string(const status_facts&)> render_status;
 };

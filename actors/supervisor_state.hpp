@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/peer_guard.hpp"
+#include "protocol/peer_guard.hpp"
 #include "actors/supervisor_config.hpp"
 
 namespace downpour {

@@ -1,12 +1,12 @@
 #include "actors/sync_coordinator.hpp"
 
-#include "actors/peer_guard.hpp"
+#include "protocol/peer_guard.hpp"
 
 #include <map>
 #include <set>
 
-#include "actors/failure.hpp"
-#include "actors/sync_rule.hpp"
+#include "protocol/failure.hpp"
+#include "model/sync_rule.hpp"
 
 namespace downpour {
 namespace {

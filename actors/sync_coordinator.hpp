@@ -8,8 +8,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "actors/log.hpp"
-#include "actors/messages.hpp"
+#include "reporting/log.hpp"
+#include "protocol/messages.hpp"
 #include "config/options.hpp"
 
 namespace downpour {

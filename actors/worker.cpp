@@ -4,7 +4,7 @@
 #include <cmath>
 #include <utility>
 
-#include "actors/failure.hpp"
+#include "protocol/failure.hpp"
 #include "actors/worker_state.hpp"
 #include "model/update.hpp"
 

@@ -38,7 +38,7 @@
 //  next push; a supervisor that refuses the bad batch ends the job.
 #pragma once
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 #include "actors/worker_config.hpp"
 
 namespace downpour {

@@ -5,9 +5,9 @@
 #include <memory>
 #include <vector>
 
-#include "actors/log.hpp"
-#include "actors/messages.hpp"
-#include "actors/placement.hpp"
+#include "reporting/log.hpp"
+#include "protocol/messages.hpp"
+#include "protocol/placement.hpp"
 #include "config/options.hpp"
 #include "data/dataset.hpp"
 #include "model/model.hpp"
@@ -40,7 +40,7 @@ struct worker_config {
   // own update to its copy and pulls only what others changed (replay_offer).
   lr_schedule schedule;
   // A model with a sparse variable: the first row each shard owns, then N
-  // (actors/placement.hpp row_boundaries), and floats per row. Empty for a
+  // (protocol/placement.hpp row_boundaries), and floats per row. Empty for a
   // dense model. Such a worker pulls the rows of its next batch, so it
   // neither prefetches nor replays its own update.
   std::vector<std::uint64_t> row_bounds;

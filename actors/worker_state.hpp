@@ -9,8 +9,8 @@
 #include <optional>
 #include <vector>
 
-#include "actors/buffers.hpp"
-#include "actors/peer_guard.hpp"
+#include "protocol/buffers.hpp"
+#include "protocol/peer_guard.hpp"
 #include "actors/worker_config.hpp"
 #include "data/batch_record.hpp"
 #include "data/batcher.hpp"

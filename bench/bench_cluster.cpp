@@ -14,7 +14,7 @@
 #include "bench/bench_common.hpp"
 #include "bench/bench_process.hpp"
 #include "runtime/node/reference_trainer.hpp"
-#include "test/test_jobs.hpp"
+#include "test/support/test_jobs.hpp"
 
 using namespace downpour;
 using namespace downpour::bench;

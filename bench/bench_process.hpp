@@ -16,7 +16,7 @@
 #include "runtime/net/connect.hpp"
 #include "runtime/net/ports.hpp"
 #include "runtime/node/node.hpp"
-#include "test/subprocess.hpp"
+#include "test/support/subprocess.hpp"
 
 namespace downpour::bench {
 

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <random>
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 #include "bench/bench_common.hpp"
 
 using namespace downpour;

@@ -20,8 +20,8 @@
 
 #include "bench/bench_common.hpp"
 #include "data/libsvm.hpp"
-#include "model/sparse_trainer.hpp"
-#include "test/subprocess.hpp"
+#include "bench/support/sparse_trainer.hpp"
+#include "test/support/subprocess.hpp"
 
 using namespace downpour;
 using namespace downpour::bench;

@@ -24,7 +24,7 @@
 #include "model/update.hpp"
 #include "runtime/node/job.hpp"
 #include "runtime/node/reference_trainer.hpp"
-#include "test/test_jobs.hpp"
+#include "test/support/test_jobs.hpp"
 
 using namespace downpour;
 using namespace downpour::bench;

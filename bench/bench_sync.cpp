@@ -10,8 +10,8 @@
 #include "runtime/net/connect.hpp"
 #include "runtime/node/job.hpp"
 #include "runtime/node/node.hpp"
-#include "test/subprocess.hpp"
-#include "test/test_jobs.hpp"
+#include "test/support/subprocess.hpp"
+#include "test/support/test_jobs.hpp"
 
 using namespace downpour;
 using namespace downpour::bench;

@@ -1,5 +1,5 @@
 // gen_libsvm: libsvm train and test files drawn from a planted sparse
-// logistic model (model/sparse_planted.hpp), and planted.json with the
+// logistic model (bench/support/sparse_planted.hpp), and planted.json with the
 // planted model's log loss on the test file: the best a learner can expect.
 //
 //   gen_libsvm --out DIR [--train N] [--test N] [--seed S] [--vocabulary K]
@@ -21,7 +21,7 @@
 
 #include "data/libsvm.hpp"
 #include "model/sparse_metrics.hpp"
-#include "model/sparse_planted.hpp"
+#include "bench/support/sparse_planted.hpp"
 #include "runtime/files/durable_write.hpp"
 
 namespace {

@@ -5,7 +5,7 @@
 namespace downpour {
 
 // balanced: near-equal contiguous ranges; round_robin: whole variables, one
-// shard after another (actors/placement.hpp).
+// shard after another (protocol/placement.hpp).
 enum class placement_kind { balanced, round_robin };
 
 }  // namespace downpour

@@ -18,7 +18,7 @@
 namespace downpour {
 
 // Fixed, not --seed: a row means the same features in every job, and the
-// single-process trainer (model/sparse_trainer.hpp) hashes alike.
+// single-process trainer (bench/support/sparse_trainer.hpp) hashes alike.
 inline constexpr std::uint64_t kFeatureHashSeed = 0;
 
 // --model logreg: p(y = 1) = sigmoid(bias + sum_j x_j weights[row(j)]),

@@ -5,7 +5,7 @@
 #include <iostream>
 #include <optional>
 
-#include "actors/log.hpp"
+#include "reporting/log.hpp"
 #include "config/options.hpp"
 #include "data/batch_record.hpp"
 #include "runtime/cli/commands.hpp"

@@ -6,9 +6,9 @@
 #include <ostream>
 #include <sstream>
 
-#include "actors/log.hpp"
-#include "actors/model_snapshot.hpp"
-#include "actors/placement.hpp"
+#include "reporting/log.hpp"
+#include "protocol/model_snapshot.hpp"
+#include "protocol/placement.hpp"
 #include "runtime/cli/model_build.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/files/npz.hpp"

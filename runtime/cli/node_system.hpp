@@ -16,7 +16,7 @@
 #include <chrono>
 #include <memory>
 
-#include "actors/log.hpp"
+#include "reporting/log.hpp"
 #include "caf/actor_system.hpp"
 #include "runtime/node/node.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <ostream>
 
-#include "actors/status_json.hpp"
+#include "reporting/status_json.hpp"
 #include "runtime/cli/node_system.hpp"
 #include "runtime/cli/status_text.hpp"
 #include "runtime/net/connect.hpp"

@@ -1,11 +1,11 @@
 // The text of `downpour status`: what the chief knows of its job, as
 // "key: value" lines a person reads and a script can grep. The same facts as
-// JSON: actors/status_json.hpp.
+// JSON: reporting/status_json.hpp.
 #pragma once
 
 #include <string>
 
-#include "actors/status.hpp"
+#include "reporting/status.hpp"
 
 namespace downpour {
 

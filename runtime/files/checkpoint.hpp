@@ -31,7 +31,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/checkpoint_data.hpp"
+#include "model/checkpoint_data.hpp"
 #include "model/layout.hpp"
 
 namespace downpour {

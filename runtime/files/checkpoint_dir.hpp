@@ -3,7 +3,7 @@
 // all damaged is not silently trained over from step 0 (docs/checkpoints.md).
 #pragma once
 
-#include "actors/log.hpp"
+#include "reporting/log.hpp"
 #include "config/options.hpp"
 
 namespace downpour {

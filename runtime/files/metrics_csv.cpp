@@ -1,4 +1,4 @@
-// Reading and validating metrics.csv (actors/metrics_schema.hpp) for the plot
+// Reading and validating metrics.csv (reporting/metrics_schema.hpp) for the plot
 // command.
 #include <algorithm>
 #include <cerrno>

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "actors/metrics_schema.hpp"
+#include "reporting/metrics_schema.hpp"
 #include "config/options.hpp"
 
 namespace downpour {

@@ -182,7 +182,7 @@ void caf::io::abstract_broker::configure_read(connection_handle hdl, receive_pol
 // ps. libcaf_core calls categorize through its PLT, so this definition runs
 // first: a kill from another node (or an anonymous one, which may have come
 // from anywhere) becomes an ordinary exit with reason `unknown`, which the
-// actor's exit handler judges (actors/peer_guard.hpp); kills sent on this node
+// actor's exit handler judges (protocol/peer_guard.hpp); kills sent on this node
 // by a known sender stay kills.
 caf::scheduled_actor::message_category caf::scheduled_actor::categorize(mailbox_element& x) {
   using categorize_fn = message_category (*)(scheduled_actor*, mailbox_element&);

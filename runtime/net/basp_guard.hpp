@@ -7,7 +7,7 @@
 
 #include <cstddef>
 
-#include "actors/log.hpp"
+#include "reporting/log.hpp"
 
 namespace downpour {
 

@@ -8,11 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 #include <optional>
 
-#include "actors/log.hpp"
-#include "actors/seconds.hpp"
+#include "reporting/log.hpp"
+#include "config/durations.hpp"
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
 #include "config/options.hpp"

@@ -2,7 +2,7 @@
 
 #include <httplib.h>
 
-#include "actors/status_json.hpp"
+#include "reporting/status_json.hpp"
 #include "runtime/net/metrics_text.hpp"
 
 namespace downpour {

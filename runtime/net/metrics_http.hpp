@@ -11,7 +11,7 @@
 #include <string>
 #include <thread>
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 #include "config/options.hpp"
 
 namespace httplib {

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "actors/status.hpp"
+#include "reporting/status.hpp"
 
 namespace downpour {
 

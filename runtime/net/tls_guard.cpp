@@ -17,7 +17,7 @@
 // SSL_accept also logs a refused peer (CAF drops it without a word).
 #include "runtime/net/tls_guard.hpp"
 
-#include "actors/log.hpp"
+#include "reporting/log.hpp"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>

@@ -1,7 +1,7 @@
 #include "runtime/node/actor_configs.hpp"
 
-#include "actors/placement.hpp"
-#include "actors/sync_rule.hpp"
+#include "protocol/placement.hpp"
+#include "model/sync_rule.hpp"
 
 namespace downpour {
 

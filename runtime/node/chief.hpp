@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 #include "config/options.hpp"
 #include "runtime/node/job.hpp"
 #include "runtime/node/signals.hpp"

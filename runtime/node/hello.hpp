@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 #include "config/options.hpp"
 #include "model/layout.hpp"
 

@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "actors/failure.hpp"
+#include "protocol/failure.hpp"
 
 namespace downpour {
 namespace {

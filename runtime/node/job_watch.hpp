@@ -1,7 +1,7 @@
 // The chief's wait for the end of the job. The supervisor answers it at the
 // last step; but when an exception ends an actor of the chief's process (a
 // worker, a shard of a local job, the saver, the supervisor itself: see
-// actors/failure.hpp), nothing would ever answer, so the watch answers first
+// protocol/failure.hpp), nothing would ever answer, so the watch answers first
 // with that actor's message and the chief stops the job.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <utility>
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 
 namespace downpour {
 

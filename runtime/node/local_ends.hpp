@@ -8,8 +8,8 @@
 #include <utility>
 #include <vector>
 
-#include "actors/log.hpp"
-#include "actors/messages.hpp"
+#include "reporting/log.hpp"
+#include "protocol/messages.hpp"
 
 namespace downpour {
 

@@ -3,9 +3,9 @@
 #include <cstdlib>
 #include <thread>
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 #include "actors/parameter_shard.hpp"
-#include "actors/seconds.hpp"
+#include "config/durations.hpp"
 #include "actors/worker.hpp"
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
@@ -30,7 +30,7 @@ namespace {
 // differ, so nodes of other clusters and of builds of other commits never
 // talk. DOWNPOUR_TEST_HANDSHAKE_VERSION, when set, stands in for the build's
 // version here only: the test that proves a node of another version is
-// refused starts one with it (test/test_operations.cpp).
+// refused starts one with it (test/process/test_operations.cpp).
 std::string app_identifier(const options& opts) {
   const char* faked = std::getenv("DOWNPOUR_TEST_HANDSHAKE_VERSION");
   const std::string version = faked && *faked ? faked : build_version();

@@ -7,7 +7,7 @@
 #include <optional>
 #include <vector>
 
-#include "actors/log.hpp"
+#include "reporting/log.hpp"
 #include "caf/all.hpp"
 #include "config/options.hpp"
 #include "model/sparse_table.hpp"

@@ -4,9 +4,9 @@
 #include <optional>
 #include <string>
 
-#include "actors/failure.hpp"
-#include "actors/log.hpp"
-#include "actors/seconds.hpp"
+#include "protocol/failure.hpp"
+#include "reporting/log.hpp"
+#include "config/durations.hpp"
 #include "runtime/net/connect.hpp"
 
 namespace downpour {

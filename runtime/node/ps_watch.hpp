@@ -2,7 +2,7 @@
 // left running forever, holding its port, after the chief is gone.
 #pragma once
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 #include "config/options.hpp"
 
 namespace downpour {

@@ -3,8 +3,8 @@
 #include <chrono>
 #include <ostream>
 
-#include "actors/log.hpp"
-#include "actors/seconds.hpp"
+#include "reporting/log.hpp"
+#include "config/durations.hpp"
 #include "data/batcher.hpp"
 #include "model/init.hpp"
 #include "model/update.hpp"

@@ -5,9 +5,9 @@
 #include <cstdio>
 #include <iostream>
 
-#include "actors/log.hpp"
-#include "actors/placement.hpp"
-#include "actors/seconds.hpp"
+#include "reporting/log.hpp"
+#include "protocol/placement.hpp"
+#include "config/durations.hpp"
 #include "model/init.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/net/connect.hpp"

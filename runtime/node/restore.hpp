@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "actors/log.hpp"
-#include "actors/messages.hpp"
+#include "reporting/log.hpp"
+#include "protocol/messages.hpp"
 #include "config/options.hpp"
 #include "model/layout.hpp"
 #include "model/sparse_table.hpp"

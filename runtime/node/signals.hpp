@@ -16,7 +16,7 @@
 #include <string>
 #include <thread>
 
-#include "actors/log.hpp"
+#include "reporting/log.hpp"
 
 namespace downpour {
 

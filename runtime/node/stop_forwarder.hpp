@@ -1,5 +1,5 @@
 // Delivers a stop request from the signal watcher's thread to an actor that
-// takes control messages only from known senders (actors/peer_guard.hpp): a
+// takes control messages only from known senders (protocol/peer_guard.hpp): a
 // local actor passes it on as its own message. Not a scoped_actor made on
 // that thread: one kept the actor system from ever shutting down (CAF
 // 0.17.6, measured: the stopped job hung in ~actor_system).
@@ -8,7 +8,7 @@
 #include <string>
 #include <utility>
 
-#include "actors/messages.hpp"
+#include "protocol/messages.hpp"
 
 namespace downpour {
 

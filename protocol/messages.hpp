@@ -1,0 +1,364 @@
+// Every message, atom, error code and typed handle of Downpour, in one
+// type-ID block. Tensors travel as raw blobs: CAF 0.17's element-wise float
+// serializer is slow, corrupts NaN and hangs on +inf (shared notes, caf-0.17).
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "protocol/key_list.hpp"
+#include "protocol/tensor.hpp"
+#include "caf/all.hpp"
+
+namespace downpour {
+
+// A shard's part of the model's sparse variable: the rows [first, last) it
+// owns and, in an init or a snapshot, the rows it holds (keys ascending;
+// accumulators: AdaGrad's, empty with SGD). Nothing for a dense model.
+struct row_part {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  key_list keys;
+  tensor values;
+  tensor accumulators;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, row_part& x) {
+  return f(caf::meta::type_name("row_part"), x.first, x.last, x.keys, x.values, x.accumulators);
+}
+
+// Chief -> shard: the ranges it owns (offset/size pairs), the step to start
+// from, and initial parameters and EMA shadows.
+struct shard_init {
+  std::vector<std::uint64_t> ranges;
+  std::int64_t step = 0;
+  tensor params;
+  tensor ema;
+  row_part rows;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
+  return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, x.rows);
+}
+
+// Worker -> shard: a pull of the dense parameters and of the rows of the
+// sparse variable the worker's next batch touches (ascending, unique, in
+// the shard's row range), answered once the shard is at min_step.
+struct row_pull {
+  std::int64_t min_step = 0;
+  std::uint32_t worker = 0;
+  key_list keys;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, row_pull& x) {
+  return f(caf::meta::type_name("row_pull"), x.min_step, x.worker, x.keys);
+}
+
+// Shard -> worker: the shard's parameters and the updates applied so far;
+// replayed: the worker's own offered update is the only one since its pull,
+// so it holds these parameters already and params is empty. rows: the
+// values of a row_pull's keys, in its order.
+struct pull_reply {
+  std::int64_t step = 0;
+  shared_tensor params;
+  bool replayed = false;
+  tensor rows;
+
+  pull_reply() = default;
+  pull_reply(std::int64_t s, shared_tensor p, bool r = false, tensor rs = {})
+      : step(s), params(std::move(p)), replayed(r), rows(std::move(rs)) {}
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
+  return f(caf::meta::type_name("pull_reply"), x.step, x.params, x.replayed, x.rows);
+}
+
+// Worker -> shard: a pull from a worker that applied its own push, stamped
+// `base`, to its copy itself with the learning rate whose bits are lr_bits.
+// Bits, not a float: the default inspector does not carry floats exactly.
+struct replay_offer {
+  std::uint32_t worker = 0;
+  std::int64_t base = 0;
+  std::uint32_t lr_bits = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, replay_offer& x) {
+  return f(caf::meta::type_name("replay_offer"), x.worker, x.base, x.lr_bits);
+}
+
+// Worker -> shard: a gradient for the shard's ranges, stamped with the global
+// step its parameters were pulled at; with a sparse variable also the
+// gradient of the rows keys (those of the worker's last row_pull), in order.
+struct push_msg {
+  std::int64_t step = 0;
+  std::uint32_t worker = 0;
+  shared_tensor grad;
+  key_list keys;
+  tensor rows;
+
+  push_msg() = default;
+  push_msg(std::int64_t s, std::uint32_t w, shared_tensor g, key_list k = {}, tensor r = {})
+      : step(s), worker(w), grad(std::move(g)), keys(std::move(k)), rows(std::move(r)) {}
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
+  return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad, x.keys, x.rows);
+}
+
+// Shard -> chief: everything needed to evaluate or checkpoint the shard, and
+// the pushes it refused (stale in sync mode, or malformed).
+struct shard_snapshot {
+  std::int64_t step = 0;
+  std::vector<std::uint64_t> ranges;
+  tensor params;
+  tensor ema;
+  std::int64_t dropped = 0;
+  std::int64_t rejected = 0;
+  std::int64_t replayed = 0;  // pulls answered without parameters (replay_offer)
+  row_part rows;              // the sparse variable's rows this shard holds
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
+  return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema, x.dropped,
+           x.rejected, x.replayed, x.rows);
+}
+
+// Shard -> chief: what `downpour status` shows of a shard; no tensors.
+struct shard_stats {
+  std::int64_t step = 0;
+  std::vector<std::uint64_t> ranges;  // offset/size pairs
+  std::int64_t dropped = 0;
+  std::int64_t rejected = 0;
+  std::int64_t replayed = 0;
+  std::uint64_t rows_held = 0;  // rows of the sparse variable created here
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
+  return f(caf::meta::type_name("shard_stats"), x.step, x.ranges, x.dropped, x.rejected, x.replayed,
+           x.rows_held);
+}
+
+// Coordinator -> chief: the live workers and the dead ones (gone, not back).
+struct worker_stats {
+  std::vector<std::uint32_t> live;
+  std::vector<std::uint32_t> gone;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
+  return f(caf::meta::type_name("worker_stats"), x.live, x.gone);
+}
+
+// The one error enum between actors: one value per distinct failure (the
+// context string says which peer, step or size). Values keep their numbers:
+// new ones go last, with their name and meaning in protocol/messages.cpp.
+enum class errc : std::uint8_t {
+  config_mismatch = 1,  // a peer was started with a different cluster config
+  shape_mismatch,       // sizes of a push, pull reply, init or restore do not fit
+  not_finite,           // a gradient holds NaN or inf
+  stopped,              // the job is over
+  unreachable,          // a peer could not be reached or listened for
+  recovering,           // a ps went down: no tickets until every shard is restored
+  failed,               // an exception ended an actor; the context is its message
+  unauthorized,         // a message from a node that did not prove it belongs to the cluster
+  interrupted,          // the job was stopped (a signal) with a checkpoint at its stop step
+  diverged,             // a non-finite loss or gradient: the job fails, nothing more is saved
+  not_initialised,      // a push reached a shard before the chief initialised it
+  future_step,          // a push stamped with a step the shard has not reached
+  unoffered_replay,     // a shard answered "replayed" to a pull that offered no update
+  save_failed,          // a checkpoint could not be written; training goes on
+  restored,             // the shard was restored: waits from before the restore fail
+  step_passed,          // a snapshot for a step the shard has already passed
+  bad_keys,             // row keys out of the shard's range, not ascending or twice
+  unpulled_rows,        // a push of rows the worker did not pull
+};
+
+// The value's name, as CAF renders it: "shape_mismatch".
+std::string to_string(errc x);
+
+// What the value means, one line, for an error that carries no context.
+const char* explain(errc x);
+
+}  // namespace downpour
+
+CAF_ERROR_CODE_ENUM(downpour::errc, "downpour")
+
+CAF_ADD_ATOM(downpour, downpour, hello_atom, "hello")
+CAF_ADD_ATOM(downpour, downpour, init_atom, "init")
+CAF_ADD_ATOM(downpour, downpour, pull_atom, "pull")
+CAF_ADD_ATOM(downpour, downpour, push_atom, "push")
+CAF_ADD_ATOM(downpour, downpour, await_atom, "await")
+CAF_ADD_ATOM(downpour, downpour, snapshot_atom, "snapshot")
+CAF_ADD_ATOM(downpour, downpour, stop_atom, "stop")
+CAF_ADD_ATOM(downpour, downpour, ticket_atom, "ticket")
+CAF_ADD_ATOM(downpour, downpour, done_atom, "done")
+CAF_ADD_ATOM(downpour, downpour, start_atom, "start")
+CAF_ADD_ATOM(downpour, downpour, end_atom, "end")
+CAF_ADD_ATOM(downpour, downpour, join_atom, "join")
+CAF_ADD_ATOM(downpour, downpour, leave_atom, "leave")
+CAF_ADD_ATOM(downpour, downpour, clock_atom, "clock")
+CAF_ADD_ATOM(downpour, downpour, required_atom, "required")
+CAF_ADD_ATOM(downpour, downpour, report_atom, "report")
+CAF_ADD_ATOM(downpour, downpour, save_atom, "save")
+CAF_ADD_ATOM(downpour, downpour, tick_atom, "tick")
+CAF_ADD_ATOM(downpour, downpour, stats_atom, "stats")
+CAF_ADD_ATOM(downpour, downpour, status_atom, "status")
+CAF_ADD_ATOM(downpour, downpour, eval_atom, "eval")
+CAF_ADD_ATOM(downpour, downpour, restore_atom, "restore")
+CAF_ADD_ATOM(downpour, downpour, diverged_atom, "diverged")
+
+namespace downpour {
+
+// A parameter shard: owns ranges of the flat parameter buffer and their EMA.
+using shard_actor = caf::typed_actor<
+    // Cluster fingerprint of the caller, the shard it takes this one for, and
+    // its worker index (0: the chief) -> the shard's global step (-1 before
+    // init). Nothing else from a remote node is served before its hello.
+    caf::replies_to<hello_atom, std::string, std::uint32_t, std::uint32_t>::with<std::int64_t>,
+    // Initial values or a restore -> the step the shard now stands at.
+    caf::replies_to<init_atom, shard_init>::with<std::int64_t>,
+    // Recovery: overwrite whatever the shard holds (pending awaits and snapshots
+    // fail) -> the step the shard now stands at.
+    caf::replies_to<restore_atom, shard_init>::with<std::int64_t>,
+    // Parameters and step, answered once the step is at least min_step (sync
+    // mode's token barrier: no polling) and the shard is initialised.
+    caf::replies_to<pull_atom, std::int64_t>::with<pull_reply>,
+    // A pull that spares the transfer when the offer matches the shard's last
+    // update (async/ssp, between nodes); otherwise the parameters as now.
+    caf::replies_to<pull_atom, replay_offer>::with<pull_reply>,
+    // A model with a sparse variable: as the first pull, plus the rows asked for.
+    caf::replies_to<pull_atom, row_pull>::with<pull_reply>,
+    // One gradient: async/ssp apply it at once; sync accumulates fresh ones and
+    // applies their mean once per round -> the shard's step, or the reason it
+    // was refused (wrong length, future stamp, NaN/inf, before init).
+    caf::replies_to<push_atom, push_msg>::with<std::int64_t>,
+    // Sync mode: the number of fresh gradients that completes a round.
+    caf::reacts_to<required_atom, std::uint64_t>,
+    // Answers when the shard has applied this many updates.
+    caf::replies_to<await_atom, std::int64_t>::with<std::int64_t>,
+    // Parameters, shadows and step as they are now (the end of a job).
+    caf::replies_to<snapshot_atom>::with<shard_snapshot>,
+    // The same, captured right after this step's update: every shard at the
+    // same step, so a checkpoint is the model after exactly that global step.
+    caf::replies_to<snapshot_atom, std::int64_t>::with<shard_snapshot>,
+    // Step, ranges and counters for `downpour status`.
+    caf::replies_to<stats_atom>::with<shard_stats>,
+    // The job is over: quit (a ps node exits when its shard is gone).
+    caf::reacts_to<stop_atom>,
+    // From the chief's supervisor: it is where a stop request on this ps goes.
+    caf::reacts_to<join_atom>,
+    // A stop request on this ps (a signal), passed on to the chief's
+    // supervisor, which stops the job with a checkpoint; none known: quit.
+    caf::reacts_to<stop_atom, std::string>>;
+
+// The sync coordinator on the chief: watches workers (a dead one lowers the
+// sync round's required count) and enforces the ssp staleness bound.
+using coordinator_actor = caf::typed_actor<
+    // From the supervisor: a node whose hello matched; its workers may join.
+    caf::reacts_to<hello_atom, caf::node_id>,
+    // A worker starts (or restarts with its task index); it is monitored.
+    caf::reacts_to<join_atom, std::uint32_t>,
+    // A worker has finished the job (only from the actor that joined as it).
+    caf::reacts_to<leave_atom, std::uint32_t>,
+    // ssp: worker and the steps it has finished -> answered once it may start
+    // another (only to the actor that joined as it).
+    caf::replies_to<clock_atom, std::uint32_t, std::int64_t>::with<std::int64_t>,
+    // The live and the dead workers.
+    caf::replies_to<stats_atom>::with<worker_stats>>;
+
+// The checkpoint saver on the chief: pulls a consistent snapshot from the
+// shards and writes it, so no shared file system is needed.
+using saver_actor = caf::typed_actor<
+    // Save the model as it stands right after at least this global step -> the file written.
+    caf::replies_to<save_atom, std::int64_t>::with<std::string>,
+    // Timer: a timed checkpoint is due.
+    caf::reacts_to<tick_atom>,
+    // The newest checkpoint written (empty: none yet) and its unix time.
+    caf::replies_to<stats_atom>::with<std::string, double>>;
+
+// Chief -> its supervisor after a recovery: every shard restored to step,
+// with the (possibly new) shard handles and freshly spawned helpers.
+struct recovery_plan {
+  std::int64_t step = 0;
+  std::vector<shard_actor> shards;
+  coordinator_actor coordinator;
+  saver_actor saver;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, recovery_plan& x) {
+  return f(caf::meta::type_name("recovery_plan"), x.step, x.shards, x.coordinator, x.saver);
+}
+
+// The stop-at-step supervisor on the chief: hands out exactly last_step
+// step tickets, so the final global step is exact, and ends the job.
+using supervisor_actor = caf::typed_actor<
+    // Cluster fingerprint of a joining node -> the current global step and the coordinator.
+    caf::replies_to<hello_atom, std::string>::with<std::int64_t, coordinator_actor>,
+    // Worker index and its last loss -> the global step its next push makes, or -1: stop.
+    caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
+    // A worker has pushed its last gradient and quits.
+    caf::reacts_to<done_atom, std::uint32_t>,
+    // Sync mode: worker, the global step its push was for, and its loss (progress).
+    caf::reacts_to<report_atom, std::uint32_t, std::int64_t, float>,
+    // Answers once every push is applied: the final global step, the last loss
+    // and why the job ended early (empty: it reached last_step). Stopped, the
+    // checkpoint at that step is written first; diverged: errc::diverged.
+    caf::replies_to<end_atom>::with<std::int64_t, float, std::string>,
+    // Stop the job (a signal, on the chief or a ps), saying why: no more steps,
+    // a checkpoint at the step where it stopped, then end_atom is answered.
+    caf::reacts_to<stop_atom, std::string>,
+    // A worker's loss or gradient at this global step is not finite: the answer
+    // is the number of bad batches so far (skip it, take the next batch) or
+    // errc::diverged once more than --max-bad-batches.
+    caf::replies_to<diverged_atom, std::uint32_t, std::int64_t, float>::with<std::int64_t>,
+    // From the evaluator: global step, validation accuracy raw and EMA (metrics.csv).
+    caf::reacts_to<eval_atom, std::int64_t, double, double>,
+    // `downpour status` and the metrics endpoint: the job's state as JSON (reporting/status_json.hpp).
+    caf::replies_to<status_atom>::with<std::string>,
+    // From the chief after a lost ps came back: resume at the restored step -> that step.
+    caf::replies_to<restore_atom, recovery_plan>::with<std::int64_t>>;
+
+// The evaluator on the chief: every eval_every global steps it evaluates a
+// snapshot on the validation split, off the training path.
+using evaluator_actor = caf::typed_actor<
+    // Evaluate at the next multiple of eval_every after this step.
+    caf::reacts_to<eval_atom, std::int64_t>>;
+
+// A worker: pull -> compute -> push until the supervisor says stop.
+using worker_actor = caf::typed_actor<
+    // Begin training.
+    caf::reacts_to<start_atom>,
+    // Leave the job after the step in hand (a signal): its ticket is used, not lost.
+    caf::reacts_to<stop_atom>>;
+
+}  // namespace downpour
+
+// One type-ID block: the wire names of everything sent between nodes.
+CAF_BEGIN_TYPE_ID_BLOCK(downpour, caf::first_custom_type_id)
+CAF_ADD_TYPE_ID(downpour, (downpour::tensor))
+CAF_ADD_TYPE_ID(downpour, (downpour::shard_init))
+CAF_ADD_TYPE_ID(downpour, (downpour::pull_reply))
+CAF_ADD_TYPE_ID(downpour, (downpour::replay_offer))
+CAF_ADD_TYPE_ID(downpour, (downpour::push_msg))
+CAF_ADD_TYPE_ID(downpour, (downpour::shard_snapshot))
+CAF_ADD_TYPE_ID(downpour, (downpour::coordinator_actor))
+CAF_ADD_TYPE_ID(downpour, (downpour::shard_stats))
+CAF_ADD_TYPE_ID(downpour, (downpour::worker_stats))
+CAF_ADD_TYPE_ID(downpour, (downpour::recovery_plan))
+CAF_ADD_TYPE_ID(downpour, (downpour::key_list))
+CAF_ADD_TYPE_ID(downpour, (downpour::row_part))
+CAF_ADD_TYPE_ID(downpour, (downpour::row_pull))
+CAF_END_TYPE_ID_BLOCK(downpour)

@@ -1,0 +1,93 @@
+// Snapshot and scatter: ask every shard for its part of the model and
+// assemble the parts in placement order. The one way the checkpoint saver,
+// the evaluator and the chief (the final model) read the whole model.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <type_traits>
+#include <vector>
+
+#include "protocol/messages.hpp"
+#include "model/model.hpp"
+#include "model/sparse_table.hpp"
+
+namespace downpour {
+
+// The whole model as the shards held it.
+struct model_snapshot {
+  std::int64_t step = 0;      // the last shard's step (the same for all at a given step)
+  std::vector<float> params;  // flat, in the model's layout
+  std::vector<float> ema;
+  std::int64_t dropped = 0;   // summed over the shards
+  std::int64_t replayed = 0;
+  row_dump rows;  // the sparse variable's rows held, keys ascending (shards in order)
+};
+
+// evaluate() of the parameters and of their moving averages, with the rows
+// (read once for both) when the model has a sparse variable.
+struct raw_and_ema {
+  accuracy_report raw, ema;
+};
+raw_and_ema evaluate_both(const model& m, const float* params, const float* ema,
+                          const row_dump& rows, const std::optional<sparse_table_spec>& spec,
+                          const dataset& set);
+
+using snapshot_done = std::function<void(caf::expected<model_snapshot>)>;
+
+namespace snapshot_detail {
+
+// The parts that have come in; done is called once, with the whole model or
+// the first failure (answers after a failure are dropped).
+class assembly {
+ public:
+  assembly(std::size_t model_size, std::size_t shards, snapshot_done done);
+  void add(shard_snapshot& part);
+  void fail(caf::error err);
+  bool finished() const { return !done_; }
+
+ private:
+  model_snapshot model_;
+  std::vector<row_part> row_parts_;
+  std::size_t missing_;
+  snapshot_done done_;
+};
+
+// One shard's request; a blocking actor (the chief's scoped actor) waits for
+// the answer, an event-based one goes on.
+template <class Self, class Timeout, class... Step>
+void ask_part(Self* self, const shard_actor& shard, const Timeout& timeout,
+              const std::shared_ptr<assembly>& parts, Step... step) {
+  auto handle = self->request(shard, timeout, snapshot_atom_v, step...);
+  auto on_part = [parts](shard_snapshot& part) { parts->add(part); };
+  auto on_error = [parts](caf::error& err) { parts->fail(std::move(err)); };
+  if constexpr (std::is_base_of<caf::blocking_actor, Self>::value)
+    handle.receive(on_part, on_error);
+  else
+    handle.then(on_part, on_error);
+}
+
+}  // namespace snapshot_detail
+
+// Asks every shard for its part, right after step (a shard not there yet
+// answers when it gets there) or, without a step, as it stands, and calls
+// done once with the assembled model or the first failure. Timeout bounds
+// each shard's answer (a std::chrono duration or caf::infinite).
+template <class Self, class Timeout>
+void gather_snapshot(Self* self, const std::vector<shard_actor>& shards, std::size_t model_size,
+                     std::optional<std::int64_t> step, const Timeout& timeout,
+                     snapshot_done done) {
+  auto parts =
+      std::make_shared<snapshot_detail::assembly>(model_size, shards.size(), std::move(done));
+  for (const auto& shard : shards) {
+    if (parts->finished()) return;
+    if (step)
+      snapshot_detail::ask_part(self, shard, timeout, parts, *step);
+    else
+      snapshot_detail::ask_part(self, shard, timeout, parts);
+  }
+}
+
+}  // namespace downpour

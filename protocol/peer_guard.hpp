@@ -1,0 +1,104 @@
+// Who may talk to an actor published on the network. CAF 0.17.6's listening
+// side learns nothing about a connecting peer but its node id (the client
+// handshake carries no application identifiers), and any peer that completes
+// the handshake can send anything to a published actor: a stop, an exit, an
+// error. So the actor itself admits a remote node only once it said hello
+// with this cluster's fingerprint (cluster name, version, settings; over TLS
+// on a connection authenticated by the cluster's CA), and refuses everything
+// else from it, logged rate-limited.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "reporting/log.hpp"
+#include "caf/all.hpp"
+
+namespace downpour {
+
+class peer_guard {
+ public:
+  peer_guard();
+
+  void set_log(logger log) { log_ = std::move(log); }
+
+  // The node of a caller whose hello matched: a worker, or the chief.
+  void admit_member(const caf::node_id& node);
+  void admit_chief(const caf::node_id& node);
+  // Every node admitted so far (the chief's too).
+  const std::set<caf::node_id>& members() const { return members_; }
+
+  // Senders on the actor's own node are trusted; remote ones must have been
+  // admitted (as anything, or as the chief). Anonymous remote messages are
+  // indistinguishable from local anonymous ones, so neither is trusted.
+  bool from_member(const caf::strong_actor_ptr& sender, const caf::node_id& self) const;
+  bool from_chief(const caf::strong_actor_ptr& sender, const caf::node_id& self) const;
+
+  // Logs a refused message (what it was, from which node), rate-limited per
+  // what (detail, e.g. a difference of settings, is not part of the kind).
+  void refuse(const std::string& what, const caf::strong_actor_ptr& sender,
+              const std::string& detail = "");
+  // Logs a message about a worker sent by an actor that is not that worker
+  // (a member speaking on another's behalf), rate-limited the same way.
+  void refuse_on_behalf(const std::string& what, std::uint32_t worker,
+                        const caf::strong_actor_ptr& sender);
+
+  // Exits only from the own node or the chief, errors and unexpected
+  // messages dropped (CAF's defaults end the actor or print to stdout).
+  template <class Self>
+  void install(Self* self) {
+    self->set_exit_handler([=](caf::exit_msg& m) {
+      auto& guard = self->state.guard;
+      if (!guard.from_chief(self->current_sender(), self->node()))
+        return guard.refuse("an exit", self->current_sender());
+      if (m.reason != caf::exit_reason::normal) self->quit(std::move(m.reason));
+    });
+    self->set_error_handler(
+        [=](caf::error&) { self->state.guard.refuse("an error", self->current_sender()); });
+    self->set_default_handler([=](caf::scheduled_actor*, caf::message_view&) -> caf::result<caf::message> {
+      self->state.guard.refuse("an unexpected message", self->current_sender());
+      return caf::sec::unexpected_message;
+    });
+  }
+
+ private:
+  std::set<caf::node_id> members_;
+  std::optional<caf::node_id> chief_;
+  logger log_;
+  log_throttle throttle_;
+};
+
+// The error a refused request gets back.
+caf::error unauthorized(const std::string& what);
+
+// Whether the current message of an actor with a peer_guard in its state
+// comes from the chief (or the actor's own node); logs the refusal if not.
+template <class Self>
+bool from_chief(Self* self, const char* what) {
+  auto& guard = self->state.guard;
+  if (guard.from_chief(self->current_sender(), self->node())) return true;
+  guard.refuse(what, self->current_sender());
+  return false;
+}
+
+// Whether a down message comes from the actor that went down (a proxy, for
+// a lost connection); one sent by anyone else is forged, and logged.
+template <class Self>
+bool from_source(Self* self, const caf::down_msg& dm) {
+  if (caf::actor_cast<caf::actor_addr>(self->current_sender()) == dm.source) return true;
+  self->state.guard.refuse("a down message", self->current_sender());
+  return false;
+}
+
+// The same for any admitted node.
+template <class Self>
+bool from_member(Self* self, const char* what) {
+  auto& guard = self->state.guard;
+  if (guard.from_member(self->current_sender(), self->node())) return true;
+  guard.refuse(what, self->current_sender());
+  return false;
+}
+
+}  // namespace downpour

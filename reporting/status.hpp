@@ -1,0 +1,48 @@
+// What the chief knows of its job, as the stop supervisor gathers it: the
+// status reply carries it as JSON (reporting/status_json.hpp); runtime/cli renders
+// it as text and runtime/net as Prometheus metrics.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace downpour {
+
+struct shard_facts {
+  bool reachable = false;
+  std::int64_t step = 0;
+  std::vector<std::uint64_t> ranges;  // offset/size pairs
+  std::int64_t dropped = 0;
+  std::int64_t rejected = 0;
+  std::int64_t replayed = 0;  // pulls answered without parameters
+  std::uint64_t rows_held = 0;  // rows of a sparse variable created on the shard
+};
+
+// The newest evaluation on the validation split (--eval-every).
+struct validation_facts {
+  std::int64_t global_step = 0;
+  double accuracy = 0.0;
+  double ema_accuracy = 0.0;
+};
+
+struct status_facts {
+  std::string mode;
+  std::int64_t global_step = 0;
+  std::int64_t last_step = 0;
+  double steps_per_s = 0.0;
+  float loss = 0.0f;  // the newest loss a worker reported
+  double learning_rate = 0.0;
+  std::optional<validation_facts> validation;
+  std::vector<std::uint32_t> live_workers;
+  std::vector<std::uint32_t> dead_workers;
+  std::size_t expected_workers = 0;
+  std::vector<shard_facts> shards;
+  std::string last_checkpoint;  // empty: none yet
+  std::map<std::string, std::string> config_sources;  // the chief's options.sources
+  double checkpoint_age_s = 0.0;
+};
+
+}  // namespace downpour

@@ -1,0 +1,31 @@
+// A short chaos run (test/support/chaos.hpp, the engine of scripts/chaos): each of the
+// four nodes of the original async job killed with -9 once during a job and
+// started again at once; every kill waits for training progress in the logs.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "chaos.hpp"
+
+using namespace downpour::testing;
+
+TEST_CASE("a ps, the chief and a worker killed with -9 and restarted: the job ends at exactly "
+          "its last step, above the accuracy floor, every node exiting 0") {
+  temp_dir dir("chaos");
+  chaos_options o;
+  o.last_step = 3000;
+  o.kills = 4;  // one round: every node once, in the seed's order
+  o.seed = 14;
+  o.min_accuracy = 0.80;
+  o.logdir = dir.str();
+  std::ostringstream report;
+  const auto outcome = chaos_run(o, report).run();
+  MESSAGE(report.str());
+  for (const auto& f : outcome.failures) CHECK_MESSAGE(false, f);
+  CHECK(outcome.final_step == 3000);
+  CHECK(outcome.ema_test_accuracy >= 0.80);
+  auto victims = outcome.victims;
+  std::sort(victims.begin(), victims.end());
+  CHECK(victims == std::vector<std::string>{"ps 0", "ps 1", "worker 0", "worker 1"});
+}

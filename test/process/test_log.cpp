@@ -1,0 +1,295 @@
+// The one log format: UTC time with milliseconds, node, level, text; level
+// filtering; errors and warnings on stderr, the rest on stdout; --log-level
+// validation.
+#include <doctest/doctest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "reporting/log.hpp"
+#include "log_lines.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/net/ports.hpp"
+#include "runtime/node/job.hpp"
+#include "subprocess.hpp"
+
+using namespace downpour;
+using namespace downpour::testing;
+using downpour::testing::process;
+using downpour::testing::temp_dir;
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// Seconds since the epoch of a record's time stamp (UTC, without the libc's zone).
+long long epoch_seconds(const log_record& r) {
+  std::tm t{};
+  REQUIRE(std::sscanf(r.time.c_str(), "%d-%d-%dT%d:%d:%d", &t.tm_year, &t.tm_mon, &t.tm_mday,
+                      &t.tm_hour, &t.tm_min, &t.tm_sec) == 6);
+  t.tm_year -= 1900;
+  t.tm_mon -= 1;
+  return static_cast<long long>(::timegm(&t));
+}
+
+// What a logger wrote to its two files.
+struct captured {
+  std::string out, err;
+};
+
+template <class Body>
+captured capture(const std::string& node, log_level threshold, Body body) {
+  std::FILE* out = std::tmpfile();
+  std::FILE* err = std::tmpfile();
+  body(logger{node, threshold, out, err});
+  auto read_all = [](std::FILE* f) {
+    std::string text;
+    std::rewind(f);
+    for (int c; (c = std::fgetc(f)) != EOF;) text += static_cast<char>(c);
+    std::fclose(f);
+    return text;
+  };
+  return {read_all(out), read_all(err)};
+}
+
+void one_of_each(const logger& log) {
+  log.error("e");
+  log.warn("w");
+  log.info("i");
+  log.debug("d");
+}
+
+std::string levels_in(const std::string& text) {
+  std::string levels;
+  for (const auto& r : parse_log(text)) levels += std::string(level_name(r.level)) + " ";
+  return levels;
+}
+
+// Runs the binary with stdout to the process buffer and stderr to a file.
+struct split_run {
+  int code;
+  std::string out, err;
+};
+
+split_run run_split(const std::vector<std::string>& args, const temp_dir& dir,
+                    const std::string& tag) {
+  std::string command = "exec";
+  for (const auto& a : args) command += " '" + a + "'";
+  command += " 2>'" + dir / (tag + ".err") + "'";
+  process p({"/bin/sh", "-c", command}, dir / (tag + ".out"));
+  int code = p.wait(120s);
+  return {code, p.output(), read_file(dir / (tag + ".err"))};
+}
+
+}  // namespace
+
+TEST_CASE("a log line has the UTC time with milliseconds, the node, the level and the text") {
+  // 2026-11-30T03:43:13.123Z
+  std::chrono::system_clock::time_point t{std::chrono::milliseconds(1796010193123LL)};
+  CHECK(format_log_line(t, "worker:1", log_level::info, "global_step:120,step:60,loss:0.53") ==
+        "2026-11-30T03:43:13.123Z worker:1 INFO global_step:120,step:60,loss:0.53\n");
+  CHECK(utc_timestamp(std::chrono::system_clock::time_point{std::chrono::milliseconds(7)}) ==
+        "1970-01-01T00:00:00.007Z");
+  CHECK(format_log_line(t, "ps:0", log_level::warn, "x") ==
+        "2026-11-30T03:43:13.123Z ps:0 WARN x\n");
+}
+
+TEST_CASE("the one log reader takes apart every line the logger writes, and nothing else") {
+  auto got = capture("worker:3", log_level::debug, [](const logger& log) {
+    one_of_each(log);
+    log.info(step_log_line(120, 60, 0.53f));
+    run_summary s;
+    s.global_step = 20000;
+    s.ema_test_accuracy = 0.8623;
+    s.test_accuracy = 0.8581;
+    log.info(final_line(s));
+    log.info("checkpoint: saved /tmp/x/model.ckpt-1000 (shards answered in 1.2 ms, written in "
+             "3.4 ms)");
+    log.info("checkpoint: restored /tmp/x/model.ckpt-1000 at global step 1000");
+  });
+  const auto records = parse_log(got.out + "stray output of a child\n" + got.err);
+  REQUIRE(records.size() == 8);
+  CHECK(records[0].node == "worker:3");
+  CHECK(records[0].level == log_level::info);
+  CHECK(records[0].message == "i");
+  CHECK(records[1].level == log_level::debug);
+  CHECK(records[6].level == log_level::error);
+  CHECK(records[6].message == "e");
+  CHECK(records[7].level == log_level::warn);
+  CHECK(records[0].time.size() == std::string("2026-11-30T03:43:13.123Z").size());
+  REQUIRE(progress_of(records[2]));
+  CHECK(progress_of(records[2])->global_step == 120);
+  CHECK(progress_of(records[2])->step == 60);
+  CHECK(progress_lines(got.out) == 1);
+  CHECK(newest_progress_step(got.out) == 120);
+  REQUIRE(final_of(got.out));
+  CHECK(final_of(got.out)->global_step == 20000);
+  CHECK(final_of(got.out)->ema_test_accuracy == doctest::Approx(0.8623));
+  CHECK(newest_saved_step(got.out) == 1000);
+  CHECK(restored_step(got.out) == 1000);
+  // A line cut short, or text that only looks like one, is no record.
+  CHECK_FALSE(parse_log_line("2026-11-30T03:43:13.123Z worker:1"));
+  CHECK_FALSE(parse_log_line("global_step:120,step:60,loss:0.53"));
+  CHECK_FALSE(parse_log_line("2026-11-30 03:43:13 worker:1 INFO x"));
+}
+
+TEST_CASE("nodes are named role:task and a local job's chief is worker:0") {
+  CHECK(node_name(role_kind::worker, 1) == "worker:1");
+  CHECK(node_name(role_kind::ps, 0) == "ps:0");
+  CHECK(node_name(role_kind::local, 0) == "worker:0");
+  options o;
+  o.log_threshold = log_level::debug;
+  auto log = node_logger(o, role_kind::ps, 3);
+  CHECK(log.node() == "ps:3");
+  CHECK(log.threshold() == log_level::debug);
+}
+
+TEST_CASE("a logged line carries the current time and goes to stdout or stderr by level") {
+  const auto before = std::chrono::system_clock::now();
+  auto got = capture("worker:2", log_level::debug, one_of_each);
+  const auto after = std::chrono::system_clock::now();
+  CHECK(levels_in(got.out) == "INFO DEBUG ");
+  CHECK(levels_in(got.err) == "ERROR WARN ");
+  const auto first = parse_log_line(lines_of(got.out).at(0));
+  REQUIRE(first);
+  CHECK(first->node == "worker:2");
+  CHECK(first->message == "i");
+  const long long at = epoch_seconds(*first);
+  CHECK(at >= std::chrono::system_clock::to_time_t(before));
+  CHECK(at <= std::chrono::system_clock::to_time_t(after));
+}
+
+TEST_CASE("lines below the threshold are dropped") {
+  CHECK(levels_in(capture("ps:0", log_level::info, one_of_each).out) == "INFO ");
+  CHECK(levels_in(capture("ps:0", log_level::info, one_of_each).err) == "ERROR WARN ");
+  CHECK(levels_in(capture("ps:0", log_level::warn, one_of_each).out) == "");
+  CHECK(levels_in(capture("ps:0", log_level::warn, one_of_each).err) == "ERROR WARN ");
+  CHECK(levels_in(capture("ps:0", log_level::error, one_of_each).err) == "ERROR ");
+  auto quiet = capture("ps:0", log_level::error, [](const logger& log) {
+    CHECK_FALSE(log.enabled(log_level::warn));
+    CHECK(log.enabled(log_level::error));
+  });
+  CHECK(quiet.out.empty());
+}
+
+TEST_CASE("a log stream turns every line written to it into one log line") {
+  auto got = capture("reference:0", log_level::info, [](const logger& log) {
+    log_stream s{log, log_level::warn};
+    s << "checkpoint: one\ncheckpoint: " << 2 << '\n' << "unterminated";
+  });
+  auto lines = lines_of(got.err);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].substr(25) == "reference:0 WARN checkpoint: one");
+  CHECK(lines[1].substr(25) == "reference:0 WARN checkpoint: 2");
+  CHECK(lines[2].substr(25) == "reference:0 WARN unterminated");
+  CHECK(got.out.empty());
+}
+
+TEST_CASE("a bad --log-level is a one-line error naming the value and the choices, exit 2") {
+  temp_dir dir("loglevel");
+  process p({DOWNPOUR_BINARY, "--log-level=loud"}, dir / "p.log");
+  CHECK(p.wait(30s) == 2);
+  CHECK(p.output() ==
+        "downpour: config: --log-level=loud is not valid (expected error|warn|info|debug)\n");
+}
+
+TEST_CASE("a node's failure is an ERROR line of that node on stderr, nothing on stdout") {
+  temp_dir dir("logerr");
+  const port_reservation ports(2);
+  auto r = run_split({DOWNPOUR_BINARY, "--role=worker", "--task=1",
+                      "--ps-hosts=127.0.0.1:" + std::to_string(ports[0]),
+                      "--worker-hosts=127.0.0.1:" + std::to_string(ports[1]) + ",127.0.0.1:1",
+                      "--connect-timeout=0.2", "--checkpoint-dir=" + dir / "ckpt"},
+                     dir, "fail");
+  CHECK(r.code == 1);
+  CHECK(r.out.empty());
+  auto lines = lines_of(r.err);
+  REQUIRE(lines.size() == 1);
+  const auto line = parse_log_line(lines[0]);
+  REQUIRE(line);
+  CHECK(line->node == "worker:1");
+  CHECK(line->level == log_level::error);
+  CHECK(line->message.rfind("cannot reach ps 0 at 127.0.0.1:", 0) == 0);
+}
+
+TEST_CASE("a short job logs INFO lines on stdout, DEBUG lines only at debug, nothing below warn") {
+  temp_dir dir("logjob");
+  std::vector<std::string> job = {DOWNPOUR_BINARY, "--last-step=20", "--log-every=5",
+                                  "--quiet", "--save-checkpoint-secs=0", "--transport=tcp",
+                                  "--ps-hosts=127.0.0.1:1,127.0.0.1:2",
+                                  "--worker-hosts=127.0.0.1:3"};
+  auto with = [&](const std::string& level, const std::string& sub) {
+    auto args = job;
+    args.push_back("--log-level=" + level);
+    args.push_back("--checkpoint-dir=" + dir / sub);
+    return run_split(args, dir, sub);
+  };
+  auto info = with("info", "info");
+  REQUIRE(info.code == 0);
+  CHECK(info.err.empty());
+  std::size_t steps = 0;
+  for (const auto& line : lines_of(info.out)) {
+    const auto r = parse_log_line(line);
+    REQUIRE_MESSAGE(r, line);
+    CHECK(r->level == log_level::info);
+    if (progress_of(*r)) ++steps;
+  }
+  CHECK(steps == 4);  // one worker, 20 steps, a line every 5
+  CHECK(progress_lines(info.out) == 4);
+  REQUIRE(final_of(info.out));
+  CHECK(final_of(info.out)->global_step == 20);
+  CHECK(info.out.find(" worker:0 INFO final: global_step=20 ") != std::string::npos);
+  CHECK(info.out.find(" ps:1 INFO listening as ps 1 on 127.0.0.1:") != std::string::npos);
+  CHECK(levels_in(info.out).find("DEBUG") == std::string::npos);
+
+  auto debug = with("debug", "debug");
+  REQUIRE(debug.code == 0);
+  CHECK(debug.out.find(" worker:0 DEBUG connected to ps 1 at 127.0.0.1:") != std::string::npos);
+
+  auto warn = with("warn", "warn");
+  REQUIRE(warn.code == 0);
+  CHECK(warn.out.empty());
+  CHECK(warn.err.empty());
+}
+
+TEST_CASE("a damaged newest checkpoint is a WARN line on stderr; the job uses the one before") {
+  temp_dir dir("logwarn");
+  const std::string ckpt = dir / "ckpt";
+  std::vector<std::string> job = {DOWNPOUR_BINARY, "--quiet", "--save-checkpoint-secs=0",
+                                  "--checkpoint-dir=" + ckpt, "--log-every=1000"};
+  auto first = job;
+  first.push_back("--last-step=20");
+  const auto first_run = run_split(first, dir, "first");
+  REQUIRE(first_run.code == 0);
+  CHECK(newest_saved_step(first_run.out) == 20);
+  std::filesystem::resize_file(ckpt + "/model.ckpt-20", 100);
+  auto second = job;
+  second.push_back("--last-step=40");
+  auto r = run_split(second, dir, "second");
+  CHECK(r.code == 0);
+  auto warnings = lines_of(r.err);
+  REQUIRE(warnings.size() == 1);
+  const auto w = parse_log_line(warnings[0]);
+  REQUIRE(w);
+  CHECK(w->node == "worker:0");
+  CHECK(w->level == log_level::warn);
+  CHECK(w->message.rfind("checkpoint: " + ckpt + "/model.ckpt-20: truncated", 0) == 0);
+  CHECK(w->message.find("; using model.ckpt-0") != std::string::npos);
+  const std::string restored =
+      " worker:0 INFO checkpoint: restored " + ckpt + "/model.ckpt-0 at global step 0\n";
+  CHECK(r.out.find(restored) != std::string::npos);
+  CHECK(restored_step(r.out) == 0);
+  CHECK(r.out.find(" worker:0 INFO final: global_step=40 ") != std::string::npos);
+}

@@ -1,0 +1,173 @@
+// Machine-readable views of a running job: `status --json` and the
+// Prometheus endpoint (--metrics-port), as text and through HTTP.
+#include <doctest/doctest.h>
+#include <httplib.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "reporting/status_json.hpp"
+#include "config/version.hpp"
+#include "metrics_job.hpp"
+#include "runtime/cli/status_text.hpp"
+#include "runtime/net/metrics_http.hpp"
+#include "runtime/net/metrics_text.hpp"
+#include "runtime/net/ports.hpp"
+
+using namespace downpour;
+using downpour::testing::process;
+using downpour::testing::temp_dir;
+using namespace std::chrono_literals;
+
+namespace {
+
+status_facts sample_facts() {
+  status_facts f;
+  f.mode = "async";
+  f.global_step = 120;
+  f.last_step = 1000;
+  f.steps_per_s = 40.0;
+  f.loss = 0.5f;
+  f.learning_rate = 0.01;
+  f.live_workers = {0, 1};
+  f.dead_workers = {2};
+  f.expected_workers = 3;
+  f.shards = {shard_facts{true, 120, {0, 10, 20, 5}, 1, 2, 3}, shard_facts{}};
+  f.last_checkpoint = "/x/model.ckpt-100";
+  f.checkpoint_age_s = 4.5;
+  f.config_sources = {{"role", "TF_CONFIG task.type"}, {"batch-size", "DOWNPOUR_BATCH_SIZE"}};
+  return f;
+}
+
+// Every line is a comment, blank, or "name{labels} value" with a known family.
+void check_exposition(const std::string& text) {
+  static const std::regex sample(
+      R"(^([a-z_]+)(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? (NaN|[+-]Inf|-?[0-9.e+-]+)$)");
+  static const std::regex type(R"(^# TYPE ([a-z_]+) (gauge|counter)$)");
+  std::istringstream in(text);
+  std::string line, family;
+  std::smatch m;
+  while (std::getline(in, line)) {
+    CAPTURE(line);
+    if (line.rfind("# HELP ", 0) == 0) continue;
+    if (std::regex_match(line, m, type)) {
+      family = m[1];
+      CHECK((m[2] != "counter" || family.size() > 6));
+      if (m[2] == "counter") CHECK(family.substr(family.size() - 6) == "_total");
+      continue;
+    }
+    REQUIRE(std::regex_match(line, m, sample));
+    CHECK(m[1] == family);
+  }
+}
+
+}  // namespace
+
+TEST_CASE("status JSON keeps every fact of the text form and writes a diverged loss as null") {
+  status_facts f = sample_facts();
+  f.validation = validation_facts{100, 0.9, 0.91};
+  const auto back = parse_status_json(status_json(f));
+  CHECK(format_status(back) == format_status(f));
+  const auto j = nlohmann::json::parse(status_json(f));
+  CHECK(j.at("shards").at(0).at("ranges") == nlohmann::json::parse("[[0,10],[20,25]]"));
+  CHECK(j.at("shards").at(0).at("floats") == 15);
+  CHECK(j.at("eta_s") == 22.0);
+  CHECK(j.at("last_checkpoint").at("path") == "/x/model.ckpt-100");
+  CHECK(j.at("config_sources").at("role") == "TF_CONFIG task.type");
+  CHECK(format_status(f).find("config_sources: batch-size from DOWNPOUR_BATCH_SIZE, role from "
+                              "TF_CONFIG task.type\n") != std::string::npos);
+  f.loss = std::numeric_limits<float>::quiet_NaN();
+  CHECK(nlohmann::json::parse(status_json(f)).at("loss").is_null());
+}
+
+TEST_CASE("the chief's exposition follows the text format and names") {
+  status_facts f = sample_facts();
+  f.loss = std::numeric_limits<float>::infinity();
+  const std::string text = chief_exposition(f);
+  CAPTURE(text);
+  check_exposition(text);
+  CHECK(text.find(std::string("downpour_build_info{version=\"") + build_version() + "\",role=\"chief\"} 1\n") !=
+        std::string::npos);
+  CHECK(text.find("\ndownpour_global_step 120\n") != std::string::npos);
+  CHECK(text.find("\ndownpour_train_loss +Inf\n") != std::string::npos);
+  CHECK(text.find("downpour_shard_up{shard=\"1\"} 0\n") != std::string::npos);
+  CHECK(text.find("downpour_shard_pulls_replayed_total{shard=\"0\"} 3\n") != std::string::npos);
+  CHECK(text.find("downpour_last_checkpoint_step 100\n") != std::string::npos);
+  CHECK(text.find("downpour_validation_accuracy") == std::string::npos);  // not evaluated yet
+  f.validation = validation_facts{100, 0.9, 0.91};
+  const std::string evaluated = chief_exposition(f);
+  check_exposition(evaluated);
+  CHECK(evaluated.find("downpour_validation_accuracy{weights=\"ema\"} 0.91") != std::string::npos);
+}
+
+TEST_CASE("the metrics endpoint serves /metrics and /healthz and answers 503 when collecting fails") {
+  std::atomic<bool> fail{false};
+  auto endpoint = metrics_endpoint::start("127.0.0.1", 0, [&] {
+    if (fail) throw std::runtime_error("the chief did not answer");
+    return ps_exposition({{1, shard_facts{true, 7, {0, 4}, 0, 0, 0}}});
+  });
+  REQUIRE(endpoint);
+  httplib::Client client("127.0.0.1", (*endpoint)->port());
+  auto health = client.Get("/healthz");
+  REQUIRE(health);
+  CHECK(health->status == 200);
+  auto metrics = client.Get("/metrics");
+  REQUIRE(metrics);
+  CHECK(metrics->get_header_value("Content-Type") == exposition_content_type);
+  CHECK(metrics->body.find("downpour_shard_step{shard=\"1\"} 7\n") != std::string::npos);
+  fail = true;
+  auto failed = client.Get("/metrics");
+  REQUIRE(failed);
+  CHECK(failed->status == 503);
+  CHECK(failed->body == "downpour: the chief did not answer\n");
+  // The port is now taken: a second endpoint says so instead of starting.
+  auto taken = metrics_endpoint::start("127.0.0.1", (*endpoint)->port(), [] { return ""; });
+  REQUIRE_FALSE(taken);
+  CHECK(to_string(taken.error()).find("cannot listen on 127.0.0.1:") != std::string::npos);
+}
+
+TEST_CASE("a running job answers status --json and serves metrics from the chief and the ps") {
+  temp_dir dir("metrics");
+  // One option from the environment, to see status name its source.
+  downpour::testing::metrics_job job(dir, {"/usr/bin/env", "DOWNPOUR_SAVE_CHECKPOINT_SECS=60"});
+  const auto& c = job.c;
+  process status({DOWNPOUR_BINARY, "status", "--json", "--chief=" + c.workers}, dir / "status.log");
+  REQUIRE(status.wait(30s) == 0);
+  CAPTURE(status.output());
+  const auto j = nlohmann::json::parse(status.output());
+  CHECK(j.at("chief") == c.workers);
+  CHECK(j.at("mode") == "async");
+  CHECK(j.at("global_step").get<std::int64_t>() > 0);
+  CHECK(j.at("last_step") == 200000);
+  CHECK(j.at("workers").at("live") == nlohmann::json::parse("[0]"));
+  CHECK(j.at("shards").at(0).at("floats") == 397510);
+  CHECK(j.at("last_checkpoint").at("path").get<std::string>().find("model.ckpt-") !=
+        std::string::npos);
+  CHECK(j.at("config_sources").at("last-step") == "--last-step");
+  CHECK(j.at("config_sources").at("save-checkpoint-secs") == "DOWNPOUR_SAVE_CHECKPOINT_SECS");
+  httplib::Client chief_http("127.0.0.1", job.chief_metrics_port());
+  auto metrics = chief_http.Get("/metrics");
+  REQUIRE(metrics);
+  CAPTURE(metrics->body);
+  check_exposition(metrics->body);
+  CHECK(metrics->body.find("\ndownpour_workers_live 1\n") != std::string::npos);
+  CHECK(metrics->body.find("downpour_shard_parameters{shard=\"0\"} 397510\n") != std::string::npos);
+  httplib::Client ps_http("127.0.0.1", job.ps_metrics_port());
+  auto shard = ps_http.Get("/metrics");
+  REQUIRE(shard);
+  check_exposition(shard->body);
+  CHECK(shard->body.find("downpour_shard_step{shard=\"0\"} ") != std::string::npos);
+}
+
+TEST_CASE("a chief whose metrics port is taken ends with a line naming the address") {
+  temp_dir dir("metrics-taken");
+  auto holder = metrics_endpoint::start("127.0.0.1", 0, [] { return std::string(); });
+  REQUIRE(holder);
+  const std::string port = std::to_string((*holder)->port());
+  process job({DOWNPOUR_BINARY, "--last-step=50", "--quiet", "--checkpoint-dir=" + dir.str(),
+               "--metrics-port=" + port},
+              dir / "job.log");
+  CHECK(job.wait(120s) == 1);
+  CHECK(job.output().find("metrics: cannot listen on 127.0.0.1:" + port) != std::string::npos);
+}

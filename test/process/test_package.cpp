@@ -1,0 +1,160 @@
+// Downpour as something installed (cmake/package.cmake, docs/library.md): a
+// prefix from `cmake --install` that a separate project builds against, the
+// Debian package, the version both carry, and `make package`'s CPU baseline.
+#include <doctest/doctest.h>
+
+#include "cluster_procs.hpp"
+#include "log_lines.hpp"
+#include "package_steps.hpp"
+
+using namespace downpour::testing;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string libdir = DOWNPOUR_INSTALL_LIBDIR;
+
+void install(const temp_dir& dir, const std::string& prefix) {
+  auto r = install_into(DOWNPOUR_CMAKE, build_dir, prefix, dir / "install.log");
+  REQUIRE_MESSAGE(r.code == 0, r.output);
+}
+
+project_build against_this_build(const temp_dir& dir) {
+  return {DOWNPOUR_CMAKE, DOWNPOUR_CXX, dir.str()};
+}
+
+void check_files(const fs::path& root, const std::vector<std::string>& files) {
+  for (const auto& file : files) CHECK_MESSAGE(fs::exists(root / file), (root / file).string());
+}
+
+// A local job of program to last_step with options, its checkpoints in
+// checkpoint_dir.
+run_result train_locally(const std::string& program, const std::vector<std::string>& options,
+                         int last_step, const std::string& checkpoint_dir, const std::string& log) {
+  std::vector<std::string> args = {program, "--last-step=" + std::to_string(last_step),
+                                   "--checkpoint-dir=" + checkpoint_dir, "--quiet"};
+  args.insert(args.end(), options.begin(), options.end());
+  process p(args, log);
+  return {p.wait(120s), p.output()};
+}
+
+}  // namespace
+
+TEST_CASE("cmake --install puts the binary, one library, headers that compile alone, the package "
+          "config and the man page under a prefix") {
+  temp_dir dir("install");
+  const auto prefix = dir / "prefix";
+  install(dir, prefix);
+  check_files(prefix, {"bin/downpour", "bin/downpour-make-certs", libdir + "/libdownpour.a",
+                       "include/downpour/model/model.hpp", "include/downpour/runtime/cli/app.hpp",
+                       libdir + "/cmake/Downpour/DownpourConfig.cmake",
+                       libdir + "/cmake/Downpour/DownpourConfigVersion.cmake",
+                       "share/man/man1/downpour.1", "share/downpour/examples/cluster_async.ini",
+                       "share/downpour/examples/custom_model/CMakeLists.txt"});
+  CHECK_FALSE(fs::exists(fs::path(prefix) / "include/downpour/actors"));
+  // Eigen is not found and not on the include path: a public header that
+  // includes it fails to compile.
+  auto headers = build_against(against_this_build(dir), source_dir / "test/package/headers",
+                               prefix, dir / "headers",
+                               {"-DDOWNPOUR_VERSION=" DOWNPOUR_PROJECT_VERSION,
+                                "-DCMAKE_DISABLE_FIND_PACKAGE_Eigen3=ON"});
+  CHECK_MESSAGE(headers.code == 0, headers.output);
+  CHECK(contains(headers.output, "Downpour_DIR: " + prefix + "/" + libdir + "/cmake/Downpour"));
+}
+
+TEST_CASE("a model built against an installed Downpour trains in one process and as 1 ps + 2 "
+          "worker processes to its last step, and resumes from its checkpoint") {
+  temp_dir dir("custom-model");
+  const auto prefix = dir / "prefix";
+  install(dir, prefix);
+  auto built = build_against(against_this_build(dir), source_dir / "examples/custom_model", prefix,
+                             dir / "build");
+  REQUIRE_MESSAGE(built.code == 0, built.output);
+  const std::string program = dir / "build/custom_model";
+  auto csv = run({DOWNPOUR_PYTHON, (source_dir / "scripts/make-csv").string(), "--seed=3",
+                  "--features=20", "--classes=3", "--train=3000", "--test=500", dir / "data"},
+                 dir / "make-csv.log");
+  REQUIRE_MESSAGE(csv.code == 0, csv.output);
+  const std::vector<std::string> data = {
+      "--data-format=csv", "--train-file=" + dir / "data/train.csv",
+      "--test-file=" + dir / "data/test.csv", "--csv-label=last", "--validation-size=300",
+      "--learning-rate=0.1", "--save-checkpoint-secs=0"};
+
+  const auto first = train_locally(program, data, 300, dir / "local", dir / "local.log");
+  CHECK_MESSAGE(first.code == 0, first.output);
+  const auto trained = final_of(first.output);
+  REQUIRE_MESSAGE(trained, first.output);
+  CHECK(trained->global_step == 300);
+  CHECK(trained->test_accuracy > 0.6);  // 3 planted classes: chance is 1/3
+  const auto inspected =
+      run({program, "inspect", "--checkpoint-dir=" + dir / "local"}, dir / "inspect.log");
+  CHECK(contains(inspected.output, "two_layer"));
+  CHECK(contains(inspected.output, "hidden/weights"));
+
+  const auto resumed = train_locally(program, data, 400, dir / "local", dir / "resume.log");
+  CHECK_MESSAGE(resumed.code == 0, resumed.output);
+  CHECK(restored_step(resumed.output) == 300);
+  REQUIRE(final_of(resumed.output));
+  CHECK(final_of(resumed.output)->global_step == 400);
+
+  auto c = make_cluster(1, 2, dir / "cluster", data);
+  auto node = [&](const std::string& role, int task) {
+    auto args = c.node(role, task, {"--last-step=200"});
+    args[0] = program;
+    return args;
+  };
+  process ps(node("ps", 0), dir / "ps0.log"), chief(node("worker", 0), dir / "w0.log"),
+      w1(node("worker", 1), dir / "w1.log");
+  CHECK_MESSAGE(chief.wait(120s) == 0, chief.output());
+  CHECK_MESSAGE(w1.wait(60s) == 0, w1.output());
+  CHECK_MESSAGE(ps.wait(60s) == 0, ps.output());
+  REQUIRE_MESSAGE(final_of(chief.output()), chief.output());
+  CHECK(final_of(chief.output())->global_step == 200);
+}
+
+TEST_CASE("the Debian package holds what cmake --install does, depends on the package of every "
+          "library its binary loads, has the binary's version and runs a job unpacked") {
+  temp_dir dir("deb");
+  auto packed = run({DOWNPOUR_CPACK, "-G", "DEB", "-D", "DOWNPOUR_PACKAGE_NATIVE=ON", "-B",
+                     dir / "out", "--config", build_dir + "/CPackConfig.cmake"},
+                    dir / "cpack.log");
+  REQUIRE_MESSAGE(packed.code == 0, packed.output);
+  const auto debs = debs_in(dir / "out");
+  REQUIRE(debs.size() == 1);
+  auto fields = control_fields(debs[0], dir / "fields.log");
+  CHECK(fields["Package"] == "downpour");
+  REQUIRE(run({"dpkg-deb", "-x", debs[0], dir / "root"}, dir / "unpack.log").code == 0);
+  const fs::path usr = dir / "root/usr";
+  check_files(usr, {"bin/downpour", "bin/downpour-make-certs", libdir + "/libdownpour.a",
+                    "include/downpour/model/model.hpp",
+                    libdir + "/cmake/Downpour/DownpourConfig.cmake", "share/man/man1/downpour.1",
+                    "share/downpour/examples/cluster_async.ini"});
+
+  const std::string binary = (usr / "bin/downpour").string();
+  const auto version = run({binary, "--version"}, dir / "version.log").output;
+  CAPTURE(version);
+  CHECK(version.rfind("downpour " + fields["Version"] + " (CAF ", 0) == 0);
+  CHECK(std::regex_match(fields["Version"], std::regex("[0-9][A-Za-z0-9.+~]*")));
+
+  CAPTURE(fields["Depends"]);
+  auto depends = package_names(fields["Depends"]);
+  depends.insert("downpour");  // its own libdownpour_model.so, from a build for a CPU baseline
+  const auto owners = needed_packages(binary, dir / "root", "downpour", dir / "needed.log");
+  CHECK(owners.size() >= 5);
+  for (const auto& [soname, package] : owners)
+    CHECK_MESSAGE(depends.count(package) == 1, soname << " comes from package '" << package << "'");
+
+  const auto job = train_locally(binary, {"--save-checkpoint-secs=0"}, 30, dir / "job",
+                                 dir / "job.log");
+  CHECK_MESSAGE(job.code == 0, job.output);
+  REQUIRE_MESSAGE(final_of(job.output), job.output);
+  CHECK(final_of(job.output)->global_step == 30);
+
+  // From a build for a CPU baseline: the model library's copy for newer CPUs
+  // (test_package_build checks which copy the loader maps).
+  const std::string level = DOWNPOUR_KERNEL_LEVELS;  // "" in a build for this machine
+  if (!level.empty())
+    check_files(usr, {libdir + "/glibc-hwcaps/" + level + "/libdownpour_model.so." +
+                      DOWNPOUR_PROJECT_VERSION});
+}

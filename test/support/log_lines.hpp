@@ -1,0 +1,83 @@
+// Numbers read back from the logs of downpour processes. Every reader here
+// splits lines with reporting/log.hpp's parse_log (the one reader of the line
+// format) and looks at the message only; test_log feeds lines written by the
+// logger through each of them, so a change of either format fails a test.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <regex>
+#include <string>
+
+#include "reporting/log.hpp"
+
+namespace downpour::testing {
+
+// A worker's "global_step:G,step:S,loss:L" line.
+struct progress_line {
+  std::int64_t global_step = 0, step = 0;
+  double loss = 0;
+};
+
+inline std::optional<progress_line> progress_of(const log_record& r) {
+  static const std::regex progress(R"(global_step:(\d+),step:(\d+),loss:(\S+))");
+  std::smatch m;
+  if (!std::regex_match(r.message, m, progress)) return std::nullopt;
+  return progress_line{std::stoll(m[1]), std::stoll(m[2]), std::stod(m[3])};
+}
+
+// How many progress lines text (one process's output) holds.
+inline std::size_t progress_lines(const std::string& text) {
+  std::size_t n = 0;
+  for (const auto& r : parse_log(text)) n += progress_of(r).has_value();
+  return n;
+}
+
+// The global step of the newest progress line in text, -1 if none.
+inline std::int64_t newest_progress_step(const std::string& text) {
+  std::int64_t step = -1;
+  for (const auto& r : parse_log(text))
+    if (auto p = progress_of(r)) step = p->global_step;
+  return step;
+}
+
+// The chief's "final: global_step=N loss=L test_accuracy=T ema_test_accuracy=E ..." line.
+struct final_line_values {
+  std::int64_t global_step = 0;
+  double test_accuracy = 0, ema_test_accuracy = 0;
+  std::string accuracies;  // "test_accuracy=T ema_test_accuracy=E" as printed
+};
+
+inline std::optional<final_line_values> final_of(const std::string& text) {
+  static const std::regex final_re(
+      R"(final: global_step=(\d+) loss=\S+ (test_accuracy=(\S+) ema_test_accuracy=(\S+))( .*)?)");
+  for (const auto& r : parse_log(text)) {
+    std::smatch m;
+    if (std::regex_match(r.message, m, final_re))
+      return final_line_values{std::stoll(m[1]), std::stod(m[3]), std::stod(m[4]), m[2]};
+  }
+  return std::nullopt;
+}
+
+// The step of the newest "checkpoint: saved DIR/model.ckpt-N" line in text, -1 if none.
+inline std::int64_t newest_saved_step(const std::string& text) {
+  static const std::regex saved(R"(checkpoint: saved \S*model\.ckpt-(\d+)( .*)?)");
+  std::int64_t newest = -1;
+  for (const auto& r : parse_log(text)) {
+    std::smatch m;
+    if (std::regex_match(r.message, m, saved)) newest = std::max<std::int64_t>(newest, std::stoll(m[1]));
+  }
+  return newest;
+}
+
+// S of the first "checkpoint: restored PATH at global step S" line, -1 if none.
+inline std::int64_t restored_step(const std::string& text) {
+  static const std::regex restored(R"(checkpoint: restored \S+ at global step (\d+))");
+  for (const auto& r : parse_log(text)) {
+    std::smatch m;
+    if (std::regex_match(r.message, m, restored)) return std::stoll(m[1]);
+  }
+  return -1;
+}
+
+}  // namespace downpour::testing
