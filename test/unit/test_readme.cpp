@@ -128,29 +128,109 @@ std::vector<std::string> missing_folders(const std::vector<std::string>& folders
   return missing;
 }
 
-// Every `folder/path` of the repository named in a code span of `text` that
-// does not exist; a * in the file name matches any characters.
+// The folders at the top of the repository: every directory there but .git
+// and the build outputs .gitignore names (build*/, logs/), with the layers of
+// scripts/check-layers, so that a page naming a layer that is gone is still
+// checked.
+bool ignored_folder(const std::string& name) {
+  std::ifstream gitignore(source_dir / ".gitignore");
+  std::string pattern;
+  while (std::getline(gitignore, pattern)) {
+    if (pattern.empty() || pattern.back() != '/') continue;
+    pattern.pop_back();
+    const std::regex glob(std::regex_replace(pattern, std::regex(R"(\*)"), ".*"));
+    if (std::regex_match(name, glob)) return true;
+  }
+  return false;
+}
+
+std::set<std::string> repository_folders() {
+  std::set<std::string> folders{"config", "data",   "model",   "reporting",
+                                "protocol", "actors", "runtime"};
+  for (const auto& entry : fs::directory_iterator(source_dir)) {
+    const auto name = entry.path().filename().string();
+    if (entry.is_directory() && name != ".git" && !ignored_folder(name)) folders.insert(name);
+  }
+  return folders;
+}
+
+// The folders of the repository the source map must name, and does not:
+// each top folder but the hidden ones and runtime/, which it names folder
+// by folder.
+std::vector<std::string> unmapped_folders(const std::vector<std::string>& mapped) {
+  std::vector<std::string> expected;
+  for (const auto& folder : repository_folders()) {
+    if (folder[0] == '.' || !fs::is_directory(source_dir / folder)) continue;
+    if (folder != "runtime") {
+      expected.push_back(folder);
+      continue;
+    }
+    for (const auto& entry : fs::directory_iterator(source_dir / "runtime"))
+      if (entry.is_directory()) expected.push_back("runtime/" + entry.path().filename().string());
+  }
+  std::vector<std::string> unmapped;
+  for (const auto& folder : expected)
+    if (std::count(mapped.begin(), mapped.end(), folder) == 0) unmapped.push_back(folder);
+  std::sort(unmapped.begin(), unmapped.end());
+  return unmapped;
+}
+
+// The entries of dir whose names match one path component, where * stands
+// for any characters (the only special character besides the dot).
+std::vector<fs::path> matching_entries(const fs::path& dir, const std::string& component) {
+  if (component.find('*') == std::string::npos)
+    return fs::exists(dir / component) ? std::vector<fs::path>{dir / component}
+                                       : std::vector<fs::path>{};
+  const std::regex pattern(std::regex_replace(
+      std::regex_replace(component, std::regex(R"(\.)"), R"(\.)"), std::regex(R"(\*)"), ".*"));
+  std::vector<fs::path> found;
+  if (fs::is_directory(dir))
+    for (const auto& entry : fs::directory_iterator(dir))
+      if (std::regex_match(entry.path().filename().string(), pattern)) found.push_back(entry);
+  return found;
+}
+
+// Whether a repository path exists: "a/b.hpp", "a/b/" (a folder), or a glob
+// such as "runtime/net/tls_guard.*" or "test/*/test_*.cpp" matching at least
+// one entry.
+bool path_exists(const std::string& name) {
+  std::vector<fs::path> candidates{source_dir};
+  std::istringstream parts(name);
+  std::string component;
+  while (std::getline(parts, component, '/')) {
+    std::vector<fs::path> next;
+    for (const auto& dir : candidates)
+      for (auto& entry : matching_entries(dir, component)) next.push_back(std::move(entry));
+    candidates = std::move(next);
+  }
+  if (name.back() != '/') return !candidates.empty();
+  return std::any_of(candidates.begin(), candidates.end(),
+                     [](const fs::path& p) { return fs::is_directory(p); });
+}
+
+// Every repository path named in a code span of `text` (outside ``` fences)
+// that does not exist: each word of the span that looks like a path and
+// starts with a folder of the repository (`examples/cnn.ini`, also in
+// `--config examples/cnn.ini`). Other paths (`logs/log_async`,
+// `DIR/model.ckpt`, `bin/downpour` under an install prefix) are not ours.
 std::vector<std::string> missing_source_paths(const std::string& text) {
-  std::vector<std::string> missing;
+  static const std::set<std::string> folders = repository_folders();
   static const std::regex span("`([^`]+)`");
-  static const std::regex source_path(
-      "(config|data|model|actors|runtime|test|bench|fuzz|examples|deploy|scripts|docs|cmake)"
-      "/[A-Za-z0-9_./*@-]*");
+  static const std::regex path_shape("[A-Za-z0-9_.][A-Za-z0-9_.*@-]*(/[A-Za-z0-9_.*@-]+)*/?");
+  std::vector<std::string> missing;
   for (const auto& line : unfenced_lines(text)) {
     for (std::sregex_iterator it(line.begin(), line.end(), span), end; it != end; ++it) {
-      const std::string name = (*it)[1];
-      if (!std::regex_match(name, source_path)) continue;
-      const auto path = source_dir / name;
-      bool found = name.back() == '/' && fs::is_directory(path);
-      if (name.back() != '/' && fs::is_directory(path.parent_path())) {
-        // The name's only special characters: . and *.
-        const std::regex pattern(std::regex_replace(
-            std::regex_replace(path.filename().string(), std::regex(R"(\.)"), R"(\.)"),
-            std::regex(R"(\*)"), ".*"));
-        for (const auto& entry : fs::directory_iterator(path.parent_path()))
-          found = found || std::regex_match(entry.path().filename().string(), pattern);
+      std::istringstream words((*it)[1].str());
+      std::string word;
+      while (words >> word) {
+        word.erase(0, word.find_first_not_of("([\"'"));
+        word.erase(word.find_last_not_of(")],;:\"'") + 1);
+        const auto slash = word.find('/');
+        if (slash == std::string::npos || !std::regex_match(word, path_shape) ||
+            folders.count(word.substr(0, slash)) == 0)
+          continue;
+        if (!path_exists(word)) missing.push_back(word);
       }
-      if (!found) missing.push_back(name);
     }
   }
   return missing;
@@ -232,17 +312,12 @@ TEST_CASE("the link check names a planted broken link and a planted broken ancho
         std::vector<std::string>{"docs/no-such-page.md", "docs/options.md#no-such-heading"});
 }
 
-TEST_CASE("every folder of the README's source map exists, and every folder of runtime/ is in it") {
+TEST_CASE("every folder of the README's source map exists, and every folder of the repository is in it") {
   const auto folders = source_map_folders(read_page(source_dir / "README.md"));
   CHECK(folders.size() >= 8);
   const auto missing = missing_folders(folders, source_dir);
   CHECK_MESSAGE(missing.empty(), "the source map names missing folders: " << joined(missing));
-  std::vector<std::string> unmapped;
-  for (const auto& entry : fs::directory_iterator(source_dir / "runtime")) {
-    const auto name = "runtime/" + entry.path().filename().string();
-    if (entry.is_directory() && std::count(folders.begin(), folders.end(), name) == 0)
-      unmapped.push_back(name);
-  }
+  const auto unmapped = unmapped_folders(folders);
   CHECK_MESSAGE(unmapped.empty(), "folders missing from the source map: " << joined(unmapped));
 }
 
@@ -253,6 +328,11 @@ TEST_CASE("the source map check names a planted folder that does not exist") {
   const auto folders = source_map_folders(readme);
   CHECK(folders == std::vector<std::string>{"docs", "no-such-folder"});
   CHECK(missing_folders(folders, source_dir) == std::vector<std::string>{"no-such-folder"});
+  const auto unmapped = unmapped_folders(folders);
+  CHECK(std::count(unmapped.begin(), unmapped.end(), "protocol") == 1);
+  CHECK(std::count(unmapped.begin(), unmapped.end(), "runtime/net") == 1);
+  CHECK(std::count(unmapped.begin(), unmapped.end(), "runtime") == 0);
+  CHECK(std::count(unmapped.begin(), unmapped.end(), "docs") == 0);
 }
 
 TEST_CASE("every source path named in the README and docs/ exists") {
@@ -263,9 +343,29 @@ TEST_CASE("every source path named in the README and docs/ exists") {
   }
 }
 
-TEST_CASE("the source path check names a planted file that does not exist") {
-  const std::string page = "`test/unit/test_readme.cpp`, `fuzz/*.supp`, `docs/` and `config/`;\n"
-                           "`test/no_such_test.cpp`, `runtime/no_such_guard.*`, `DIR/model.ckpt`\n";
+TEST_CASE("the source path check names planted files, folders and globs that do not exist") {
+  const std::string page =
+      "`test/unit/test_readme.cpp`, `fuzz/*.supp`, `docs/` and `config/`; `test/*/test_*.cpp`,\n"
+      "`reporting/log.*` and `--config examples/cnn.ini` (`protocol/messages.hpp`);\n"
+      "`test/no_such_test.cpp`, `runtime/no_such_guard.*`, `DIR/model.ckpt`, `logs/log_async`\n"
+      "`docs/options.md/` `protocol/no_such/` `scripts/chaos --binary actors/no_such.hpp`\n"
+      "`test/*/test_no_such_*.cpp`\n```\n`actors/in_a_fence.hpp`\n```\n";
   CHECK(missing_source_paths(page) ==
-        std::vector<std::string>{"test/no_such_test.cpp", "runtime/no_such_guard.*"});
+        std::vector<std::string>{"test/no_such_test.cpp", "runtime/no_such_guard.*",
+                                 "docs/options.md/", "protocol/no_such/", "actors/no_such.hpp",
+                                 "test/*/test_no_such_*.cpp"});
+}
+
+TEST_CASE("the README's documentation table links every page of docs/") {
+  const auto readme = read_page(source_dir / "README.md");
+  const auto begin = readme.find("\n## Documentation\n");
+  REQUIRE(begin != std::string::npos);
+  const auto table = readme.substr(begin);
+  std::vector<std::string> unlisted;
+  for (const auto& entry : fs::directory_iterator(source_dir / "docs")) {
+    const auto name = "docs/" + entry.path().filename().string();
+    if (entry.path().extension() == ".md" && table.find("(" + name + ")") == std::string::npos)
+      unlisted.push_back(name);
+  }
+  CHECK_MESSAGE(unlisted.empty(), "pages missing from the README's table: " << joined(unlisted));
 }
