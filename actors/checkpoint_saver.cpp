@@ -2,8 +2,8 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 #include <memory>
-#include <stdexcept>
 
 #include "protocol/failure.hpp"
 #include "protocol/model_snapshot.hpp"
@@ -64,8 +64,10 @@ void write_out(saver_pointer self, gathering& g) {
                   snapshot_ms, ms_since(wrote));
     st.cfg.log.info("checkpoint: saved " + path + times);
     g.promise.deliver(path);
-  } catch (const std::runtime_error& e) {
-    st.cfg.log.error(e.what());  // training goes on; the next save may succeed
+  } catch (const std::exception& e) {
+    // Of any kind: one let through would end the saver with the asker never
+    // answered. Training goes on; the next save may succeed.
+    st.cfg.log.error(e.what());
     g.promise.deliver(caf::make_error(errc::save_failed, e.what()));
   }
 }

@@ -1,5 +1,7 @@
 #include "actors/evaluator.hpp"
 
+#include <algorithm>
+
 #include "protocol/failure.hpp"
 #include "protocol/model_snapshot.hpp"
 
@@ -29,10 +31,13 @@ void report(evaluator_pointer self, std::int64_t step, const model_snapshot& mod
 }
 
 // A shard already past the step (it raced ahead) skips this evaluation: ask
-// where shard 0 stands and aim at the next multiple after it.
-void skip_ahead(evaluator_pointer self) {
+// where shard 0 stands and aim at the next multiple after it and after the
+// step passed (in async mode shard 0 may still be short of that step; aiming
+// at it again would ask and fail without end).
+void skip_ahead(evaluator_pointer self, std::int64_t passed) {
   self->request(self->state.cfg.shards[0], std::chrono::minutes(1), await_atom_v, std::int64_t{0})
-      .then([=](std::int64_t now) { self->send(self, eval_atom_v, now); }, [](caf::error&) {});
+      .then([=](std::int64_t now) { self->send(self, eval_atom_v, std::max(now, passed)); },
+            [=](caf::error& err) { self->quit(std::move(err)); });
 }
 
 void evaluate_at(evaluator_pointer self, std::int64_t step) {
@@ -42,8 +47,10 @@ void evaluate_at(evaluator_pointer self, std::int64_t step) {
                   [=](caf::expected<model_snapshot> model) {
                     if (model)
                       report(self, step, *model);
-                    else
-                      skip_ahead(self);
+                    else if (model.error() == errc::step_passed)
+                      skip_ahead(self, step);
+                    else  // a shard gone or failing would fail every later step at once
+                      self->quit(model.error());
                   });
 }
 
@@ -62,9 +69,15 @@ evaluator_actor::behavior_type evaluator(evaluator_pointer self, evaluator_confi
 
 }  // namespace
 
+template <caf::spawn_options Os>
 evaluator_actor spawn_evaluator(caf::actor_system& sys, evaluator_config cfg,
                                 std::int64_t start_step) {
-  return sys.spawn<caf::detached>(evaluator, std::move(cfg), start_step);
+  return sys.spawn<Os>(evaluator, std::move(cfg), start_step);
 }
+
+template evaluator_actor spawn_evaluator<caf::detached>(caf::actor_system&, evaluator_config,
+                                                        std::int64_t);
+template evaluator_actor spawn_evaluator<caf::no_spawn_options>(caf::actor_system&,
+                                                                evaluator_config, std::int64_t);
 
 }  // namespace downpour

@@ -28,7 +28,12 @@ struct evaluator_config {
   supervisor_actor supervisor;
 };
 
-// Starts by evaluating at the first multiple of every after start_step.
+// Starts by evaluating at the first multiple of every after start_step. A
+// shard past that step skips it; a shard gone or failing ends the evaluator
+// with its error. Os: detached in a job; the actor tests spawn it with
+// caf::no_spawn_options, as CAF's deterministic scheduler cannot drive a
+// detached actor's own thread.
+template <caf::spawn_options Os = caf::detached>
 evaluator_actor spawn_evaluator(caf::actor_system& sys, evaluator_config cfg,
                                 std::int64_t start_step);
 
