@@ -133,8 +133,8 @@ set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_CURRENT_BINARY_DIR}/generated/cpack_projec
 include(CPack)
 
 # test_package installs and packages this build (what that needs built, and
-# where); test_package_build configures `make package`'s build.
-foreach(test test_package test_package_build)
+# where); test_package_build and test_package_portable configure `make package`'s build.
+foreach(test test_package test_package_build test_package_portable)
   if(TARGET ${test})
     add_dependencies(${test} downpour_library)
     if(TARGET man)
