@@ -31,6 +31,7 @@ constexpr arrow arrows[] = {
     {phase::draining, phase::stopping_nodes},  // nothing to save: the job began at its end
     {phase::draining, phase::recovering},
     {phase::saving_last_checkpoint, phase::stopping_nodes},
+    {phase::saving_last_checkpoint, phase::stopping},  // sync: the shards passed the step
     {phase::saving_last_checkpoint, phase::recovering},
     {phase::stopping_nodes, phase::done},
     {phase::failed, phase::stopping_nodes},

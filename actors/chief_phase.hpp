@@ -13,33 +13,41 @@
 //     initialising_shards
 //              | {every shard restored or initialised}
 //              v
-//          training <----------------{every shard restored}---+
-//           |     |                                           |
-//           |     | {told to stop}                       recovering
-//           |     v                                           ^
-//           |  stopping <--------{restored, told to stop}-----+
-//           |     |    ^                                      |
-//           |     |    | {sync: told to stop}                 |
-//           |     v    |                              {a ps is lost, from
-//           +--> draining                             training, stopping,
-//   {every ticket   |    \                            draining or saving}
-//    out and every  |     \ {nothing to save: the job
-//    worker done}   |      |  started at its last step}
-//                   v      |
-//     saving_last_checkpoint
-//                   |      |
-//                   | {saved}
-//                   v      v
-//              stopping_nodes <------- failed <--- {from any phase before
-//                   |                    |          stopping_nodes: diverged,
-//                   v                    |          a save or a part failed}
-//                 done <-----------------+ {failed before anything started}
+//          training ------------+
+//              |                | {told to stop}
+//              |                v
+//              |            stopping
+//              |                | {every push out}
+//              v                v
+//          draining <-----------+
+//              | {every shard applied every push}
+//              v
+//    saving_last_checkpoint
+//              | {saved: the end is told}
+//              v
+//        stopping_nodes
+//              | {every node ended}
+//              v
+//            done
 //
-//  draining:  every push is out; each shard confirms it applied them. In
-//             sync the shards run the rounds to the last step by themselves,
-//             so the supervisor drains from the chief's first end request on.
-//  saving:    the checkpoint of the final step (the last step, or the step a
-//             stop reached), written before the end is told.
+// and besides:
+//  - training, stopping, draining, saving_last_checkpoint -> recovering
+//    {a ps is lost}; recovering -> training, or stopping if told to stop
+//    before {every shard restored}.
+//  - draining -> stopping_nodes {nothing to save: the job began at its last
+//    step}.
+//  - sync, where the shards run the rounds to the last step by themselves,
+//    so the supervisor drains from the chief's first end request on:
+//    draining -> stopping {told to stop}; stopping -> saving_last_checkpoint
+//    {shard 0 said where it stands: the checkpoint a few rounds ahead};
+//    saving_last_checkpoint -> stopping {the shards had passed that step}.
+//  - every phase before stopping_nodes -> failed {diverged, or a save or a
+//    part failed}; failed -> stopping_nodes, or -> done when nothing was
+//    started yet.
+//
+//  draining:  every push is out; each shard confirms it applied them.
+//  saving_last_checkpoint: the checkpoint of the final step (the last step,
+//             or the step a stop reached), written before the end is told.
 //  stopping_nodes: the end is told; run_chief collects the model and ends the
 //             shards, its helpers and its workers.
 #pragma once

@@ -43,8 +43,12 @@ bool all_pushes_out(const stop_supervisor_state& st) {
   return (st.life.is(phase::stopping) || st.granted >= st.cfg.last_step) && st.active.empty();
 }
 
+void stop_sync(supervisor_pointer self);
+
 // The final step's checkpoint is written before the end is told. A ps lost
 // meanwhile makes the answer stale: the restored job ends (and saves) again.
+// A sync stop whose step the shards passed before the saver asked them (a
+// loaded machine) is taken again further on.
 // A stop's progress line follows its checkpoint; the last step's precedes it.
 void save_last_checkpoint(supervisor_pointer self, std::int64_t step) {
   auto& st = self->state;
@@ -58,7 +62,12 @@ void save_last_checkpoint(supervisor_pointer self, std::int64_t step) {
             tell_end(self, step);
           },
           [=](caf::error& err) {
-            if (self->state.epoch == epoch) fail_job(self, std::move(err));
+            auto& st = self->state;
+            if (st.epoch != epoch) return;
+            if (err != errc::step_passed || st.cfg.mode != train_mode::sync || !told_to_stop(st))
+              return fail_job(self, std::move(err));
+            st.life.enter(phase::stopping);
+            stop_sync(self);
           });
 }
 

@@ -38,6 +38,7 @@ TEST_CASE("the chief's lifecycle allows exactly the arrows its diagram draws") {
       {phase::draining, phase::stopping_nodes},
       {phase::draining, phase::recovering},
       {phase::saving_last_checkpoint, phase::stopping_nodes},
+      {phase::saving_last_checkpoint, phase::stopping},
       {phase::saving_last_checkpoint, phase::recovering},
       {phase::stopping_nodes, phase::done},
       {phase::failed, phase::stopping_nodes},
@@ -121,6 +122,7 @@ caf::behavior fake_shard(caf::event_based_actor* self, std::shared_ptr<seen> s, 
 caf::behavior fake_saver(caf::event_based_actor* self, std::shared_ptr<seen> s) {
   return {
       [=](answer_atom, std::size_t i) { s->save_answers.at(i).deliver(std::string{"saved"}); },
+      [=](answer_atom, std::size_t i, caf::error& err) { s->save_answers.at(i).deliver(err); },
       [=](save_atom, std::int64_t step) {
         s->saves.push_back(step);
         s->save_answers.push_back(self->make_response_promise());
@@ -201,6 +203,9 @@ struct supervisor_fixture : downpour::testing::deterministic_fixture {
     tell(shards.at(s->awaits.at(i).first), caf::make_message(answer_atom::value, i, x));
   }
   void answer_save(std::size_t i) { tell(saver, caf::make_message(answer_atom::value, i)); }
+  void refuse_save(std::size_t i, caf::error err) {
+    tell(saver, caf::make_message(answer_atom::value, i, std::move(err)));
+  }
   void stop(const std::string& why) {
     (*chief)->send(sup, stop_atom_v, why);
     run();
@@ -396,6 +401,39 @@ TEST_CASE_FIXTURE(supervisor_fixture,
   answer_await(0, 100);  // the drain's answers after the end change nothing
   answer_await(1, 100);
   CHECK(s->saves.size() == 1);
+}
+
+TEST_CASE_FIXTURE(supervisor_fixture,
+                  "a sync stop whose step the shards passed before the saver asked is taken "
+                  "again further on") {
+  start(train_mode::sync, 0, 100);
+  ask_end();
+  stop("SIGTERM");
+  answer_await(2, 40);
+  REQUIRE(s->saves == std::vector<std::int64_t>{42});
+  refuse_save(0, caf::make_error(errc::step_passed, "the shard is past step 42"));
+  CHECK(now() == phase::stopping);
+  REQUIRE(s->awaits.size() == 4);  // shard 0, asked again where it is
+  answer_await(3, 50);
+  CHECK(s->saves == std::vector<std::int64_t>{42, 52});
+  answer_save(1);
+  CHECK(now() == phase::stopping_nodes);
+  REQUIRE(s->end);
+  CHECK(std::get<0>(*s->end) == 52);
+}
+
+TEST_CASE_FIXTURE(supervisor_fixture,
+                  "a save that fails for another reason fails the job") {
+  start(train_mode::async, 0, 1);
+  ticket();
+  ticket();
+  ask_end();
+  done();
+  answer_await(0, 1);
+  answer_await(1, 1);
+  refuse_save(0, caf::make_error(errc::save_failed, "disk full"));
+  CHECK(now() == phase::failed);
+  CHECK(s->end_error == errc::save_failed);
 }
 
 TEST_CASE_FIXTURE(supervisor_fixture,
