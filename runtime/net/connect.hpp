@@ -62,27 +62,20 @@ caf::expected<Handle> remote_actor_within(caf::actor_system& sys, bool tls,
   return result;
 }
 
-// now + seconds on the steady clock.
-inline std::chrono::steady_clock::time_point deadline_after(double seconds) {
-  return std::chrono::steady_clock::now() + timespan_of(seconds);
-}
-
-// connect_to up to deadline. A failure names --connect-timeout however much of
+// connect_to up to until. A failure names --connect-timeout however much of
 // it was left (connect_live retries with what remains of its own). Each
 // attempt is bounded by the time left, so a peer that accepts and never
 // answers cannot hold us past the deadline.
 template <class Handle>
 caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
                                     const host_port& where, const std::string& what,
-                                    std::chrono::steady_clock::time_point deadline) {
+                                    const deadline& until) {
   const logger log = node_logger(opts, opts.role, opts.task);
   caf::error last;
   connect_guard_linked();
   if (opts.tls()) tls_guard_linked();
   for (int attempt = 1;; ++attempt) {
-    const auto left = std::max(
-        std::chrono::duration_cast<caf::timespan>(deadline - std::chrono::steady_clock::now()),
-        caf::timespan{std::chrono::milliseconds(1)});
+    const auto left = std::max(until.left(), caf::timespan{std::chrono::milliseconds(1)});
     auto h = remote_actor_within<Handle>(sys, opts.tls(), where.host, where.port, left);
     if (h) {
       log.debug("connected to " + what + " at " + to_string(where) + " (attempt " +
@@ -93,7 +86,7 @@ caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
     if (auto why = final_refusal(last))
       return make_node_error(errc::unreachable, "refused " + what + " at " + to_string(where) +
                                                     ": " + *why);
-    if (std::chrono::steady_clock::now() >= deadline) break;
+    if (until.passed()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return make_node_error(errc::unreachable, "cannot reach " + what + " at " + to_string(where) +
@@ -108,7 +101,7 @@ caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
 template <class Handle>
 caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
                                  const host_port& where, const std::string& what) {
-  return connect_until<Handle>(sys, opts, where, what, deadline_after(opts.connect_timeout_s));
+  return connect_until<Handle>(sys, opts, where, what, deadline::in_seconds(opts.connect_timeout_s));
 }
 
 // True when h is known dead: monitoring a proxy whose connection is lost
@@ -132,11 +125,11 @@ bool is_gone(caf::actor_system& sys, const Handle& h) {
 template <class Handle>
 caf::expected<Handle> connect_live_until(caf::actor_system& sys, const options& opts,
                                          const host_port& where, const std::string& what,
-                                         std::chrono::steady_clock::time_point deadline) {
+                                         const deadline& until) {
   for (;;) {
-    auto h = connect_until<Handle>(sys, opts, where, what, deadline);
+    auto h = connect_until<Handle>(sys, opts, where, what, until);
     if (!h || !is_gone(sys, *h)) return h;
-    if (std::chrono::steady_clock::now() >= deadline)
+    if (until.passed())
       return make_node_error(errc::unreachable, "cannot reach " + what + " at " +
                                                     to_string(where) + " within " +
                                                     seconds_text(opts.connect_timeout_s));
@@ -149,7 +142,7 @@ template <class Handle>
 caf::expected<Handle> connect_live(caf::actor_system& sys, const options& opts,
                                    const host_port& where, const std::string& what) {
   return connect_live_until<Handle>(sys, opts, where, what,
-                                    deadline_after(opts.connect_timeout_s));
+                                    deadline::in_seconds(opts.connect_timeout_s));
 }
 
 // Publishes an actor on the node's own host:port (over mutual TLS when

@@ -8,6 +8,8 @@
 
 #include <cerrno>
 
+#include "config/durations.hpp"
+
 namespace downpour {
 namespace {
 
@@ -26,13 +28,11 @@ bool blocking_stream(int fd, int flags, const sockaddr* addr) {
 // A connect in progress: 0 once established, else -1 with errno set
 // (ETIMEDOUT after the bound).
 int await_connected(int fd) {
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + connect_attempt_bound;
+  const deadline until{connect_attempt_bound};
   for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until.left());
     pollfd p{fd, POLLOUT, 0};
-    const int ready = ::poll(&p, 1, left > 0 ? static_cast<int>(left) : 0);
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) return -1;
     if (ready == 0) {

@@ -55,12 +55,10 @@ shard_init make_init(const model_layout& model, const std::vector<shard_layout>&
 // Refuses a ps started with other settings: it is told to exit (it then
 // names the difference itself) and the chief waits until it is gone.
 void refuse_ps(caf::scoped_actor& self, const shard_actor& ps, const caf::error& why,
-               std::chrono::steady_clock::time_point deadline) {
+               const deadline& until) {
   self->monitor(ps);
   self->send_exit(ps, why);
-  const auto left = std::chrono::duration_cast<caf::timespan>(
-      std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{}));
-  self->receive([](caf::down_msg&) {}, caf::after(left) >> [] {});
+  self->receive([](caf::down_msg&) {}, caf::after(until.left()) >> [] {});
 }
 
 // A lost ps, started again on its port with this job's settings: a fresh
@@ -69,7 +67,7 @@ void refuse_ps(caf::scoped_actor& self, const shard_actor& ps, const caf::error&
 caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& opts,
                                         const model_layout& layout, std::size_t k) {
   const auto began = std::chrono::steady_clock::now();
-  const auto deadline = deadline_after(opts.connect_timeout_s);
+  const auto until = deadline::in_seconds(opts.connect_timeout_s);
   const auto what = "ps " + std::to_string(k);
   const auto where = what + " at " + to_string(opts.ps_hosts[k]);
   const logger log = node_logger(opts, role_kind::worker, 0);
@@ -77,7 +75,7 @@ caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& o
            " for it to be started again");
   caf::scoped_actor self{sys};
   for (;;) {
-    auto h = connect_live_until<shard_actor>(sys, opts, opts.ps_hosts[k], what, deadline);
+    auto h = connect_live_until<shard_actor>(sys, opts, opts.ps_hosts[k], what, until);
     if (!h)
       return make_node_error(errc::unreachable,
                              where + " did not come back within " +
@@ -85,13 +83,10 @@ caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& o
                                  "; the job stops (no checkpoint saved since it went down)");
     // Right after a refused ps exits, the middleman can still hand out its
     // dead handle, which never answers: a bounded hello, then connect again.
-    const auto left = deadline - std::chrono::steady_clock::now();
-    auto refused = hello_shard(
-        self, opts, layout, *h, k,
-        std::chrono::duration_cast<caf::timespan>(
-            std::min<std::chrono::steady_clock::duration>(left, std::chrono::seconds(5))));
+    auto refused = hello_shard(self, opts, layout, *h, k,
+                               std::min(until.left(), caf::timespan{std::chrono::seconds(5)}));
     if ((refused == caf::sec::request_timeout || refused == caf::sec::request_receiver_down) &&
-        std::chrono::steady_clock::now() < deadline)
+        !until.passed())
       continue;
     if (!refused) {
       log.info("chief: " + what + " is back after " + fixed_text(seconds_since(began), 3) + " s");
@@ -100,7 +95,7 @@ caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& o
     if (refused != errc::config_mismatch) return refused;
     log.warn("chief: " + where + " was started with other settings (" + describe(refused) +
              "); refused it, still waiting for one with this job's settings");
-    refuse_ps(self, *h, refused, deadline);
+    refuse_ps(self, *h, refused, until);
   }
 }
 

@@ -10,6 +10,7 @@
 #include "cluster_procs.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/net/ports.hpp"
+#include "runtime/node/actor_configs.hpp"
 #include "runtime/node/chief.hpp"
 #include "runtime/node/node.hpp"
 #include "test_jobs.hpp"
@@ -156,10 +157,7 @@ TEST_CASE("an exception inside an actor of the chief's process ends the job with
   const job_model job = job_for(opts);
   node_config cfg{opts, job.layout};
   caf::actor_system sys{cfg};
-  std::vector<shard_actor> shards{spawn_parameter_shard(
-      sys, shard_config{0, job_fingerprint(opts, job.layout), schedule_for(opts), opts.ema_decay,
-                        opts.last_step, opts.mode, 1, opts.wire,
-                        node_logger(opts, role_kind::ps, 0), std::nullopt})};
+  std::vector<shard_actor> shards{spawn_parameter_shard(sys, shard_config_for(opts, job.layout, 0))};
   // A worker that throws when told to start, as any handler might.
   auto start = [&](supervisor_actor, coordinator_actor,
                    const std::vector<shard_actor>&) -> caf::expected<std::vector<worker_actor>> {
