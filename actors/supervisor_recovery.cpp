@@ -61,8 +61,7 @@ std::int64_t on_restore(supervisor_pointer self, recovery_plan& plan) {
   st.granted = plan.step;
   st.reported_step = plan.step;
   st.active.clear();
-  st.holding.clear();
-  st.ticket_holders.clear();  // downs of old workers then match nothing
+  st.holders.clear();  // downs of old workers then match nothing
   st.draining = false;
   st.final_step = -1;
   st.recovering = false;

@@ -14,13 +14,19 @@
 
 namespace downpour {
 
+struct ticket_holder {
+  std::uint32_t worker = 0;
+  std::int64_t unsettled = 0;
+};
+
 struct stop_supervisor_state {
   supervisor_config cfg;
   // Tickets and the end (supervisor_tickets.cpp).
   std::int64_t granted = 0;  // tickets handed out, counted from step 0
   std::set<std::uint32_t> active;
-  std::map<std::uint32_t, caf::actor_addr> ticket_holders;  // worker -> actor, monitored
-  std::set<std::uint32_t> holding;  // granted a ticket whose push may not be out yet
+  // Worker actors (monitored) and their tickets whose pushes not every shard
+  // has answered yet: a push lost with its worker or refused gives it back.
+  std::map<caf::actor_addr, ticket_holder> holders;
   bool draining = false;
   std::int64_t final_step = -1;
   std::vector<caf::typed_response_promise<std::int64_t, float, std::string>> end_waiters;
@@ -47,6 +53,7 @@ using supervisor_pointer = supervisor_actor::stateful_pointer<stop_supervisor_st
 // supervisor_tickets.cpp
 caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worker, float loss);
 void on_done(supervisor_pointer self, std::uint32_t worker);
+void on_settle(supervisor_pointer self, std::int64_t refused);
 void on_worker_down(supervisor_pointer self, const caf::down_msg& dm);
 void on_stop(supervisor_pointer self, const std::string& why);
 caf::result<std::int64_t> on_bad_batch(supervisor_pointer self, std::uint32_t worker,
