@@ -15,9 +15,14 @@ namespace {
 
 // Done, told to stop, or the job ended early: the supervisor and the
 // coordinator count this worker out (it holds no unused ticket: it pushes
-// the step it holds first).
+// the step it holds first). It leaves once every shard answered its pushes,
+// so the supervisor knows which of them count (settle_push).
 void leave_job(worker_pointer self, caf::error reason) {
   auto& st = self->state;
+  if (!st.unsettled.empty()) {
+    st.leave_reason = std::move(reason);
+    return;
+  }
   self->send(st.cfg.supervisor, done_atom_v, st.cfg.index);
   self->send(st.cfg.coordinator, leave_atom_v, st.cfg.index);
   self->quit(std::move(reason));
@@ -70,7 +75,9 @@ void settle_push(worker_pointer self, std::int64_t id, std::int64_t refused) {
   if (--it->second.missing > 0) return;
   self->send(st.cfg.supervisor, settle_atom_v, st.cfg.index, it->second.refused);
   st.unsettled.erase(it);
-  if (st.unsettled.empty() && st.ticket && *st.ticket < 0) request_ticket(self);
+  if (!st.unsettled.empty()) return;
+  if (st.leave_reason) return leave_job(self, *std::exchange(st.leave_reason, std::nullopt));
+  if (st.ticket && *st.ticket < 0) request_ticket(self);
 }
 
 // ---- where the modes differ -------------------------------------------------

@@ -65,6 +65,7 @@ struct worker_state {
   // async/ssp, by local step: the supervisor learns how each push fared
   // (settle_atom); a worker leaves only once all are answered.
   std::map<std::int64_t, unsettled_push> unsettled;
+  std::optional<caf::error> leave_reason;  // leaving once every push is answered
   std::int64_t min_step = 0;         // sync: the step the next pull must wait for
   std::size_t pushed_this_step = 0;  // sync: gradients pushed for pulled_at[0]
   std::int64_t local_step = 0;
