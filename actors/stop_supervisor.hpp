@@ -1,7 +1,7 @@
 // The stop-at-step supervisor on the chief. In async and ssp modes it hands
 // out one step ticket per push, exactly last_step - start_step of them, so the
 // final global step is exact with no asynchronous overshoot; a worker that
-// dies holding a ticket gives it back. In sync mode the shards stop
+// dies or whose push a shard refuses gives the ticket back. In sync mode the shards stop
 // aggregating at last_step by themselves. Once every shard stands at
 // last_step it has the last checkpoint written and answers end requests, and
 // the job shuts down.

@@ -15,6 +15,11 @@
 
 namespace downpour {
 
+struct ticket_holder {
+  std::uint32_t worker = 0;
+  std::int64_t unsettled = 0;
+};
+
 struct stop_supervisor_state {
   supervisor_config cfg;
   // Its part of the chief's lifecycle (actors/chief_phase.hpp draws it).
@@ -22,8 +27,9 @@ struct stop_supervisor_state {
   // Tickets and the end (supervisor_tickets.cpp).
   std::int64_t granted = 0;  // tickets handed out, counted from step 0
   std::set<std::uint32_t> active;
-  std::map<std::uint32_t, caf::actor_addr> ticket_holders;  // worker -> actor, monitored
-  std::set<std::uint32_t> holding;  // granted a ticket whose push may not be out yet
+  // Worker actors (monitored) and their tickets whose pushes not every shard
+  // has answered yet: a push lost with its worker or refused gives it back.
+  std::map<caf::actor_addr, ticket_holder> holders;
   std::int64_t final_step = -1;  // told with the end (stopping_nodes)
   std::vector<caf::typed_response_promise<std::int64_t, float, std::string>> end_waiters;
   std::string stop_reason;  // why the job stops early; empty: it runs to last_step
@@ -57,6 +63,7 @@ inline bool told_to_stop(const stop_supervisor_state& st) {
 // supervisor_tickets.cpp
 caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worker, float loss);
 void on_done(supervisor_pointer self, std::uint32_t worker);
+void on_settle(supervisor_pointer self, std::int64_t refused);
 void on_worker_down(supervisor_pointer self, const caf::down_msg& dm);
 void on_stop(supervisor_pointer self, const std::string& why);
 caf::result<std::int64_t> on_bad_batch(supervisor_pointer self, std::uint32_t worker,

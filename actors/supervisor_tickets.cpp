@@ -1,7 +1,10 @@
 // The stop supervisor's tickets: exactly last_step - start_step of them in
-// async and ssp, the stop (a signal), the drain until every shard applied
-// every push, the checkpoint of the final step, and the job's end. Its
-// phases: actors/chief_phase.hpp.
+// The stop supervisor's tickets: exactly last_step - start_step of them in
+// async and ssp, each spent only once every shard answered its push (a
+// refused or lost push gives it back), the stop (a signal), the drain until
+// every shard applied every push, the checkpoint of the final step, and the
+// job's end. Its phases: actors/chief_phase.hpp.
+#include <algorithm>
 #include <cstdio>
 
 #include "actors/stop_supervisor.hpp"
@@ -36,11 +39,18 @@ void fail_job(supervisor_pointer self, caf::error err) {
   st.end_waiters.clear();
 }
 
-// Once every worker has asked for a ticket after the last one (or left),
-// every push is out.
+bool all_settled(const stop_supervisor_state& st) {
+  for (auto& h : st.holders)
+    if (h.second.unsettled > 0) return false;
+  return true;
+}
+
+// Once every worker has asked for a ticket after the last one (or left), and
+// every shard answered every push, every push is out.
 bool all_pushes_out(const stop_supervisor_state& st) {
   if (st.cfg.mode == train_mode::sync) return true;  // the shards stop by themselves
-  return (st.life.is(phase::stopping) || st.granted >= st.cfg.last_step) && st.active.empty();
+  return (st.life.is(phase::stopping) || st.granted >= st.cfg.last_step) && st.active.empty() &&
+         all_settled(st);
 }
 
 void stop_sync(supervisor_pointer self);
@@ -104,12 +114,24 @@ void await_shards(supervisor_pointer self, std::int64_t target) {
             });
 }
 
-void watch_ticket_holder(supervisor_pointer self, std::uint32_t worker) {
+// Every worker actor is watched, a rejoined one apart from the one it
+// replaces: the down of the old one returns only the old one's tickets.
+ticket_holder* holder_of_sender(supervisor_pointer self, std::uint32_t worker) {
   auto& st = self->state;
   auto sender = self->current_sender();
-  if (!sender || st.ticket_holders.count(worker)) return;
-  st.ticket_holders[worker] = caf::actor_cast<caf::actor_addr>(sender);
+  if (!sender) return nullptr;
+  auto addr = caf::actor_cast<caf::actor_addr>(sender);
+  auto it = st.holders.find(addr);
+  if (it != st.holders.end()) return &it->second;
   self->monitor(sender);
+  return &(st.holders[addr] = ticket_holder{worker, 0});
+}
+
+// A ticket whose push was refused or lost: the next ask gets it again. Its
+// push may have reached some shards; they are at the last step one push
+// early and take no more (parameter_shard), so every shard ends exactly.
+void return_tickets(stop_supervisor_state& st, std::int64_t n) {
+  st.granted = std::max(st.cfg.start_step, st.granted - n);
 }
 
 std::string bad_batch_line(const stop_supervisor_state& st, std::uint32_t worker,
@@ -165,15 +187,14 @@ caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worke
   if (st.life.is(phase::recovering))
     return caf::make_error(errc::recovering, "a ps is down; the cluster is recovering");
   if (st.life.is(phase::failed)) return st.failure;
-  watch_ticket_holder(self, worker);
-  st.holding.erase(worker);  // asking again means its last push went out first
+  auto holder = holder_of_sender(self, worker);
   if (told_to_stop(st))
     return caf::make_error(errc::interrupted, "the job is stopping (" + st.stop_reason + ")");
   if (st.granted > st.cfg.start_step) st.last_loss = loss;  // a worker's first ask has none
   auto ticket = next_ticket(st.granted, st.cfg.last_step);
   if (ticket < 0) return -1;
   st.active.insert(worker);
-  st.holding.insert(worker);
+  if (holder) ++holder->unsettled;
   if (st.granted > st.cfg.start_step) st.progress->on_step(st.granted, loss);
   ++st.granted;
   return ticket;
@@ -181,26 +202,38 @@ caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worke
 
 void on_done(supervisor_pointer self, std::uint32_t worker) {
   self->state.active.erase(worker);
-  self->state.holding.erase(worker);
   maybe_drain(self);
 }
 
-// A dead worker's unused ticket goes back, so the job still reaches last_step;
-// if its push did arrive, the shards refuse the one extra push at last_step.
+// Every shard answered one push of the sender's: its ticket is spent, or
+// (refused by a shard) it goes back.
+void on_settle(supervisor_pointer self, std::int64_t refused) {
+  auto& st = self->state;
+  auto it = st.holders.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
+  if (it == st.holders.end() || it->second.unsettled == 0) return;  // a push of before a restore
+  --it->second.unsettled;
+  if (refused > 0) return_tickets(st, 1);
+  maybe_drain(self);
+}
+
+// A dead worker's tickets whose pushes were not answered by every shard go
+// back (lost in a partition, a push may have reached one shard and not the
+// other), so the job still reaches last_step.
 void on_worker_down(supervisor_pointer self, const caf::down_msg& dm) {
   auto& st = self->state;
-  for (auto it = st.ticket_holders.begin(); it != st.ticket_holders.end(); ++it) {
-    if (it->second != dm.source) continue;
-    auto worker = it->first;
-    st.ticket_holders.erase(it);
-    if (st.holding.erase(worker)) {
-      --st.granted;
-      st.cfg.log.warn("stop_supervisor: worker " + std::to_string(worker) +
-                      " is gone; its ticket is returned");
-    }
-    st.active.erase(worker);  // a worker that said done is no longer active anyway
-    return maybe_drain(self);
+  auto it = st.holders.find(dm.source);
+  if (it == st.holders.end()) return;
+  auto holder = it->second;
+  st.holders.erase(it);
+  if (holder.unsettled > 0) {
+    return_tickets(st, holder.unsettled);
+    st.cfg.log.warn("stop_supervisor: worker " + std::to_string(holder.worker) + " is gone; " +
+                    std::to_string(holder.unsettled) + " of its tickets returned");
   }
+  bool replaced = false;  // a rejoined worker of that index is still active
+  for (auto& h : st.holders) replaced = replaced || h.second.worker == holder.worker;
+  if (!replaced) st.active.erase(holder.worker);
+  maybe_drain(self);
 }
 
 // Async and ssp drain only once every ticket is out: the job is ending

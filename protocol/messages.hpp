@@ -218,6 +218,7 @@ CAF_ADD_ATOM(downpour, downpour, status_atom, "status")
 CAF_ADD_ATOM(downpour, downpour, eval_atom, "eval")
 CAF_ADD_ATOM(downpour, downpour, restore_atom, "restore")
 CAF_ADD_ATOM(downpour, downpour, diverged_atom, "diverged")
+CAF_ADD_ATOM(downpour, downpour, settle_atom, "settle")
 
 namespace downpour {
 
@@ -311,6 +312,9 @@ using supervisor_actor = caf::typed_actor<
     caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
     // A worker has pushed its last gradient and quits.
     caf::reacts_to<done_atom, std::uint32_t>,
+    // Async/ssp: every shard answered a worker's push (worker index, shards
+    // that refused it): a push refused anywhere gives its ticket back.
+    caf::reacts_to<settle_atom, std::uint32_t, std::int64_t>,
     // Sync mode: worker, the global step its push was for, and its loss (progress).
     caf::reacts_to<report_atom, std::uint32_t, std::int64_t, float>,
     // Answers once every push is applied: the final global step, the last loss
