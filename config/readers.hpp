@@ -89,7 +89,7 @@ static_assert(max_duration_s == 1e6, "the texts below name the bound");
 constexpr real_bounds duration_positive{0, true, max_duration_s, false,
                                         "seconds > 0 and at most 1000000"};
 constexpr real_bounds duration_or_off{0, false, max_duration_s, false,
-                                      "seconds from 0 (off) to 1000000"};
+                                      "seconds >= 0 (0: off) and at most 1000000"};
 
 inline bool within(double x, const real_bounds& b) {
   bool above = b.lo_open ? x > b.lo : x >= b.lo;

@@ -109,7 +109,7 @@ TEST_CASE("a plain IDX file shorter or longer than its header says is refused be
   idx_files::write_plain(labels, idx_files::label_file(3));
   CHECK(error_of([&] { load_idx_pair(images, labels); }) ==
         "data: " + images +
-            ": truncated: expected 3371549679120 bytes of pixel data after the header, got 100");
+            ": truncated: expected 3367254359280 bytes of pixel data after the header, got 100");
 }
 
 TEST_CASE("a label beyond the classes of the other labels names the file, the example and the label") {
