@@ -17,6 +17,7 @@
 #include "caf/openssl/all.hpp"
 #include "config/options.hpp"
 #include "runtime/net/connect_guard.hpp"
+#include "runtime/net/peer_notes.hpp"
 #include "runtime/net/tls_guard.hpp"
 
 namespace downpour {
@@ -37,28 +38,59 @@ std::optional<std::string> final_refusal(const caf::error& err);
 // or certificates from two CAs); empty for other errors.
 std::string handshake_hint(const caf::error& err);
 
+// Why the last attempt to reach where failed, as a connect's message ends:
+// what the connect and TLS guards saw (peer_notes.hpp: nothing listening,
+// no route, the TLS handshake refused and why), else CAF's error with a hint.
+std::string why_unreachable(const host_port& where, const caf::error& last,
+                            std::chrono::steady_clock::time_point since);
+
 // One attempt to reach the actor published at host:port, given up after
 // timeout. CAF's own remote_actor waits forever for a peer that accepted the
 // connection but never answers the handshake (a hung or stopped node); this
 // asks the middleman (or the TLS manager) for the same connect with a bound.
+// A TLS handshake the peer refused (a certificate of another CA, its alert)
+// CAF retries inside the middleman and never answers; the TLS guard notes it
+// (peer_notes.hpp), so the attempt looks every 50 ms and ends with
+// errc::unreachable and the reason instead of waiting out the timeout.
 template <class Handle>
 caf::expected<Handle> remote_actor_within(caf::actor_system& sys, bool tls,
                                           const std::string& host, std::uint16_t port,
                                           caf::timespan timeout) {
   auto manager = tls ? sys.openssl_manager().actor_handle() : sys.middleman().actor_handle();
-  caf::expected<Handle> result{caf::make_error(caf::sec::request_timeout)};
+  const auto started = std::chrono::steady_clock::now();
   caf::scoped_actor self{sys};
-  self->request(manager, timeout, caf::connect_atom::value, host, port)
-      .receive(
-          [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>& ifs) {
-            if (!ptr)
-              result = caf::make_error(caf::sec::no_actor_published_at_port, port);
-            else if (!sys.assignable<Handle>(ifs))
-              result = caf::make_error(caf::sec::unexpected_actor_messaging_interface);
-            else
-              result = caf::actor_cast<Handle>(std::move(ptr));
-          },
-          [&](caf::error& err) { result = std::move(err); });
+  // The answer reaches self as an ordinary message, so self can look at the notes meanwhile.
+  auto asker = sys.spawn([manager, host, port, timeout,
+                          waiter = caf::actor_cast<caf::actor>(self)](caf::event_based_actor* a) {
+    a->request(manager, timeout, caf::connect_atom::value, host, port)
+        .then([=](const caf::node_id&, caf::strong_actor_ptr& ptr,
+                  std::set<std::string>& ifs) { a->send(waiter, std::move(ptr), std::move(ifs)); },
+              [=](caf::error& err) { a->send(waiter, std::move(err)); });
+  });
+  caf::expected<Handle> result{caf::make_error(caf::sec::request_timeout)};
+  for (bool waiting = true; waiting;) {
+    self->receive(
+        [&](caf::strong_actor_ptr& ptr, std::set<std::string>& ifs) {
+          if (!ptr)
+            result = caf::make_error(caf::sec::no_actor_published_at_port, port);
+          else if (!sys.assignable<Handle>(ifs))
+            result = caf::make_error(caf::sec::unexpected_actor_messaging_interface);
+          else
+            result = caf::actor_cast<Handle>(std::move(ptr));
+          waiting = false;
+        },
+        [&](caf::error& err) {
+          result = std::move(err);
+          waiting = false;
+        },
+        caf::after(std::chrono::milliseconds(50)) >> [&] {
+          const auto note = tls ? peer_failure(host, port, started) : std::nullopt;
+          if (!note || note->fault != peer_fault::tls_refused) return;
+          result = make_node_error(errc::unreachable, note->why);
+          waiting = false;
+        });
+  }
+  self->send_exit(asker, caf::exit_reason::kill);
   return result;
 }
 
@@ -71,6 +103,7 @@ caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
                                     const host_port& where, const std::string& what,
                                     const deadline& until) {
   const logger log = node_logger(opts, opts.role, opts.task);
+  const auto started = std::chrono::steady_clock::now();
   caf::error last;
   connect_guard_linked();
   if (opts.tls()) tls_guard_linked();
@@ -86,13 +119,15 @@ caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
     if (auto why = final_refusal(last))
       return make_node_error(errc::unreachable, "refused " + what + " at " + to_string(where) +
                                                     ": " + *why);
+    if (last == errc::unreachable)  // the peer refused our TLS handshake
+      return make_node_error(errc::unreachable, "cannot reach " + what + " at " +
+                                                    to_string(where) + ": " + describe(last));
     if (until.passed()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return make_node_error(errc::unreachable, "cannot reach " + what + " at " + to_string(where) +
                                                 " within " + seconds_text(opts.connect_timeout_s) +
-                                                " (" + describe(last) + ")" +
-                                                handshake_hint(last));
+                                                why_unreachable(where, last, started));
 }
 
 // Connects to the actor published at where (over mutual TLS when configured),
