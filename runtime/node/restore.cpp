@@ -7,6 +7,7 @@
 
 #include "reporting/log.hpp"
 #include "protocol/placement.hpp"
+#include "protocol/row_pages.hpp"
 #include "config/durations.hpp"
 #include "model/init.hpp"
 #include "runtime/files/checkpoint.hpp"
@@ -115,6 +116,23 @@ start_state restore_or_init(const options& opts, const model_layout& layout, con
   return {0, std::move(params), std::move(ema), {}, false};
 }
 
+// Sends all but the last page of init's rows ahead of it (the shard stages
+// them); init keeps the last page.
+caf::error stage_pages(caf::scoped_actor& self, const shard_actor& shard, caf::timespan timeout,
+                       const model_layout& layout, shard_init& init) {
+  const auto& v = layout.row_variable();
+  if (!v) return caf::none;
+  const std::uint64_t page_rows = rows_per_page(v->cols);
+  const std::uint64_t pages = page_count(init.rows.keys.size(), page_rows);
+  if (pages <= 1) return caf::none;
+  caf::error failure;
+  for (std::uint64_t page = 0; page + 1 < pages && !failure; ++page)
+    self->request(shard, timeout, init_atom_v, page_of(init.rows, page, page_rows))
+        .receive([](std::uint64_t) {}, [&](caf::error& err) { failure = std::move(err); });
+  init.rows = page_of(init.rows, pages - 1, page_rows);
+  return failure;
+}
+
 caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options& opts,
                                            const model_layout& layout, const start_state& start,
                                            const std::vector<shard_actor>& shards) {
@@ -123,8 +141,10 @@ caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options
   std::int64_t step = -1;
   caf::error failure;
   for (std::size_t k = 0; k < shards.size() && !failure; ++k) {
-    self->request(shards[k], timespan_of(opts.connect_timeout_s), restore_atom_v,
-                  make_init(layout, layouts, k, start))
+    const auto timeout = timespan_of(opts.connect_timeout_s);
+    auto init = make_init(layout, layouts, k, start);
+    if ((failure = stage_pages(self, shards[k], timeout, layout, init))) break;
+    self->request(shards[k], timeout, restore_atom_v, std::move(init))
         .receive(
             [&](std::int64_t s) {
               if (step >= 0 && s != step)
