@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include "actors/parameter_shard.hpp"
 #include "reporting/status_json.hpp"
 #include "runtime/net/metrics_text.hpp"
 
@@ -37,10 +38,7 @@ std::string ask_shard(caf::actor_system& sys, const shard_actor& shard, std::siz
   caf::error failure;
   self->request(shard, ask_timeout, stats_atom_v)
       .receive(
-          [&](shard_stats& s) {
-            facts =
-                shard_facts{true, s.step, s.ranges, s.dropped, s.rejected, s.replayed, s.rows_held};
-          },
+          [&](shard_stats& s) { facts = facts_of(s); },
           [&](caf::error& err) { failure = std::move(err); });
   if (failure) throw std::runtime_error("the shard did not answer: " + to_string(failure));
   return ps_exposition({{task, facts}});
