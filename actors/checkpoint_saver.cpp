@@ -95,10 +95,10 @@ caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_
   gather_snapshot(self, st.cfg.shards, st.cfg.layout.size(), step, timeout,
                   [=](caf::expected<model_snapshot> model) {
                     if (!model) {
-                      self->state.cfg.log.write(
-                          failure_level(model.error(), passed_level),
-                          "checkpoint: no checkpoint at step " + std::to_string(step) + ": " +
-                              self->system().render(model.error()));
+                      self->state.cfg.log.write(failure_level(model.error(), passed_level),
+                                                "checkpoint: no checkpoint at step " +
+                                                    std::to_string(step) + ": " +
+                                                    self->system().render(model.error()));
                       g->promise.deliver(model.error());
                       return;
                     }

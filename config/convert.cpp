@@ -47,8 +47,7 @@ options read_files_and_model(options o, const raw_values& raw) {
   o.log_every = read_integer(raw, "log-every", o.log_every, 1);
   o.quiet = read_flag(raw, "quiet", o.quiet);
   o.save_checkpoint_secs =
-      read_duration(raw, "save-checkpoint-secs", o.save_checkpoint_secs,
-                    duration_zero::turns_off);
+      read_duration(raw, "save-checkpoint-secs", o.save_checkpoint_secs, duration_zero::turns_off);
   o.save_checkpoint_steps = read_integer(raw, "save-checkpoint-steps", o.save_checkpoint_steps, 0);
   o.keep_checkpoints = read_integer(raw, "keep-checkpoints", o.keep_checkpoints, 1);
   o.fresh = read_flag(raw, "fresh", o.fresh);

@@ -38,8 +38,7 @@ options read_operations(options o, const raw_values& raw) {
   o.cluster_name = read_text(raw, "cluster-name", o.cluster_name);
   o.heartbeat_interval_s =
       read_duration(raw, "heartbeat-interval", o.heartbeat_interval_s, duration_zero::turns_off);
-  o.node_timeout_s =
-      read_duration(raw, "node-timeout", o.node_timeout_s, duration_zero::refused);
+  o.node_timeout_s = read_duration(raw, "node-timeout", o.node_timeout_s, duration_zero::refused);
   o.tls_ca = read_text(raw, "tls-ca", o.tls_ca);
   o.tls_cert = read_text(raw, "tls-cert", o.tls_cert);
   o.tls_key = read_text(raw, "tls-key", o.tls_key);

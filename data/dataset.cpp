@@ -51,7 +51,8 @@ std::int32_t max_label(const named_dataset& d) {
 // The smallest class below classes without a training example, if any.
 std::optional<std::int32_t> first_missing_class(const dataset& train, std::size_t classes) {
   std::vector<bool> seen(classes, false);
-  for (std::size_t i = 0; i < train.size(); ++i) seen[static_cast<std::size_t>(train.label(i))] = true;
+  for (std::size_t i = 0; i < train.size(); ++i)
+    seen[static_cast<std::size_t>(train.label(i))] = true;
   const auto gap = std::find(seen.begin(), seen.end(), false);
   if (gap == seen.end()) return std::nullopt;
   return static_cast<std::int32_t>(gap - seen.begin());
@@ -65,9 +66,10 @@ void check_no_gap(const named_dataset& train, std::size_t classes) {
   for (std::size_t i = 0; i < train.set->size(); ++i)
     if (train.set->label(i) > *gap)
       throw data_error("data: " + train.name + ": example " + std::to_string(i) + " has label " +
-                       std::to_string(train.set->label(i)) + ", but no training example has label " +
-                       std::to_string(*gap) + " (expected the classes 0 to " +
-                       std::to_string(*gap - 1) + " of the other labels, each with examples)");
+                       std::to_string(train.set->label(i)) +
+                       ", but no training example has label " + std::to_string(*gap) +
+                       " (expected the classes 0 to " + std::to_string(*gap - 1) +
+                       " of the other labels, each with examples)");
 }
 
 // A test label must be a class the model is built for.

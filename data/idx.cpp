@@ -45,7 +45,8 @@ class gz_input {
     } catch (const input_error& e) {
       fail(e.reason());
     }
-    if (!file_) fail(std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
+    if (!file_)
+      fail(std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
     gzbuffer(file_.get(), kGzBufferBytes);
   }
 
@@ -260,9 +261,8 @@ data_summary summarize_mnist(const std::string& dir) {
   const std::vector<std::uint32_t> h = read_image_header(in);
   const std::string train = find_file(dir, "train-labels-idx1-ubyte");
   const std::string test = find_file(dir, "t10k-labels-idx1-ubyte");
-  const std::size_t classes =
-      class_count({train, std::make_shared<label_file>(read_labels(train))},
-                  {test, std::make_shared<label_file>(read_labels(test))});
+  const std::size_t classes = class_count({train, std::make_shared<label_file>(read_labels(train))},
+                                          {test, std::make_shared<label_file>(read_labels(test))});
   return {data_shape{{h[1], h[2], 1}}, classes};
 }
 
@@ -283,8 +283,7 @@ data_splits load_mnist(const std::string& dir, std::size_t validation_size) {
   data_shape shape{{train->rows(), train->cols(), 1}};
   // Named by their label files: the sizes agree with the images (checked
   // above), and what split_data may still refuse is a label or a count.
-  return split_data({train_labels, train}, {test_labels, test}, std::move(shape),
-                    validation_size);
+  return split_data({train_labels, train}, {test_labels, test}, std::move(shape), validation_size);
 }
 
 }  // namespace downpour

@@ -63,7 +63,9 @@ input_file::~input_file() {
 input_file::input_file(input_file&& other) noexcept
     : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), size_(other.size_) {}
 
-int input_file::release() { return std::exchange(fd_, -1); }
+int input_file::release() {
+  return std::exchange(fd_, -1);
+}
 
 std::string input_file::read_at(std::uint64_t offset, std::size_t n) const {
   std::string bytes;
@@ -73,8 +75,8 @@ std::string input_file::read_at(std::uint64_t offset, std::size_t n) const {
     throw input_error(path_, "cannot hold " + std::to_string(n) + " bytes of it in memory");
   }
   for (std::size_t done = 0; done < n;) {
-    const ssize_t got = ::pread(fd_, bytes.data() + done, n - done,
-                                static_cast<off_t>(offset + done));
+    const ssize_t got =
+        ::pread(fd_, bytes.data() + done, n - done, static_cast<off_t>(offset + done));
     if (got < 0 && errno == EINTR) continue;
     if (got < 0) fail_errno(path_, "cannot read");
     if (got == 0)

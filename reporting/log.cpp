@@ -68,8 +68,7 @@ utf8_char decode_utf8(const std::string& text, std::size_t i) {
 // Characters that must not reach a terminal or a log viewer as they are.
 bool needs_escape(char32_t c) {
   return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
-         c == 0x2028 || c == 0x2029 || (c >= 0x202A && c <= 0x202E) ||
-         (c >= 0x2066 && c <= 0x2069);
+         c == 0x2028 || c == 0x2029 || (c >= 0x202A && c <= 0x202E) || (c >= 0x2066 && c <= 0x2069);
 }
 
 // What the character (or stray byte) at text[i] becomes, and its length in text.

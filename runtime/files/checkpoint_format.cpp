@@ -178,8 +178,7 @@ checkpoint_bytes read_file(const std::string& path) {
     const std::string head =
         file.read_at(0, static_cast<std::size_t>(std::min<u64>(file.size(), preamble_size)));
     checkpoint_bytes bytes{read_preamble(path, head, file.size()), {}};
-    bytes.payload =
-        file.read_at(preamble_size, static_cast<std::size_t>(bytes.info.payload_bytes));
+    bytes.payload = file.read_at(preamble_size, static_cast<std::size_t>(bytes.info.payload_bytes));
     bytes.info.computed_checksum = crc_of(bytes.payload.data(), bytes.payload.size());
     return bytes;
   } catch (const input_error& e) {

@@ -3,19 +3,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "protocol/messages.hpp"
-#include <optional>
-
-#include "reporting/log.hpp"
-#include "config/durations.hpp"
 #include "caf/io/all.hpp"
 #include "caf/openssl/all.hpp"
+#include "config/durations.hpp"
 #include "config/options.hpp"
+#include "protocol/messages.hpp"
+#include "reporting/log.hpp"
 #include "runtime/net/connect_guard.hpp"
 #include "runtime/net/peer_notes.hpp"
 #include "runtime/net/tls_guard.hpp"
@@ -83,12 +82,13 @@ caf::expected<Handle> remote_actor_within(caf::actor_system& sys, bool tls,
           result = std::move(err);
           waiting = false;
         },
-        caf::after(std::chrono::milliseconds(50)) >> [&] {
-          const auto note = tls ? peer_failure(host, port, started) : std::nullopt;
-          if (!note || note->fault != peer_fault::tls_refused) return;
-          result = make_node_error(errc::unreachable, note->why);
-          waiting = false;
-        });
+        caf::after(std::chrono::milliseconds(50)) >>
+            [&] {
+              const auto note = tls ? peer_failure(host, port, started) : std::nullopt;
+              if (!note || note->fault != peer_fault::tls_refused) return;
+              result = make_node_error(errc::unreachable, note->why);
+              waiting = false;
+            });
   }
   self->send_exit(asker, caf::exit_reason::kill);
   return result;
@@ -127,8 +127,8 @@ caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
       return make_node_error(errc::unreachable, "refused " + what + " at " + to_string(where) +
                                                     ": " + *why);
     if (last == errc::unreachable)  // the peer refused our TLS handshake
-      return make_node_error(errc::unreachable, "cannot reach " + what + " at " +
-                                                    to_string(where) + ": " + describe(last));
+      return make_node_error(errc::unreachable, "cannot reach " + what + " at " + to_string(where) +
+                                                    ": " + describe(last));
     if (std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

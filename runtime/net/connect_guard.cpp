@@ -1,7 +1,5 @@
 #include "runtime/net/connect_guard.hpp"
 
-#include "runtime/net/peer_notes.hpp"
-
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -11,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+
+#include "runtime/net/peer_notes.hpp"
 
 namespace downpour {
 namespace {

@@ -35,23 +35,31 @@ struct connection {
 
 const char* reason_of(int status) {
   switch (status) {
-    case 200: return "OK";
-    case 404: return "Not Found";
-    case 405: return "Method Not Allowed";
-    case 400: return "Bad Request";
-    case 431: return "Request Header Fields Too Large";
-    default: return "Service Unavailable";
+    case 200:
+      return "OK";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 400:
+      return "Bad Request";
+    case 431:
+      return "Request Header Fields Too Large";
+    default:
+      return "Service Unavailable";
   }
 }
 
 std::string wire_text(const http_response& r) {
   return "HTTP/1.1 " + std::to_string(r.status) + " " + reason_of(r.status) +
          "\r\nContent-Type: " + r.content_type +
-         "\r\nContent-Length: " + std::to_string(r.body.size()) +
-         "\r\nConnection: close\r\n\r\n" + r.body;
+         "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\nConnection: close\r\n\r\n" +
+         r.body;
 }
 
-http_response plain(int status, const std::string& body) { return {status, "text/plain", body}; }
+http_response plain(int status, const std::string& body) {
+  return {status, "text/plain", body};
+}
 
 // The listening socket on bind:port; throws naming the address.
 int listen_on(const std::string& bind, std::uint16_t port) {
@@ -93,7 +101,7 @@ std::uint16_t bound_port(int fd) {
 struct http_server::state {
   http_routes routes;
   int listener = -1;
-  int wake = -1;  // eventfd: the worker has answers, or stop
+  int wake = -1;                             // eventfd: the worker has answers, or stop
   std::map<std::uint64_t, connection> open;  // by id: oldest first
   std::uint64_t next_id = 0;
   clock_type::time_point accept_paused_until;
@@ -245,16 +253,16 @@ void http_server::state::run_loop() {
     const bool accepting = clock_type::now() >= accept_paused_until;
     fds.assign({{wake, POLLIN, 0}, {accepting ? listener : -1, POLLIN, 0}});
     ids.clear();
-    auto first_deadline = accepting ? clock_type::now() + std::chrono::seconds(1)
-                                    : accept_paused_until;
+    auto first_deadline =
+        accepting ? clock_type::now() + std::chrono::seconds(1) : accept_paused_until;
     for (const auto& [id, c] : open) {
       if (c.now == phase::computing) continue;
       fds.push_back({c.fd, static_cast<short>(c.now == phase::reading ? POLLIN : POLLOUT), 0});
       ids.push_back(id);
       first_deadline = std::min(first_deadline, c.deadline);
     }
-    const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
-        first_deadline - clock_type::now());
+    const auto wait =
+        std::chrono::duration_cast<std::chrono::milliseconds>(first_deadline - clock_type::now());
     ::poll(fds.data(), fds.size(), static_cast<int>(std::max<std::int64_t>(wait.count(), 0) + 1));
     {
       std::lock_guard<std::mutex> lock(mutex);
@@ -266,8 +274,10 @@ void http_server::state::run_loop() {
       if (!fds[k].revents) continue;
       auto it = open.find(ids[k - 2]);
       if (it == open.end()) continue;  // closed to make room for a new one
-      if (it->second.now == phase::reading) on_readable(it->second);
-      else if (it->second.now == phase::writing) on_writable(it->second);
+      if (it->second.now == phase::reading)
+        on_readable(it->second);
+      else if (it->second.now == phase::writing)
+        on_writable(it->second);
     }
     close_expired();
   }
@@ -324,6 +334,8 @@ http_server::~http_server() {
   ::close(state_->wake);
 }
 
-std::uint16_t http_server::port() const { return bound_port(state_->listener); }
+std::uint16_t http_server::port() const {
+  return bound_port(state_->listener);
+}
 
 }  // namespace downpour

@@ -43,8 +43,8 @@ struct http_response {
 };
 
 struct http_routes {
-  std::map<std::string, http_response> fixed;                         // path -> answer
-  std::map<std::string, std::function<http_response()>> computed;     // path -> how to answer
+  std::map<std::string, http_response> fixed;                      // path -> answer
+  std::map<std::string, std::function<http_response()>> computed;  // path -> how to answer
 };
 
 class http_server {

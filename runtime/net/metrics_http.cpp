@@ -62,7 +62,9 @@ caf::expected<std::unique_ptr<metrics_endpoint>> metrics_endpoint::start(const s
 
 metrics_endpoint::~metrics_endpoint() = default;
 
-std::uint16_t metrics_endpoint::port() const { return server_ ? server_->port() : 0; }
+std::uint16_t metrics_endpoint::port() const {
+  return server_ ? server_->port() : 0;
+}
 
 caf::expected<metrics_handle> serve_chief_metrics(caf::actor_system& sys, const options& opts,
                                                   const supervisor_actor& supervisor) {

@@ -10,8 +10,8 @@
 #include <memory>
 #include <string>
 
-#include "protocol/messages.hpp"
 #include "config/options.hpp"
+#include "protocol/messages.hpp"
 
 namespace downpour {
 

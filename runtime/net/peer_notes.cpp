@@ -56,8 +56,8 @@ void note_peer_failure(const std::string& address, peer_fault fault, const std::
 void note_tcp_connected(const std::string& address) {
   auto& n = all_notes();
   std::lock_guard<std::mutex> lock(n.mutex);
-  if (auto it = n.by_address.find(address); it != n.by_address.end() &&
-                                            it->second.fault == peer_fault::tcp)
+  if (auto it = n.by_address.find(address);
+      it != n.by_address.end() && it->second.fault == peer_fault::tcp)
     n.by_address.erase(it);
 }
 

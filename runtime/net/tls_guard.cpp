@@ -17,9 +17,6 @@
 // SSL_accept also logs a refused peer (CAF drops it without a word).
 #include "runtime/net/tls_guard.hpp"
 
-#include "reporting/log.hpp"
-#include "runtime/net/peer_notes.hpp"
-
 #include <arpa/inet.h>
 #include <dlfcn.h>
 #include <netinet/in.h>
@@ -32,6 +29,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+
+#include "reporting/log.hpp"
+#include "runtime/net/peer_notes.hpp"
 
 namespace {
 
@@ -86,7 +86,8 @@ int note_index() {
 
 void note_peer(SSL* ssl) {
   if (SSL_get_ex_data(ssl, note_index()) == nullptr)
-    SSL_set_ex_data(ssl, note_index(), OPENSSL_strdup(downpour::peer_address(SSL_get_fd(ssl)).c_str()));
+    SSL_set_ex_data(ssl, note_index(),
+                    OPENSSL_strdup(downpour::peer_address(SSL_get_fd(ssl)).c_str()));
 }
 
 // A handshake that failed (not one that only waits for the socket) is a

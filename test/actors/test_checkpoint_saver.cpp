@@ -93,8 +93,9 @@ TEST_CASE_FIXTURE(saver_fixture,
        caf::actor_cast<caf::actor>(ahead)});
 }
 
-TEST_CASE_FIXTURE(saver_fixture,
-                  "a requested save of a passed step is a WARN line; a failed write stays an ERROR") {
+TEST_CASE_FIXTURE(
+    saver_fixture,
+    "a requested save of a passed step is a WARN line; a failed write stays an ERROR") {
   auto shard = shard_at(0);
   push_steps(shard, 5);
   auto s = saver({shard}, 1, [](const checkpoint&) -> std::string {

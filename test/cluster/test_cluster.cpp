@@ -125,7 +125,8 @@ TEST_CASE("two async workers stop at exactly the last step and learn as the refe
   // much, within the noise of their interleaving (measured 0.748 to 0.761 on
   // 2026-12-02).
   std::ostringstream log;
-  const double reference = run_reference(small_job(2, 1, 301, dir), job(), log).summary.test_accuracy;
+  const double reference =
+      run_reference(small_job(2, 1, 301, dir), job(), log).summary.test_accuracy;
   for (auto transport : {transport_kind::inproc, transport_kind::tcp}) {
     CAPTURE(to_string(transport));
     auto opts = small_job(2, 2, 301, dir);

@@ -3,12 +3,11 @@
 // directory of only damaged checkpoints (and --fresh), a checkpoint
 // directory that cannot be created.
 #include <doctest/doctest.h>
+#include <sys/resource.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <sys/resource.h>
 
 #include "fifo.hpp"
 #include "runtime/files/checkpoint.hpp"
@@ -74,8 +73,8 @@ TEST_CASE("a directory where the newest checkpoint should be is skipped like a d
   auto found = find_newest_checkpoint(dir.str(), warnings);
   REQUIRE(found);
   CHECK(found->path == dir / "model.ckpt-10");
-  CHECK(warnings.str() == "checkpoint: " + newest +
-                              ": is a directory, not a regular file; using model.ckpt-10\n");
+  CHECK(warnings.str() ==
+        "checkpoint: " + newest + ": is a directory, not a regular file; using model.ckpt-10\n");
 
   process inspect({DOWNPOUR_BINARY, "inspect", "--checkpoint=" + newest}, dir / "inspect.log");
   CHECK(inspect.wait(30s) == 1);
@@ -142,7 +141,8 @@ TEST_CASE("a checkpoint directory that cannot be created is one line naming it, 
                  " (Not a directory); choose another --checkpoint-dir") != std::string::npos);
 }
 
-TEST_CASE("a checkpoint grown to 4 or 50 GiB with a valid header is skipped unread, the older one used") {
+TEST_CASE(
+    "a checkpoint grown to 4 or 50 GiB with a valid header is skipped unread, the older one used") {
   temp_dir dir("ckpt-grown");
   three_checkpoints(dir);
   const std::string newest = dir / "model.ckpt-20";
@@ -204,5 +204,6 @@ TEST_CASE("a FIFO where a checkpoint or the index should be is skipped without w
   testing::make_fifo(newest);
   process inspect({DOWNPOUR_BINARY, "inspect", "--checkpoint=" + newest}, dir / "inspect.log");
   CHECK(inspect.wait(30s) == 1);
-  CHECK(inspect.output() == "downpour: checkpoint: " + newest + ": is a FIFO, not a regular file\n");
+  CHECK(inspect.output() ==
+        "downpour: checkpoint: " + newest + ": is a FIFO, not a regular file\n");
 }

@@ -45,7 +45,8 @@ std::vector<call> calls_in(const std::string& trace_path) {
 
 // The index of the first call at or after from that matches, if any.
 template <class Match>
-std::optional<std::size_t> find_call(const std::vector<call>& calls, std::size_t from, Match match) {
+std::optional<std::size_t> find_call(const std::vector<call>& calls, std::size_t from,
+                                     Match match) {
   for (std::size_t i = from; i < calls.size(); ++i)
     if (match(calls[i])) return i;
   return std::nullopt;
@@ -56,7 +57,9 @@ bool is_fsync_of(const call& c, long fd) {
          c.result == 0;
 }
 
-bool is_close_of(const call& c, long fd) { return c.name == "close" && c.args == std::to_string(fd); }
+bool is_close_of(const call& c, long fd) {
+  return c.name == "close" && c.args == std::to_string(fd);
+}
 
 // An fsync of fd after the call at opened and before the call at before (or
 // the end), with fd not closed in between (so it is still the same file).
@@ -64,7 +67,8 @@ bool synced_between(const std::vector<call>& calls, std::size_t opened, long fd,
                     std::size_t before) {
   const auto sync = find_call(calls, opened + 1, [&](const call& c) { return is_fsync_of(c, fd); });
   if (!sync || *sync >= before) return false;
-  const auto closed = find_call(calls, opened + 1, [&](const call& c) { return is_close_of(c, fd); });
+  const auto closed =
+      find_call(calls, opened + 1, [&](const call& c) { return is_close_of(c, fd); });
   return !closed || *closed > *sync;
 }
 
@@ -83,8 +87,8 @@ TEST_CASE("a durable write fsyncs the file before its rename and the directory a
   std::filesystem::create_directory(out_dir);
   const std::string trace = dir / "trace.txt";
   process p({"/usr/bin/strace", "-qq", "-o", trace, "-e",
-             "trace=open,openat,fsync,fdatasync,rename,renameat,renameat2,close",
-             DOWNPOUR_BINARY, "export", "--checkpoint=" + ckpt, "--out=" + out_dir + "/w.npz"},
+             "trace=open,openat,fsync,fdatasync,rename,renameat,renameat2,close", DOWNPOUR_BINARY,
+             "export", "--checkpoint=" + ckpt, "--out=" + out_dir + "/w.npz"},
             dir / "export.log");
   REQUIRE_MESSAGE(p.wait(60s) == 0, p.output());
   const auto calls = calls_in(trace);
@@ -106,7 +110,8 @@ TEST_CASE("a durable write fsyncs the file before its rename and the directory a
                 "the temporary (fd " << file_fd << ") was not fsynced before the rename");
 
   const auto dir_opened = find_call(calls, *renamed, [&](const call& x) {
-    return x.name.rfind("open", 0) == 0 && x.args.find("\"" + out_dir + "\"") != std::string::npos &&
+    return x.name.rfind("open", 0) == 0 &&
+           x.args.find("\"" + out_dir + "\"") != std::string::npos &&
            x.args.find("O_DIRECTORY") != std::string::npos && x.result >= 0;
   });
   REQUIRE_MESSAGE(dir_opened, "the directory " << out_dir << " was not opened after the rename");

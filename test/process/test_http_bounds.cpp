@@ -2,8 +2,8 @@
 // a slowloris of 300 loopback connections does not keep /healthz from
 // answering, every slow connection is closed by the request deadline, and
 // requests of more than 8 KiB are refused.
-#include <doctest/doctest.h>
 #include <arpa/inet.h>
+#include <doctest/doctest.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>

@@ -197,12 +197,13 @@ TEST_CASE("a log stream turns every line written to it into one log line") {
   CHECK(got.out.empty());
 }
 
-TEST_CASE("control, bidirectional and stray bytes are escaped, so a message is one line as written") {
+TEST_CASE(
+    "control, bidirectional and stray bytes are escaped, so a message is one line as written") {
   // NUL, ESC, newline, tab, DEL, a C1 control (U+0085), RIGHT-TO-LEFT OVERRIDE,
   // LEFT-TO-RIGHT ISOLATE, a line separator, a stray byte; é and CJK stay.
-  const std::string hostile = std::string("a\0b\x1b[31mc\nERROR forged\td\x7f", 25) +
-                              "\xc2\x85" + "\xe2\x80\xae" + "rtl\xe2\x81\xa6" + "\xe2\x80\xa8" +
-                              "\xff" + "\xc3\xa9\xe4\xb8\xad";
+  const std::string hostile = std::string("a\0b\x1b[31mc\nERROR forged\td\x7f", 25) + "\xc2\x85" +
+                              "\xe2\x80\xae" + "rtl\xe2\x81\xa6" + "\xe2\x80\xa8" + "\xff" +
+                              "\xc3\xa9\xe4\xb8\xad";
   auto got = capture("ps:0", log_level::info, [&](const logger& log) { log.info(hostile); });
   const auto records = parse_log(got.out);
   REQUIRE(records.size() == 1);

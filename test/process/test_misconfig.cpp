@@ -6,10 +6,10 @@
 
 #include <stdexcept>
 
-#include "protocol/failure.hpp"
 #include "actors/parameter_shard.hpp"
 #include "cluster_procs.hpp"
 #include "fifo.hpp"
+#include "protocol/failure.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/net/ports.hpp"
 #include "runtime/node/chief.hpp"
@@ -185,8 +185,8 @@ TEST_CASE("input that is no regular file, too large or out of range is one line,
   make_fifo(fifo);
   const std::string mnist = dir / "mnist";
   std::filesystem::create_directory(mnist);
-  for (const char* name : {"train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
-                           "t10k-labels-idx1-ubyte"})
+  for (const char* name :
+       {"train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"})
     std::filesystem::copy(std::string(DOWNPOUR_DEFAULT_DATA_DIR) + "/" + name + ".gz",
                           mnist + "/" + name + ".gz");
   make_fifo(mnist + "/train-images-idx3-ubyte");
@@ -203,17 +203,24 @@ TEST_CASE("input that is no regular file, too large or out of range is one line,
       {{"--config=/dev/zero"}, 2, "config: --config file '/dev/zero': is a character device"},
       {{"--config=" + fifo}, 2, "config: --config file '" + fifo + "': is a FIFO"},
       {{"--config=" + huge}, 2, "bytes, more than the 1048576 allowed"},
-      {{"--config=" + long_value}, 2, "cluster-name is 102400 bytes long, more than the limit of 65536"},
-      {{"--connect-timeout=1e300"}, 2,
-       "config: --connect-timeout=1e300 is out of range (expected seconds > 0 and at most 1000000)"},
-      {{"--data-format=csv", "--train-file=" + fifo, "--test-file=" + fifo}, 1,
+      {{"--config=" + long_value},
+       2,
+       "cluster-name is 102400 bytes long, more than the limit of 65536"},
+      {{"--connect-timeout=1e300"},
+       2,
+       "config: --connect-timeout=1e300 is out of range (expected seconds > 0 and at most "
+       "1000000)"},
+      {{"--data-format=csv", "--train-file=" + fifo, "--test-file=" + fifo},
+       1,
        "data: " + fifo + ": is a FIFO, not a regular file"},
-      {{"--data-dir=" + mnist}, 1,
+      {{"--data-dir=" + mnist},
+       1,
        "data: " + mnist + "/train-images-idx3-ubyte: is a FIFO, not a regular file"},
   };
   for (const auto& r : refusals) {
     CAPTURE(r.options[0]);
-    std::vector<std::string> args = {DOWNPOUR_BINARY, "--quiet", "--checkpoint-dir=" + dir / "ckpt"};
+    std::vector<std::string> args = {DOWNPOUR_BINARY, "--quiet",
+                                     "--checkpoint-dir=" + dir / "ckpt"};
     args.insert(args.end(), r.options.begin(), r.options.end());
     process node(args, dir / "node.log");
     CHECK(node.wait(30s) == r.code);

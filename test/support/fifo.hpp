@@ -33,8 +33,10 @@ std::string without_blocking(const std::string& fifo, Call call) {
       return e.what();
     }
   });
-  if (done.wait_for(scaled(std::chrono::seconds(5))) == std::future_status::ready) return done.get();
-  for (int i = 0; i < 100 && done.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready; ++i) {
+  if (done.wait_for(scaled(std::chrono::seconds(5))) == std::future_status::ready)
+    return done.get();
+  for (int i = 0;
+       i < 100 && done.wait_for(std::chrono::milliseconds(10)) != std::future_status::ready; ++i) {
     const int fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);
     if (fd >= 0) ::close(fd);
   }

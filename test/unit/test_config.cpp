@@ -13,8 +13,8 @@
 #include "config/version.hpp"
 #include "fifo.hpp"
 #include "parse_options.hpp"
-#include "subprocess.hpp"
 #include "runtime/node/node.hpp"
+#include "subprocess.hpp"
 
 namespace downpour {
 namespace {
@@ -213,7 +213,8 @@ TEST_CASE("every duration option is bounded by 1000000 s, named with its value a
         "config: --node-timeout=0 is out of range (expected seconds > 0 and at most 1000000)");
 }
 
-TEST_CASE("a value longer than 64 KiB is refused from any source, naming the option and the limit") {
+TEST_CASE(
+    "a value longer than 64 KiB is refused from any source, naming the option and the limit") {
   const std::string long_value(max_option_value_bytes + 1, 'x');
   CHECK(error_of({"--cluster-name=" + long_value}) ==
         "config: --cluster-name is 65537 bytes long, more than the limit of 65536 bytes for a "
@@ -229,12 +230,14 @@ TEST_CASE("a value longer than 64 KiB is refused from any source, naming the opt
 TEST_CASE("a config file must be a regular file of at most 1 MiB, and a FIFO never blocks") {
   CHECK(error_of({"--config=/dev/zero"}) ==
         "config: --config file '/dev/zero': is a character device, not a regular file");
-  CHECK(error_of({"--config=/tmp"}) == "config: --config file '/tmp': is a directory, not a regular file");
+  CHECK(error_of({"--config=/tmp"}) ==
+        "config: --config file '/tmp': is a directory, not a regular file");
   testing::temp_dir dir("config-files");
   const std::string fifo = dir / "cluster.ini";
   testing::make_fifo(fifo);
-  CHECK(testing::without_blocking(fifo, [&] { return error_of({"--config", fifo}); }) ==
-        "config: --config file '" + fifo + "': is a FIFO, not a regular file");
+  CHECK(testing::without_blocking(fifo, [&] {
+          return error_of({"--config", fifo});
+        }) == "config: --config file '" + fifo + "': is a FIFO, not a regular file");
   const std::string big = dir / "big.ini";
   std::ofstream(big) << "# " << std::string(max_config_file_bytes, 'x') << "\nbatch-size = 5\n";
   CHECK(error_of({"--config", big}) == "config: --config file '" + big + "': is " +

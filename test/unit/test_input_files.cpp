@@ -36,7 +36,9 @@ void write_text(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-TEST_CASE("only a regular file opens as input: a FIFO, a device or a directory is named, never waited on") {
+TEST_CASE(
+    "only a regular file opens as input: a FIFO, a device or a directory is named, never waited "
+    "on") {
   temp_dir dir;
   const std::string fifo = dir.file("fifo");
   testing::make_fifo(fifo);
@@ -44,7 +46,8 @@ TEST_CASE("only a regular file opens as input: a FIFO, a device or a directory i
         fifo + ": is a FIFO, not a regular file");
   CHECK(error_of([] { input_file f("/dev/zero"); }) ==
         "/dev/zero: is a character device, not a regular file");
-  CHECK(error_of([&] { input_file f(dir.str()); }) == dir.str() + ": is a directory, not a regular file");
+  CHECK(error_of([&] { input_file f(dir.str()); }) ==
+        dir.str() + ": is a directory, not a regular file");
   CHECK(error_of([&] { input_file f(dir.file("missing")); }) ==
         dir.file("missing") + ": cannot open: No such file or directory");
   try {
@@ -62,8 +65,10 @@ TEST_CASE("a file's size is known at open, bounded when asked, and reads stop at
   input_file f(path);
   CHECK(f.size() == 10);
   CHECK(f.read_at(3, 4) == "3456");
-  CHECK(error_of([&] { f.read_at(8, 4); }) == path + ": ended after 10 of 12 bytes (did it shrink?)");
-  CHECK(error_of([&] { input_file small(path, 9); }) == path + ": is 10 bytes, more than the 9 allowed");
+  CHECK(error_of([&] { f.read_at(8, 4); }) ==
+        path + ": ended after 10 of 12 bytes (did it shrink?)");
+  CHECK(error_of([&] { input_file small(path, 9); }) ==
+        path + ": is 10 bytes, more than the 9 allowed");
   CHECK(read_input(path, 10) == "0123456789");
   // Sparse: a huge size costs nothing until read.
   fs::resize_file(path, std::uintmax_t{50} << 30);
@@ -99,7 +104,9 @@ TEST_CASE("a FIFO or a device as a CSV, libsvm or IDX file is one data line, nev
         }) == "data: " + images + ": is a FIFO, not a regular file");
 }
 
-TEST_CASE("a plain IDX file shorter or longer than its header says is refused before its payload is read") {
+TEST_CASE(
+    "a plain IDX file shorter or longer than its header says is refused before its payload is "
+    "read") {
   temp_dir dir;
   const std::string images = dir.file("images");
   const std::string labels = dir.file("labels");
@@ -112,7 +119,8 @@ TEST_CASE("a plain IDX file shorter or longer than its header says is refused be
             ": truncated: expected 3367254359280 bytes of pixel data after the header, got 100");
 }
 
-TEST_CASE("a label beyond the classes of the other labels names the file, the example and the label") {
+TEST_CASE(
+    "a label beyond the classes of the other labels names the file, the example and the label") {
   temp_dir dir;
   idx_files::write_mnist(dir, 20, 10, false);  // labels i % 10: the classes 0 to 9
   const std::string train_labels = dir.file("train-labels-idx1-ubyte");
@@ -148,7 +156,9 @@ TEST_CASE("a label beyond the classes of the other labels names the file, the ex
   write_text(test_csv, "0,0.5\n");
   auto train = load_csv(train_csv, csv_label_column::first);
   auto test = load_csv(test_csv, csv_label_column::first);
-  CHECK(error_of([&] { class_count({train_csv, train}, {test_csv, test}); }) ==
+  CHECK(error_of([&] {
+          class_count({train_csv, train}, {test_csv, test});
+        }) ==
         "data: " + train_csv +
             ": example 2 has label 3, but no training example has label 2 (expected the classes 0 "
             "to 1 of the other labels, each with examples)");

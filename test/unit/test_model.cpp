@@ -259,7 +259,8 @@ TEST_CASE("the learning rate decays continuously as 0.01 * 0.99^(step/600) at ev
   }
 }
 
-TEST_CASE("a staircase learning rate drops by the decay rate exactly at each multiple of decay-steps") {
+TEST_CASE(
+    "a staircase learning rate drops by the decay rate exactly at each multiple of decay-steps") {
   lr_schedule s;
   s.staircase = true;
   for (std::int64_t period = 0; period < 40; ++period) {
@@ -281,7 +282,8 @@ TEST_CASE("the EMA decay is min(0.99, (1+step)/(10+step)): from 0.1, capped from
   }
   CHECK(ema_decay_at(0.99f, 0) == doctest::Approx(0.1).epsilon(1e-7));
   CHECK(ema_decay_at(0.99f, 889) < 0.99f);  // (1+889)/(10+889) = 0.98999
-  for (std::int64_t step : {890, 891, 1000, 20000, 1000000}) CHECK(ema_decay_at(0.99f, step) == 0.99f);
+  for (std::int64_t step : {890, 891, 1000, 20000, 1000000})
+    CHECK(ema_decay_at(0.99f, step) == 0.99f);
   // Another decay caps where (1+n)/(10+n) reaches it: 0.5 at step 8.
   CHECK(ema_decay_at(0.5f, 7) == doctest::Approx(8.0 / 17.0).epsilon(1e-7));
   CHECK(ema_decay_at(0.5f, 8) == 0.5f);
