@@ -175,6 +175,13 @@ caf::result<std::int64_t> on_bad_batch(supervisor_pointer self, std::uint32_t wo
                                        std::int64_t step, float loss) {
   auto& st = self->state;
   if (st.failure) return st.failure;
+  if (stopping(st)) {
+    // The skipped batch is never pushed: its ticket goes back, so the stop
+    // step is one every shard reaches, and the worker leaves (done).
+    if (st.holding.erase(worker)) --st.granted;
+    return caf::make_error(errc::interrupted, "the job is stopping (" + st.stop_reason + ")");
+  }
+  st.last_loss = loss;  // status and /metrics show the non-finite loss, not an older one
   const auto where = bad_batch_line(st, worker, step, loss);
   if (++st.bad_batches <= st.cfg.max_bad_batches) {
     st.cfg.log.warn(where + "; batch skipped (" + std::to_string(st.bad_batches) + " of at most " +

@@ -1,15 +1,43 @@
 #include "actors/worker.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <utility>
 
+#include "config/durations.hpp"
 #include "protocol/failure.hpp"
+#include "protocol/metered_config.hpp"
 #include "actors/worker_state.hpp"
 #include "model/update.hpp"
 
 namespace downpour {
 namespace {
+
+// ---- metering ---------------------------------------------------------------
+
+// A push ends a step: its time from the push before, of which what was not
+// compute or input was waiting (pulls, the ticket, a barrier).
+void meter_step(worker_state& st) {
+  const auto now = std::chrono::steady_clock::now();
+  if (st.meter && st.local_step > 1) {
+    const double step = std::chrono::duration<double>(now - st.last_push).count();
+    st.meter->step_seconds.observe(step);
+    st.meter->wait_seconds.add(std::max(0.0, step - st.busy_s));
+  }
+  if (st.meter) st.meter->steps.fetch_add(1, std::memory_order_relaxed);
+  st.last_push = now;
+  st.busy_s = 0.0;
+}
+
+// A batch taken and its loss and gradient computed: busy_s seconds in all,
+// input_s of them taking the batch.
+void meter_compute(worker_state& st, double input_s, double busy_s) {
+  st.busy_s += busy_s;
+  if (!st.meter) return;
+  st.meter->input_seconds.add(input_s);
+  st.meter->compute_seconds.add(busy_s - input_s);
+}
 
 // ---- leaving the job --------------------------------------------------------
 
@@ -218,13 +246,18 @@ void enter_pulling(worker_pointer self) {
   st.computed_at = st.pulled_at;
   if (prefetches(st)) request_async_pulls(self);
   st.grad = st.buffers.take(st.cfg.model_size);
-  if (has_rows(st.cfg))
+  const auto began = std::chrono::steady_clock::now();
+  double input_s = 0.0;
+  if (has_rows(st.cfg)) {
     st.grad_loss =
         st.workspace->loss_and_gradient(st.params->data(), st.rows.data(), st.batches->last_batch(),
                                         st.grad->data(), st.row_grad.data());
-  else
-    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.batches->next_batch(),
-                                                   st.grad->data());
+  } else {
+    const auto& batch = st.batches->next_batch();
+    input_s = seconds_since(began);
+    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), batch, st.grad->data());
+  }
+  meter_compute(st, input_s, seconds_since(began));
   st.phase = worker_phase::holding;
   try_push(self);
 }
@@ -268,6 +301,7 @@ void push_gradient(worker_pointer self) {
   }
   st.last_loss = st.grad_loss;
   ++st.local_step;
+  meter_step(st);
   if (st.cfg.mode == train_mode::sync) {
     self->send(st.cfg.supervisor, report_atom_v, st.cfg.index, sync_step(st) + 1, st.last_loss);
     advance_sync_barrier(st);
@@ -323,6 +357,7 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.workspace = st.cfg.net->workspace(st.cfg.batch_size);
+  if (auto* meters = meters_of(self->system())) st.meter = &meters->worker(st.cfg.index);
   st.batches = std::make_unique<batcher>(st.cfg.train, st.cfg.batch_size, st.cfg.batch_seed);
   st.pulled_at.assign(st.cfg.shards.size(), 0);
   st.computed_at = st.pulled_at;

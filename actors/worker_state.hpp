@@ -4,6 +4,8 @@
 // only the worker includes it.
 #pragma once
 
+#include <chrono>
+
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -12,6 +14,7 @@
 #include "protocol/buffers.hpp"
 #include "protocol/peer_guard.hpp"
 #include "actors/worker_config.hpp"
+#include "reporting/meters.hpp"
 #include "data/batch_record.hpp"
 #include "data/batcher.hpp"
 #include "model/model.hpp"
@@ -69,6 +72,11 @@ struct worker_state {
   floats row_grad;
   peer_guard guard;        // exits and errors only from this node; nothing else served
   bool leaving = false;    // told to stop: leave after the next push
+  // Where this node's /metrics reads the worker's steps (none in a test's
+  // actor system); the time of the last push and the compute since.
+  worker_meter* meter = nullptr;
+  std::chrono::steady_clock::time_point last_push;
+  double busy_s = 0.0;  // compute and input since the last push
   static inline const char* name = "worker";
 };
 

@@ -35,6 +35,11 @@ std::string utc_timestamp(std::chrono::system_clock::time_point t);
 std::string format_log_line(std::chrono::system_clock::time_point t, const std::string& node,
                             log_level level, const std::string& message);
 
+// The same fields as one JSON object, newline included (--log-format=json,
+// reporting/log_json.hpp).
+std::string format_json_log_line(std::chrono::system_clock::time_point t, const std::string& node,
+                                 log_level level, const std::string& message);
+
 // One line taken apart again: the only reader of the format, used by
 // everything that scrapes logs (the tests' helpers, the chaos tool), so a
 // change of format_log_line breaks a test that feeds its output back here.
@@ -45,8 +50,9 @@ struct log_record {
   std::string message;
 };
 
-// The record of one line (a trailing newline allowed); nullopt for text that is
-// not a log line (a child's stray output, a partly written line).
+// The record of one line (a trailing newline allowed), of either format
+// (--log-format text or json); nullopt for text that is not a log line (a
+// child's stray output, a partly written line).
 std::optional<log_record> parse_log_line(const std::string& line);
 
 // The records of every complete log line in text (a process's whole output),
@@ -62,7 +68,8 @@ std::string node_name(role_kind role, std::size_t task);
 class logger {
  public:
   logger() = default;  // node "downpour", level info, stdout and stderr
-  logger(std::string node, log_level threshold);
+  logger(std::string node, log_level threshold,
+         log_format_kind format = log_format_kind::text);
   // Tests write to files of their own.
   logger(std::string node, log_level threshold, std::FILE* out, std::FILE* err);
 
@@ -81,6 +88,7 @@ class logger {
  private:
   std::string node_ = "downpour";
   log_level threshold_ = log_level::info;
+  log_format_kind format_ = log_format_kind::text;
   std::FILE* out_ = stdout;
   std::FILE* err_ = stderr;
 };

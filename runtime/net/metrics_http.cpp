@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include "protocol/metered_config.hpp"
 #include "reporting/status_json.hpp"
 #include "runtime/net/metrics_text.hpp"
 
@@ -20,7 +21,8 @@ void answer(const metrics_endpoint::collect_fn& collect, httplib::Response& res)
   }
 }
 
-std::string ask_supervisor(caf::actor_system& sys, const supervisor_actor& supervisor) {
+std::string ask_supervisor(caf::actor_system& sys, const supervisor_actor& supervisor,
+                           shard_series shards) {
   caf::scoped_actor self{sys};
   std::string facts;
   caf::error failure;
@@ -28,7 +30,7 @@ std::string ask_supervisor(caf::actor_system& sys, const supervisor_actor& super
       .receive([&](std::string& text) { facts = std::move(text); },
                [&](caf::error& err) { failure = std::move(err); });
   if (failure) throw std::runtime_error("the chief did not answer: " + to_string(failure));
-  return chief_exposition(parse_status_json(facts));
+  return chief_exposition(parse_status_json(facts), shards, meters_of(sys));
 }
 
 std::string ask_shard(caf::actor_system& sys, const shard_actor& shard, std::size_t task) {
@@ -43,7 +45,7 @@ std::string ask_shard(caf::actor_system& sys, const shard_actor& shard, std::siz
           },
           [&](caf::error& err) { failure = std::move(err); });
   if (failure) throw std::runtime_error("the shard did not answer: " + to_string(failure));
-  return ps_exposition({{task, facts}});
+  return ps_exposition({{task, facts}}, meters_of(sys));
 }
 
 }  // namespace
@@ -90,8 +92,12 @@ metrics_endpoint::~metrics_endpoint() {
 caf::expected<metrics_handle> serve_chief_metrics(caf::actor_system& sys, const options& opts,
                                                   const supervisor_actor& supervisor) {
   if (opts.metrics_port == 0) return metrics_handle{};
-  return metrics_endpoint::start(opts.metrics_bind, opts.metrics_port,
-                                 [&sys, supervisor] { return ask_supervisor(sys, supervisor); });
+  // A local job's shards are in this process: their series come from here.
+  const auto shards =
+      opts.role == role_kind::local ? shard_series::here : shard_series::at_each_ps;
+  return metrics_endpoint::start(
+      opts.metrics_bind, opts.metrics_port,
+      [&sys, supervisor, shards] { return ask_supervisor(sys, supervisor, shards); });
 }
 
 caf::expected<metrics_handle> serve_ps_metrics(caf::actor_system& sys, const options& opts,
@@ -101,6 +107,12 @@ caf::expected<metrics_handle> serve_ps_metrics(caf::actor_system& sys, const opt
   return metrics_endpoint::start(opts.metrics_bind, opts.metrics_port, [&sys, shard, task] {
     return ask_shard(sys, shard, task);
   });
+}
+
+caf::expected<metrics_handle> serve_worker_metrics(caf::actor_system& sys, const options& opts) {
+  if (opts.metrics_port == 0) return metrics_handle{};
+  return metrics_endpoint::start(opts.metrics_bind, opts.metrics_port,
+                                 [&sys] { return worker_exposition(meters_of(sys)); });
 }
 
 }  // namespace downpour
