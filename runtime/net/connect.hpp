@@ -96,6 +96,9 @@ caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
     if (auto why = final_refusal(last))
       return make_node_error(errc::unreachable, "refused " + what + " at " + to_string(where) +
                                                     ": " + *why);
+    if (attempt == 1)  // not yet resolvable, not yet listening: normal while a cluster starts
+      log.debug("cannot reach " + what + " at " + to_string(where) + " yet (" + describe(last) +
+                "); trying again until --connect-timeout");
     if (std::chrono::steady_clock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }

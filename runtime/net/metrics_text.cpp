@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <regex>
 
 #include "config/version.hpp"
@@ -29,11 +30,26 @@ void exposition::counter(const std::string& name, const std::string& help, doubl
   sample(name, "", value);
 }
 
+namespace {
+
+// A bucket's bound as people write it: the shortest text that reads back as
+// the same double ("0.025", not "0.025000000000000001").
+std::string bound_text(double x) {
+  char buf[32];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+    if (std::strtod(buf, nullptr) == x) break;
+  }
+  return buf;
+}
+
+}  // namespace
+
 void exposition::histogram_samples(const std::string& name, const std::string& labels,
                                    const histogram_meter::reading& r) {
   const std::string sep = labels.empty() ? "" : labels + ",";
   for (std::size_t i = 0; i < r.bounds.size(); ++i)
-    sample(name + "_bucket", sep + "le=\"" + exposition_number(r.bounds[i]) + "\"",
+    sample(name + "_bucket", sep + "le=\"" + bound_text(r.bounds[i]) + "\"",
            static_cast<double>(r.cumulative[i]));
   sample(name + "_bucket", sep + "le=\"+Inf\"", static_cast<double>(r.count));
   sample(name + "_sum", labels, r.sum);

@@ -91,6 +91,20 @@ TEST_CASE("a bad DOWNPOUR_ value is one line naming the variable") {
   CHECK(parse({"--batch-size=5"}).batch_size == 5);  // the command line wins, so no error
 }
 
+TEST_CASE("the error lines docs/operations.md shows are the ones the options give") {
+  std::ifstream page(std::string(DOWNPOUR_SOURCE_DIR) + "/docs/operations.md");
+  const std::string text((std::istreambuf_iterator<char>(page)), {});
+  std::string batch;
+  {
+    scoped_env env{{"DOWNPOUR_BATCH_SIZE", "many"}};
+    batch = error_of();
+  }
+  CHECK(text.find("\ndownpour: " + batch + "\n") != std::string::npos);
+  const auto index = tf_error(R"({"cluster": {"worker": ["a:1", "b:2"], "ps": ["p:3"]},
+                                   "task": {"type": "worker", "index": 2}})");
+  CHECK(text.find("\ndownpour: " + index + "\n") != std::string::npos);
+}
+
 TEST_CASE("DOWNPOUR_CONFIG names the config file and unknown DOWNPOUR_ variables are ignored") {
   const auto ini = std::filesystem::temp_directory_path() /
                    ("env-config-" + std::to_string(::getpid()) + ".ini");

@@ -196,7 +196,7 @@ TEST_CASE("a short job with --log-format=json logs only JSON lines that the log 
     ++lines;
   }
   CHECK(lines == parse_log(out).size());
-  CHECK(progress_lines(out) >= 4);
+  CHECK(progress_lines(out) >= 2);  // two workers share the 20 steps, a line every 5 of their own
   REQUIRE(final_of(out));
   CHECK(final_of(out)->global_step == 20);
 }

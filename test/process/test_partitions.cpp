@@ -207,11 +207,11 @@ TEST_CASE("a TF_CONFIG cluster whose host names resolve only after its nodes sta
                          DOWNPOUR_BINARY, "--last-step=60", "--quiet", "--log-level=debug",
                          "--save-checkpoint-secs=0", "--checkpoint-dir=" + dir.str()}),
         dir / ("node" + std::to_string(k) + ".log")));
-  // The ps listens although its own name does not resolve; the names stay
-  // unknown a little longer (the fault itself, as a pod's DNS record that is
-  // not there yet), then appear in every host's file.
+  // The ps listens although its own name does not resolve, and the workers
+  // have tried the ps's name in vain; then the names appear in every host's file.
   REQUIRE(nodes[0]->wait_for_output("listening as ps 0 on every interface, port 7070", 60s));
-  std::this_thread::sleep_for(2s);
+  for (std::size_t k : {1, 2})
+    REQUIRE(nodes[k]->wait_for_output("cannot reach ps 0 at " + names[0] + ":7070 yet", 60s));
   std::string hosts = "127.0.0.1 localhost\n";
   for (std::size_t k = 0; k < 3; ++k) hosts += net->address(k) + " " + names[k] + "\n";
   for (std::size_t k = 0; k < 3; ++k) net->write_hosts(k, hosts);
@@ -222,6 +222,6 @@ TEST_CASE("a TF_CONFIG cluster whose host names resolve only after its nodes sta
   CHECK(nodes[1]->output().find("final: global_step=60 ") != std::string::npos);
   const auto chief_log = nodes[1]->output();
   const auto connected = chief_log.find("connected to ps 0");
-  if (connected != std::string::npos)
-    MESSAGE("the chief: " << chief_log.substr(connected, chief_log.find('\n', connected) - connected));
+  REQUIRE(connected != std::string::npos);
+  MESSAGE("the chief: " << chief_log.substr(connected, chief_log.find('\n', connected) - connected));
 }

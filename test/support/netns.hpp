@@ -57,8 +57,16 @@ class partition_net {
   // /etc/hosts for the command it starts, so write it before starting one.
   // Written in place (the same file), so a running process sees new text at
   // its next lookup: names that resolve only after the nodes started.
+  // No name server is asked meanwhile: the namespace's resolv.conf names
+  // only its own loopback.
   void write_hosts(std::size_t k, const std::string& text) const {
     std::filesystem::create_directories(etc_of(k));
+    if (!std::filesystem::exists(etc_of(k) + "/resolv.conf")) {
+      std::FILE* r = std::fopen((etc_of(k) + "/resolv.conf").c_str(), "w");
+      if (!r) throw std::runtime_error("cannot write " + etc_of(k) + "/resolv.conf");
+      std::fputs("nameserver 127.0.0.1\n", r);
+      std::fclose(r);
+    }
     std::FILE* f = std::fopen((etc_of(k) + "/hosts").c_str(), "r+");
     if (!f) f = std::fopen((etc_of(k) + "/hosts").c_str(), "w");
     if (!f) throw std::runtime_error("cannot write " + etc_of(k) + "/hosts");
