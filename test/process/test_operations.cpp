@@ -68,10 +68,10 @@ TEST_CASE("a local job over tcp listens at the host lists' ports, where status -
   REQUIRE(job.wait_for_output("global_step:", 60s));
   CHECK(job.output().find("listening as ps 1 on " + c.ps.substr(c.ps.find(',') + 1)) !=
         std::string::npos);
-  process status({DOWNPOUR_BINARY, "status", "--chief=" + c.workers, "--connect-timeout=10"},
+  process status({DOWNPOUR_BINARY, "status", "--chief=" + c.workers, "--connect-timeout=30"},
                  dir / "status.log");
-  CHECK(status.wait(30s) == 0);
   CAPTURE(status.output());
+  CHECK(status.wait(60s) == 0);
   CHECK(status.output().find("workers: 1 live of 1") != std::string::npos);
   job.kill(SIGTERM);
   CHECK(job.wait(60s) == 4);

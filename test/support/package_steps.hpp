@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "../subprocess.hpp"
+#include "subprocess.hpp"
 
 namespace downpour::testing {
 

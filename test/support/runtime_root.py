@@ -39,14 +39,23 @@ def runtime_packages():
     return [w for w in words if not w.endswith(".deb")]
 
 
-def query(package, field):
-    r = subprocess.run(["dpkg-query", "-W", "-f=${" + field + "}", package],
-                       capture_output=True, text=True)
-    return r.stdout if r.returncode == 0 else None
+def installed_packages():
+    """name -> (dependencies text, ...) of every installed package, and what
+    each virtual package name is provided by (one dpkg-query for all)."""
+    out = subprocess.run(["dpkg-query", "-W", "-f=${Package}\t${Status}\t${Pre-Depends}\t"
+                          "${Depends}\t${Provides}\n"], capture_output=True, text=True).stdout
+    packages, provided = {}, {}
+    for line in out.splitlines():
+        name, status, pre, depends, provides = line.split("\t")
+        if status != "install ok installed":
+            continue
+        packages[name] = pre + "," + depends
+        for virtual in filter(None, (p.strip() for p in provides.split(","))):
+            provided.setdefault(re.sub(r"[ (].*", "", virtual), name)
+    return packages, provided
 
 
-def installed(name):
-    return query(name, "Status") == "install ok installed"
+PACKAGES, PROVIDED = installed_packages()
 
 
 def dependencies(fields):
@@ -54,7 +63,8 @@ def dependencies(fields):
     names = []
     for clause in filter(None, (c.strip() for c in fields.split(","))):
         alternatives = [re.sub(r"[ (:].*", "", a.strip()) for a in clause.split("|")]
-        chosen = next((a for a in alternatives if installed(a)), None)
+        chosen = next((a if a in PACKAGES else PROVIDED[a] for a in alternatives
+                       if a in PACKAGES or a in PROVIDED), None)
         if chosen is None:
             fail("no installed package for the dependency %s" % clause)
         names.append(chosen)
@@ -67,10 +77,10 @@ def closure(roots):
         package = todo.pop()
         if package in seen:
             continue
-        if not installed(package):
+        if package not in PACKAGES:
             fail("%s is not installed on this machine (scripts/install-deps)" % package)
         seen.add(package)
-        todo += dependencies(query(package, "Pre-Depends") + "," + query(package, "Depends"))
+        todo += dependencies(PACKAGES[package])
     return seen
 
 
