@@ -123,8 +123,8 @@ TEST_CASE("each series comes from one node: the chief of a cluster leaves the sh
   check_exposition(text);
   CHECK(text.find("downpour_shard_") == std::string::npos);
   CHECK(text.find("\ndownpour_shards_reachable 1\n") != std::string::npos);
-  CHECK(text.find("# TYPE downpour_global_steps_total counter\ndownpour_global_steps_total 120\n") !=
-        std::string::npos);
+  CHECK(text.find("# TYPE downpour_global_steps_total counter\n"
+                  "downpour_global_steps_total 120\n") != std::string::npos);
   CHECK(text.find("downpour_steps_per_second") == std::string::npos);  // rate() is PromQL's
   CHECK(text.find("\ndownpour_train_loss NaN\n") != std::string::npos);
   CHECK(text.find("\ndownpour_bad_batches_skipped_total 7\n") != std::string::npos);

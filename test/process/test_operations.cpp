@@ -61,9 +61,9 @@ TEST_CASE("status reports the running job and fails clearly when no chief answer
 TEST_CASE("a local job over tcp listens at the host lists' ports, where status --chief finds it") {
   temp_dir dir("local-tcp-status");
   auto c = make_cluster(2, 1, dir, {});
-  process job({DOWNPOUR_BINARY, "--transport=tcp", "--ps-hosts=" + c.ps, "--worker-hosts=" + c.workers,
-               "--last-step=200000", "--log-every=200", "--save-checkpoint-secs=0",
-               "--checkpoint-dir=" + dir.str()},
+  process job({DOWNPOUR_BINARY, "--transport=tcp", "--ps-hosts=" + c.ps,
+               "--worker-hosts=" + c.workers, "--last-step=200000", "--log-every=200",
+               "--save-checkpoint-secs=0", "--checkpoint-dir=" + dir.str()},
               dir / "job.log");
   REQUIRE(job.wait_for_output("global_step:", 60s));
   CHECK(job.output().find("listening as ps 1 on " + c.ps.substr(c.ps.find(',') + 1)) !=

@@ -205,8 +205,9 @@ TEST_CASE("the image's runtime stage, assembled in a clean root from the Debian 
                        dir / "assemble.log");
   REQUIRE_MESSAGE(assembled.code == 0, assembled.output);
   // The package's postinst ran there: the user, its state directory, the settings.
-  check_files(root, {"usr/bin/downpour", "usr/bin/downpour-make-csv", "usr/bin/downpour-make-certs",
-                     "usr/" + libdir + "/libdownpour.a", "usr/lib/systemd/system/downpour-ps@.service",
+  check_files(root, {"usr/bin/downpour", "usr/bin/downpour-make-csv",
+                     "usr/bin/downpour-make-certs", "usr/" + libdir + "/libdownpour.a",
+                     "usr/lib/systemd/system/downpour-ps@.service",
                      "usr/lib/systemd/system/downpour-worker@.service",
                      "etc/downpour/cluster.env", "var/lib/downpour"});
   CHECK(libdir == "lib/x86_64-linux-gnu");  // Debian's multiarch directory

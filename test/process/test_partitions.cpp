@@ -223,5 +223,6 @@ TEST_CASE("a TF_CONFIG cluster whose host names resolve only after its nodes sta
   const auto chief_log = nodes[1]->output();
   const auto connected = chief_log.find("connected to ps 0");
   REQUIRE(connected != std::string::npos);
-  MESSAGE("the chief: " << chief_log.substr(connected, chief_log.find('\n', connected) - connected));
+  const auto line_end = chief_log.find('\n', connected);
+  MESSAGE("the chief: " << chief_log.substr(connected, line_end - connected));
 }

@@ -28,8 +28,9 @@ std::string prometheus_binary() {
 }
 
 // What Prometheus scrapes: a node's /metrics passed through unchanged,
-// noting the number after key (the chief's global step) each scrape showed. Prometheus has no notification of
-// a scrape, so the test waits on the tap instead of asking Prometheus on a timer.
+// noting the number after key (the chief's global step) each scrape showed.
+// Prometheus has no notification of a scrape, so the test waits on the tap
+// instead of asking Prometheus on a timer.
 class scrape_tap {
  public:
   explicit scrape_tap(std::uint16_t port, std::string step_key = "\ndownpour_global_step ")
