@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "data/batch_source.hpp"
 #include "data/batcher.hpp"
 #include "data/dataset.hpp"
 #include "model/layout.hpp"
@@ -127,5 +128,12 @@ using row_source = std::function<std::vector<float>(const std::vector<std::uint6
 // chunk by chunk (a worker never holds the whole variable).
 accuracy_report evaluate(const model& m, const float* params, const row_source& rows,
                          const dataset& set);
+
+// evaluate() of each parameter set (the weights and their moving averages)
+// over the batches of source (at most chunk examples each), each batch read
+// once; rows: a model's sparse variable, null for a dense model.
+std::vector<accuracy_report> evaluate_each(const model& m, const std::vector<const float*>& params,
+                                           const row_source* rows, batch_source& source,
+                                           std::size_t chunk);
 
 }  // namespace downpour
