@@ -47,6 +47,11 @@ struct parameter_shard_state {
   std::int64_t rejected = 0;       // malformed or non-finite pushes
   std::int64_t replayed = 0;       // pulls answered without parameters
   std::optional<shard_rows> rows;  // a model's sparse variable: this shard's rows
+  // Each worker's read position from its last push taken (or the
+  // checkpoint restored), and the position requests waiting for the init.
+  std::vector<worker_position> positions;
+  std::vector<std::pair<std::uint32_t, caf::typed_response_promise<read_position>>>
+      position_waiters;
   std::multimap<std::int64_t, pull_waiter> pull_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<shard_snapshot>> snapshot_waiters;

@@ -62,6 +62,7 @@ std::int64_t on_restore(supervisor_pointer self, recovery_plan& plan) {
   st.reported_step = plan.step;
   st.active.clear();
   st.holding.clear();
+  st.finished.clear();  // the workers read on from the positions restored
   st.ticket_holders.clear();  // downs of old workers then match nothing
   st.draining = false;
   st.final_step = -1;

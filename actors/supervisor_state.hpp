@@ -21,6 +21,7 @@ struct stop_supervisor_state {
   std::set<std::uint32_t> active;
   std::map<std::uint32_t, caf::actor_addr> ticket_holders;  // worker -> actor, monitored
   std::set<std::uint32_t> holding;  // granted a ticket whose push may not be out yet
+  std::set<std::uint32_t> finished;  // said done: their passes over the data are over
   bool draining = false;
   std::int64_t final_step = -1;
   std::vector<caf::typed_response_promise<std::int64_t, float, std::string>> end_waiters;

@@ -44,6 +44,7 @@ void ask_shards(supervisor_pointer self, facts_pointer facts, answered_fn answer
             [=](shard_stats& s) {
               facts->shards[k] = shard_facts{true,       s.step,     s.ranges,   s.dropped,
                                              s.rejected, s.replayed, s.rows_held};
+              for (const auto& p : s.positions) merge_position(facts->positions, p.worker, p.at);
               answered();
             },
             [=](caf::error&) { answered(); });

@@ -36,11 +36,24 @@ bool stopping(const stop_supervisor_state& st) {
   return !st.stop_reason.empty();
 }
 
+// Every worker has said done, before or at the last step: their passes
+// over the training files (--passes) end the job at the step reached.
+bool passes_done(const stop_supervisor_state& st) {
+  return st.finished.size() >= st.cfg.workers;
+}
+
 // Stopping, no ticket is handed out any more: once every worker has asked
 // for one (or left), every push is out.
 bool all_pushes_out(const stop_supervisor_state& st) {
   if (st.cfg.mode == train_mode::sync) return true;  // the shards stop by themselves
-  return (stopping(st) || st.granted >= st.cfg.last_step) && st.active.empty();
+  return (stopping(st) || st.granted >= st.cfg.last_step || passes_done(st)) && st.active.empty();
+}
+
+// The step every shard must have applied before the job ends.
+std::int64_t drain_target(const stop_supervisor_state& st) {
+  if (stopping(st)) return st.granted;
+  if (passes_done(st)) return st.cfg.mode == train_mode::sync ? st.reported_step : st.granted;
+  return st.cfg.last_step;
 }
 
 // Stopped: the checkpoint of the stop step is written before the end is told.
@@ -95,7 +108,7 @@ void maybe_drain(supervisor_pointer self) {
   if (st.recovering || st.draining || st.end_waiters.empty() || !all_pushes_out(st)) return;
   if (stopping(st) && st.cfg.mode == train_mode::sync) return;  // see on_stop
   st.draining = true;
-  const auto target = stopping(st) ? st.granted : st.cfg.last_step;
+  const auto target = drain_target(st);
   auto remaining = std::make_shared<std::size_t>(st.cfg.shards.size());
   if (*remaining == 0) return finish(self, target);
   const auto epoch = st.epoch;
@@ -134,8 +147,19 @@ caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worke
 }
 
 void on_done(supervisor_pointer self, std::uint32_t worker) {
-  self->state.active.erase(worker);
-  self->state.holding.erase(worker);
+  auto& st = self->state;
+  st.active.erase(worker);
+  st.holding.erase(worker);
+  st.finished.insert(worker);
+  // Sync drains toward last_step from the start; workers whose passes are
+  // done end it sooner, at the last round they pushed for. The new epoch
+  // drops the answers of the old drain.
+  const bool sooner = st.cfg.mode == train_mode::sync && st.draining && passes_done(st) &&
+                      !stopping(st) && st.final_step < 0 && st.reported_step < st.cfg.last_step;
+  if (sooner) {
+    st.draining = false;
+    ++st.epoch;
+  }
   maybe_drain(self);
 }
 

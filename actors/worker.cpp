@@ -19,7 +19,7 @@ namespace {
 void leave_job(worker_pointer self, caf::error reason) {
   auto& st = self->state;
   self->send(st.cfg.supervisor, done_atom_v, st.cfg.index);
-  self->send(st.cfg.coordinator, leave_atom_v, st.cfg.index);
+  self->send(st.cfg.coordinator, leave_atom_v, st.cfg.index, st.last_round);
   self->quit(std::move(reason));
 }
 
@@ -52,6 +52,51 @@ void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err)
   if (err == caf::sec::request_receiver_down) return;  // the shard's down message follows
   self->state.cfg.log.warn("ps " + std::to_string(shard) +
                            " refused a push: " + self->system().render(err));
+}
+
+// ---- the batches ------------------------------------------------------------
+
+// Bad data ends the job as a signal does: the supervisor stops it with a
+// checkpoint at the step reached (the positions saved point before the bad
+// line), every node exits 4; this worker says why.
+void stop_for_data(worker_pointer self, const std::string& why) {
+  auto& st = self->state;
+  st.cfg.log.error(why);
+  self->send(st.cfg.supervisor, stop_atom_v,
+             "a data error on worker " + std::to_string(st.cfg.index) + ": " + why);
+  leave_job(self, caf::make_error(errc::interrupted, why));
+}
+
+// A streamed worker says when a pass of its share is done.
+void note_pass(worker_state& st) {
+  st.pass_examples += st.current->size;
+  const std::uint64_t pass = st.source->position().pass;
+  if (pass == st.pass) return;
+  st.cfg.log.info("worker " + std::to_string(st.cfg.index) + ": pass " + std::to_string(st.pass + 1) +
+                  " of its share done (" + std::to_string(st.pass_examples) + " examples)");
+  st.pass = pass;
+  st.pass_examples = 0;
+}
+
+// The batch of the step that begins, before its ticket is asked for: a
+// worker whose passes are done leaves holding no ticket. False when there
+// is none (the worker has left).
+bool draw(worker_pointer self) {
+  auto& st = self->state;
+  try {
+    st.current = st.source->next();
+  } catch (const data_error& e) {
+    stop_for_data(self, e.what());
+    return false;
+  }
+  if (st.current) {
+    if (st.cfg.stream) note_pass(st);
+    return true;
+  }
+  st.cfg.log.info("worker " + std::to_string(st.cfg.index) +
+                  ": its passes over the training files are done; it leaves the job");
+  finish_job(self);
+  return false;
 }
 
 // ---- where the modes differ -------------------------------------------------
@@ -131,15 +176,15 @@ void request_pull(worker_pointer self, std::size_t k, Message msg) {
             [=](caf::error& err) { request_failed(self, "pull failed", err); });
 }
 
-// A model with a sparse variable draws its next batch here: the pulls name
-// its rows (and never offer a replay).
+// A model with a sparse variable names the rows of the step's batch in its
+// pulls (and never offers a replay).
 template <class Pull>
 void request_pulls(worker_pointer self, const Pull& pull) {
   auto& st = self->state;
   st.pulls_pending = st.cfg.shards.size();
   if constexpr (std::is_same<Pull, std::int64_t>::value) {
     if (has_rows(st.cfg)) {
-      draw_batch(st);
+      cut_rows(st);
       for (std::size_t k = 0; k < st.cfg.shards.size(); ++k)
         request_pull(self, k, row_pull_for(st, k, pull));
       return;
@@ -171,12 +216,14 @@ void request_ticket(worker_pointer self) {
 }
 
 void begin_async_step(worker_pointer self) {
+  if (!draw(self)) return;
   request_ticket(self);
   if (!prefetches(self->state)) request_async_pulls(self);  // else they are out already
   enter_pulling(self);
 }
 
 void begin_ssp_step(worker_pointer self) {
+  if (!draw(self)) return;
   auto& st = self->state;
   st.phase = worker_phase::admitting;
   self->request(st.cfg.coordinator, caf::infinite, clock_atom_v, st.cfg.index, st.local_step)
@@ -191,6 +238,7 @@ void begin_ssp_step(worker_pointer self) {
 
 // The pulls wait at the shards for the next global step: the token barrier.
 void begin_sync_step(worker_pointer self) {
+  if (!draw(self)) return;
   request_pulls(self, self->state.min_step);
   enter_pulling(self);
 }
@@ -219,12 +267,11 @@ void enter_pulling(worker_pointer self) {
   if (prefetches(st)) request_async_pulls(self);
   st.grad = st.buffers.take(st.cfg.model_size);
   if (has_rows(st.cfg))
-    st.grad_loss =
-        st.workspace->loss_and_gradient(st.params->data(), st.rows.data(), st.batches->last_batch(),
-                                        st.grad->data(), st.row_grad.data());
+    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.rows.data(), *st.current,
+                                                   st.grad->data(), st.row_grad.data());
   else
-    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.batches->next_batch(),
-                                                   st.grad->data());
+    st.grad_loss =
+        st.workspace->loss_and_gradient(st.params->data(), *st.current, st.grad->data());
   st.phase = worker_phase::holding;
   try_push(self);
 }
@@ -241,6 +288,7 @@ bool finite_batch(const worker_state& st) {
 // parameters; a sparse one must first pull the next batch's rows.
 void after_skip(worker_pointer self) {
   auto& st = self->state;
+  if (!draw(self)) return;
   if (has_rows(st.cfg))
     request_pulls(self, st.cfg.mode == train_mode::sync ? st.min_step : std::int64_t{0});
   enter_pulling(self);
@@ -263,12 +311,14 @@ void push_gradient(worker_pointer self) {
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
     push_msg m{st.computed_at[k], st.cfg.index, outgoing_part(st, k)};
     if (has_rows(st.cfg)) add_outgoing_rows(st, k, m);
+    m.position = st.source->position();
     self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(m))
         .then([](std::int64_t) {}, [=](caf::error& err) { warn_refused(self, k, err); });
   }
   st.last_loss = st.grad_loss;
   ++st.local_step;
   if (st.cfg.mode == train_mode::sync) {
+    st.last_round = sync_step(st);
     self->send(st.cfg.supervisor, report_atom_v, st.cfg.index, sync_step(st) + 1, st.last_loss);
     advance_sync_barrier(st);
   }
@@ -288,6 +338,49 @@ void try_push(worker_pointer self) {
 }
 
 // The first step: async asks for its ticket and pulls at once.
+void begin_training(worker_pointer self) {
+  if (self->state.cfg.mode != train_mode::async) return begin_step(self);
+  if (!draw(self)) return;
+  request_ticket(self);
+  request_pulls(self, std::int64_t{0});
+  enter_pulling(self);
+}
+
+// A streamed worker reads on from its newest position any shard holds: the
+// one of its last push, or the checkpoint's (docs/input.md).
+void open_stream(worker_pointer self, const read_position& at) {
+  auto& st = self->state;
+  try {
+    st.source = training_batches(*st.cfg.stream, st.cfg.index, st.cfg.batch_size, st.cfg.batch_seed, at);
+  } catch (const data_error& e) {
+    return stop_for_data(self, e.what());
+  }
+  st.pass = at.pass;
+  const auto who = "worker " + std::to_string(st.cfg.index);
+  const auto pass = std::to_string(at.pass + 1);
+  if (at.plan == st.cfg.stream->train.at(st.cfg.index).fingerprint)
+    st.cfg.log.info(who + ": reads on in pass " + pass + " after " + std::to_string(at.examples) +
+                    " examples of it");
+  else if (at.plan != 0)
+    st.cfg.log.warn(who + ": the training files or workers changed since its position was saved; "
+                    "pass " + pass + " starts over");
+  begin_training(self);
+}
+
+void ask_position(worker_pointer self) {
+  auto& st = self->state;
+  auto newest = std::make_shared<read_position>();
+  auto missing = std::make_shared<std::size_t>(st.cfg.shards.size());
+  for (auto& shard : st.cfg.shards)
+    self->request(shard, caf::infinite, position_atom_v, st.cfg.index)
+        .then(
+            [=](read_position& p) {
+              *newest = newer(*newest, p);
+              if (--*missing == 0) open_stream(self, *newest);
+            },
+            [=](caf::error& err) { request_failed(self, "position request failed", err); });
+}
+
 void start(worker_pointer self) {
   auto& st = self->state;
   try {
@@ -298,10 +391,8 @@ void start(worker_pointer self) {
     st.cfg.log.error(std::string(e.what()) + "; no batches recorded");
   }
   self->send(st.cfg.coordinator, join_atom_v, st.cfg.index);
-  if (st.cfg.mode != train_mode::async) return begin_step(self);
-  request_ticket(self);
-  request_pulls(self, std::int64_t{0});
-  enter_pulling(self);
+  if (!st.cfg.stream) return begin_training(self);
+  ask_position(self);
 }
 
 void watch_peers(worker_pointer self) {
@@ -323,7 +414,8 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.workspace = st.cfg.net->workspace(st.cfg.batch_size);
-  st.batches = std::make_unique<batcher>(st.cfg.train, st.cfg.batch_size, st.cfg.batch_seed);
+  if (!st.cfg.stream)
+    st.source = std::make_unique<memory_batches>(st.cfg.train, st.cfg.batch_size, st.cfg.batch_seed);
   st.pulled_at.assign(st.cfg.shards.size(), 0);
   st.computed_at = st.pulled_at;
   st.replies.assign(st.cfg.shards.size(), shared_tensor{});

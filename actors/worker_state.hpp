@@ -13,7 +13,7 @@
 #include "protocol/peer_guard.hpp"
 #include "actors/worker_config.hpp"
 #include "data/batch_record.hpp"
-#include "data/batcher.hpp"
+#include "data/batch_source.hpp"
 #include "model/model.hpp"
 
 namespace downpour {
@@ -30,7 +30,10 @@ struct worker_state {
   worker_config cfg;
   worker_phase phase = worker_phase::pulling;
   std::unique_ptr<model_workspace> workspace;
-  std::unique_ptr<batcher> batches;
+  std::unique_ptr<batch_source> source;  // null until a streamed worker knows where it stands
+  const batch* current = nullptr;        // the batch of this step (drawn when it began)
+  std::uint64_t pass = 0;                // streamed: the pass the last batch ended in
+  std::uint64_t pass_examples = 0;       // and the examples of it so far
   std::unique_ptr<batch_record> record;  // only when the environment asks (tests)
   // The parameters computed on: the buffer the pull replies share when it
   // holds every shard's part at the model's own offsets (one shard with the
@@ -57,6 +60,7 @@ struct worker_state {
   std::optional<std::int64_t> ticket;
   std::int64_t min_step = 0;         // sync: the step the next pull must wait for
   std::size_t pushed_this_step = 0;  // sync: gradients pushed for pulled_at[0]
+  std::int64_t last_round = -1;      // sync: the round of the last gradient pushed
   std::int64_t local_step = 0;
   float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
   float last_loss = 0.0f;  // the loss of the last pushed gradient
@@ -93,7 +97,7 @@ void apply_own_update(worker_state& st);
 // Every shard gets the whole gradient buffer and owns its own ranges of it.
 shared_tensor outgoing_part(const worker_state& st, std::size_t k);
 
-// The batcher still holds this gradient's batch: the next is drawn after the push.
+// The batch of this gradient: the next is drawn after the push.
 void record_batch(worker_state& st);
 
 // worker_rows.cpp: the rows of a sparse variable
@@ -102,8 +106,8 @@ inline bool has_rows(const worker_config& cfg) {
   return !cfg.row_bounds.empty();
 }
 
-// Draws the next batch and cuts the rows it touches by shard: the keys to pull.
-void draw_batch(worker_state& st);
+// Cuts the rows the batch of this step touches by shard: the keys to pull.
+void cut_rows(worker_state& st);
 
 // Shard k's pull of its rows of the batch, answered at min_step.
 row_pull row_pull_for(const worker_state& st, std::size_t k, std::int64_t min_step);

@@ -119,7 +119,8 @@ std::unique_ptr<batch_source> training_batches(const streamed_input& input, std:
   return std::make_unique<background_batches>(std::move(stream), kReadyBatches);
 }
 
-std::unique_ptr<batch_source> test_batches(const streamed_input& input, std::size_t chunk) {
+std::unique_ptr<batch_source> in_order_batches(const streamed_input& input, std::size_t chunk,
+                                               const std::string& who) {
   shard_request r{input.test, 1};
   r.what = "the test files";
   r.counted_up_to = 0;  // one reader: no need to count
@@ -131,7 +132,7 @@ std::unique_ptr<batch_source> test_batches(const streamed_input& input, std::siz
   c.shuffle_buffer = chunk;
   c.passes = 1;
   c.order = unit_order::in_files;
-  c.who = "the evaluation";
+  c.who = who;
   auto stream = std::make_unique<example_stream>(plan_shards(r)[0], c, read_position{});
   return std::make_unique<background_batches>(std::move(stream), kReadyBatches);
 }

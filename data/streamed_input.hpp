@@ -50,8 +50,14 @@ std::unique_ptr<batch_source> training_batches(const streamed_input& input, std:
                                                std::size_t batch_size, std::uint64_t seed,
                                                const read_position& start);
 
-// The test files once, in file order, in batches of `chunk`. Throws data_error.
-std::unique_ptr<batch_source> test_batches(const streamed_input& input, std::size_t chunk);
+// The test files once, in file order, in batches of `chunk`; `who` reads
+// them, as messages name it. Throws data_error.
+std::unique_ptr<batch_source> in_order_batches(const streamed_input& input, std::size_t chunk,
+                                               const std::string& who);
+
+inline std::unique_ptr<batch_source> test_batches(const streamed_input& input, std::size_t chunk) {
+  return in_order_batches(input, chunk, "the evaluation");
+}
 
 // A batch of examples as a data set (the validation split).
 std::shared_ptr<const dataset> batch_dataset(batch examples);

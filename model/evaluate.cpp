@@ -79,6 +79,7 @@ class tally {
   }
   accuracy_report report(std::size_t examples) const {
     accuracy_report r;
+    r.examples = examples;
     std::size_t total_correct = 0;
     for (std::size_t c = 0; c < seen_.size(); ++c) {
       total_correct += correct_[c];

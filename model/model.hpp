@@ -113,6 +113,7 @@ struct accuracy_report {
   std::vector<double> per_class;  // NaN-free: a class with no examples reads 0
   double log_loss = 0.0;
   double auc = 0.0;  // 0 unless the model has two classes
+  std::size_t examples = 0;
 };
 
 // The arg max of the model's scores against the labels, in chunks of at

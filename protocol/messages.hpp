@@ -13,6 +13,7 @@
 #include "protocol/key_list.hpp"
 #include "protocol/tensor.hpp"
 #include "caf/all.hpp"
+#include "data/read_position.hpp"
 
 namespace downpour {
 
@@ -32,19 +33,34 @@ typename Inspector::result_type inspect(Inspector& f, row_part& x) {
   return f(caf::meta::type_name("row_part"), x.first, x.last, x.keys, x.values, x.accumulators);
 }
 
+// Where a worker's streamed input stands (data/read_position.hpp).
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, read_position& x) {
+  return f(caf::meta::type_name("read_position"), x.plan, x.pass, x.unit, x.offset, x.taken,
+           x.batches, x.examples);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_position& x) {
+  return f(caf::meta::type_name("worker_position"), x.worker, x.at);
+}
+
 // Chief -> shard: the ranges it owns (offset/size pairs), the step to start
-// from, and initial parameters and EMA shadows.
+// from, and initial parameters and EMA shadows; the workers' read
+// positions of the checkpoint restored (none for a fresh job).
 struct shard_init {
   std::vector<std::uint64_t> ranges;
   std::int64_t step = 0;
   tensor params;
   tensor ema;
   row_part rows;
+  std::vector<worker_position> positions;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
-  return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, x.rows);
+  return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, x.rows,
+           x.positions);
 }
 
 // Worker -> shard: a pull of the dense parameters and of the rows of the
@@ -97,13 +113,15 @@ typename Inspector::result_type inspect(Inspector& f, replay_offer& x) {
 
 // Worker -> shard: a gradient for the shard's ranges, stamped with the global
 // step its parameters were pulled at; with a sparse variable also the
-// gradient of the rows keys (those of the worker's last row_pull), in order.
+// gradient of the rows keys (those of the worker's last row_pull), in order;
+// and where the worker's streamed input stands after the gradient's batch.
 struct push_msg {
   std::int64_t step = 0;
   std::uint32_t worker = 0;
   shared_tensor grad;
   key_list keys;
   tensor rows;
+  read_position position;
 
   push_msg() = default;
   push_msg(std::int64_t s, std::uint32_t w, shared_tensor g, key_list k = {}, tensor r = {})
@@ -112,7 +130,8 @@ struct push_msg {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
-  return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad, x.keys, x.rows);
+  return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad, x.keys, x.rows,
+           x.position);
 }
 
 // Shard -> chief: everything needed to evaluate or checkpoint the shard, and
@@ -126,12 +145,14 @@ struct shard_snapshot {
   std::int64_t rejected = 0;
   std::int64_t replayed = 0;  // pulls answered without parameters (replay_offer)
   row_part rows;              // the sparse variable's rows this shard holds
+  // Each worker's read position as of the last push the shard took from it.
+  std::vector<worker_position> positions;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
   return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema, x.dropped,
-           x.rejected, x.replayed, x.rows);
+           x.rejected, x.replayed, x.rows, x.positions);
 }
 
 // Shard -> chief: what `downpour status` shows of a shard; no tensors.
@@ -142,12 +163,13 @@ struct shard_stats {
   std::int64_t rejected = 0;
   std::int64_t replayed = 0;
   std::uint64_t rows_held = 0;  // rows of the sparse variable created here
+  std::vector<worker_position> positions;  // as in a snapshot
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
   return f(caf::meta::type_name("shard_stats"), x.step, x.ranges, x.dropped, x.rejected, x.replayed,
-           x.rows_held);
+           x.rows_held, x.positions);
 }
 
 // Coordinator -> chief: the live workers and the dead ones (gone, not back).
@@ -218,6 +240,7 @@ CAF_ADD_ATOM(downpour, downpour, status_atom, "status")
 CAF_ADD_ATOM(downpour, downpour, eval_atom, "eval")
 CAF_ADD_ATOM(downpour, downpour, restore_atom, "restore")
 CAF_ADD_ATOM(downpour, downpour, diverged_atom, "diverged")
+CAF_ADD_ATOM(downpour, downpour, position_atom, "position")
 
 namespace downpour {
 
@@ -255,6 +278,10 @@ using shard_actor = caf::typed_actor<
     caf::replies_to<snapshot_atom, std::int64_t>::with<shard_snapshot>,
     // Step, ranges and counters for `downpour status`.
     caf::replies_to<stats_atom>::with<shard_stats>,
+    // A worker starting (or starting again): where its streamed input
+    // stood at its last push here, or at the checkpoint restored (a
+    // default position: none), once the shard is initialised.
+    caf::replies_to<position_atom, std::uint32_t>::with<read_position>,
     // The job is over: quit (a ps node exits when its shard is gone).
     caf::reacts_to<stop_atom>,
     // From the chief's supervisor: it is where a stop request on this ps goes.
@@ -272,6 +299,9 @@ using coordinator_actor = caf::typed_actor<
     caf::reacts_to<join_atom, std::uint32_t>,
     // A worker has finished the job (only from the actor that joined as it).
     caf::reacts_to<leave_atom, std::uint32_t>,
+    // Sync: a worker leaves after its gradient for this round (its passes
+    // over the data are done); rounds after it need one gradient fewer.
+    caf::reacts_to<leave_atom, std::uint32_t, std::int64_t>,
     // ssp: worker and the steps it has finished -> answered once it may start
     // another (only to the actor that joined as it).
     caf::replies_to<clock_atom, std::uint32_t, std::int64_t>::with<std::int64_t>,
@@ -361,4 +391,5 @@ CAF_ADD_TYPE_ID(downpour, (downpour::recovery_plan))
 CAF_ADD_TYPE_ID(downpour, (downpour::key_list))
 CAF_ADD_TYPE_ID(downpour, (downpour::row_part))
 CAF_ADD_TYPE_ID(downpour, (downpour::row_pull))
+CAF_ADD_TYPE_ID(downpour, (downpour::read_position))
 CAF_END_TYPE_ID_BLOCK(downpour)

@@ -64,7 +64,24 @@ std::string read_name(in_archive& ar) {
 }
 
 std::uint32_t format_of(const checkpoint& c) {
-  return c.layout.row_variable() ? checkpoint_format_version : dense_checkpoint_format_version;
+  if (!c.positions.empty()) return checkpoint_format_version;
+  return c.layout.row_variable() ? sparse_checkpoint_format_version
+                                 : dense_checkpoint_format_version;
+}
+
+// A read position on disk: the worker, then its seven counts.
+constexpr u64 position_bytes = 4 + 7 * 8;
+
+void write_positions(out_archive& ar, const std::vector<worker_position>& positions) {
+  for (const auto& p : positions)
+    ar(p.worker, p.at.plan, p.at.pass, p.at.unit, p.at.offset, p.at.taken, p.at.batches,
+       p.at.examples);
+}
+
+void read_positions(in_archive& ar, std::vector<worker_position>& positions) {
+  for (auto& p : positions)
+    ar(p.worker, p.at.plan, p.at.pass, p.at.unit, p.at.offset, p.at.taken, p.at.batches,
+       p.at.examples);
 }
 
 template <class T>
@@ -88,7 +105,8 @@ void check_keys(const std::string& path, const checkpoint& c) {
 }
 
 std::string encode_payload(const checkpoint& c) {
-  const bool rows = format_of(c) >= 3;
+  const std::uint32_t format = format_of(c);
+  const bool rows = c.layout.row_variable().has_value();
   std::ostringstream os(std::ios::binary);
   {
     out_archive ar(os);
@@ -100,6 +118,7 @@ std::string encode_payload(const checkpoint& c) {
       write_name(ar, v.name);
       ar(u64(v.offset), u64(v.rows), u64(v.cols), v.regularized);
     }
+    if (format >= 4) ar(std::uint8_t{rows});
     if (rows) {
       const auto& v = *c.layout.row_variable();
       write_name(ar, v.name);
@@ -110,6 +129,7 @@ std::string encode_payload(const checkpoint& c) {
     ar(c.wall_time, u64(c.params.size()), u64(c.ema.size()));
     if (rows)
       ar(u64(c.rows.keys.size()), u64(c.rows.values.size()), u64(c.rows.accumulators.size()));
+    if (format >= 4) ar(u64(c.positions.size()));
     write_array(ar, c.params);
     write_array(ar, c.ema);
     if (rows) {
@@ -117,6 +137,7 @@ std::string encode_payload(const checkpoint& c) {
       write_array(ar, c.rows.values);
       write_array(ar, c.rows.accumulators);
     }
+    write_positions(ar, c.positions);
   }
   return os.str();
 }
@@ -182,7 +203,8 @@ checkpoint_info read_preamble(const std::string& path, const std::string& bytes)
 struct array_counts {
   u64 params = 0;
   u64 ema = 0;
-  u64 keys = 0, row_values = 0, row_accumulators = 0;  // format 3
+  u64 keys = 0, row_values = 0, row_accumulators = 0;  // format 3, or 4 with rows
+  u64 positions = 0;                                   // format 4
   std::optional<mlp_spec> format1_mlp;  // format 1: the MLP its sizes name
 };
 
@@ -224,7 +246,15 @@ array_counts read_header(in_archive& ar, checkpoint_info& info) {
     v.offset = offset, v.rows = rows, v.cols = cols, v.regularized = regularized != 0;
     info.variables.push_back(v);
   }
-  if (info.format_version >= 3) {
+  // Format 3 always has a sparse variable; format 4 says whether.
+  bool rows = info.format_version == 3;
+  if (info.format_version >= 4) {
+    std::uint8_t flag = 0;
+    ar(flag);
+    if (flag > 1) throw std::domain_error("bad flag");
+    rows = flag != 0;
+  }
+  if (rows) {
     row_variable_info v;
     v.name = read_name(ar);
     u64 rows = 0, cols = 0;
@@ -235,8 +265,10 @@ array_counts read_header(in_archive& ar, checkpoint_info& info) {
   ar(info.global_step);
   info.mode = read_name(ar);
   ar(info.wall_time, counts.params, counts.ema);
-  if (info.format_version >= 3) ar(counts.keys, counts.row_values, counts.row_accumulators);
+  if (rows) ar(counts.keys, counts.row_values, counts.row_accumulators);
+  if (info.format_version >= 4) ar(counts.positions);
   info.rows_held = counts.keys;
+  info.positions = counts.positions;
   return counts;
 }
 
@@ -308,7 +340,8 @@ model_layout check_contents(const checkpoint_info& info, const array_counts& cou
                         std::to_string(counts.ema) + " shadows, " + layout.to_string() +
                         " has " + std::to_string(layout.size()));
   if (!known_mode(info.mode)) fail(info.path, "unknown mode '" + info.mode + "'");
-  if (counts.params > info.payload_bytes / (2 * sizeof(float)))
+  if (counts.params > info.payload_bytes / (2 * sizeof(float)) ||
+      counts.positions > info.payload_bytes / position_bytes)
     fail(info.path, "the payload is too short for its arrays");
   check_row_counts(info, counts);
   return layout;
@@ -363,16 +396,19 @@ checkpoint read_checkpoint(const std::string& path) {
                info.wall_time,
                std::vector<float>(counts.params),
                std::vector<float>(counts.ema),
+               {},
                {}};
   c.rows.keys.resize(counts.keys);
   c.rows.values.resize(counts.row_values);
   c.rows.accumulators.resize(counts.row_accumulators);
+  c.positions.resize(counts.positions);
   try {
     read_array(ar, c.params);
     read_array(ar, c.ema);
     read_array(ar, c.rows.keys);
     read_array(ar, c.rows.values);
     read_array(ar, c.rows.accumulators);
+    read_positions(ar, c.positions);
   } catch (const std::exception&) {
     fail(path, "the payload ends inside the arrays");
   }

@@ -114,8 +114,7 @@ void finish_summary(job_result& r, const job_model& job,
   auto& sum = r.summary;
   sum.wall_s = wall;
   sum.steps_per_s = wall > 0 ? static_cast<double>(sum.global_step - start_step) / wall : 0.0;
-  const auto both =
-      evaluate_both(*job.net, r.params.data(), r.ema.data(), r.rows, rows, *job.data.test);
+  const auto both = evaluate_test(*job.net, r.params.data(), r.ema.data(), r.rows, rows, job.data);
   const accuracy_report& raw = both.raw;
   sum.test_accuracy = raw.overall;
   sum.ema_test_accuracy = both.ema.overall;
@@ -321,8 +320,8 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
     failure = start_all();
   }
   const bool stopped = !failure && !ended.stop_reason.empty();
-  if (!failure && !at_end && !stopped)
-    failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one
+  // The final one: at last_step, or where the workers' passes ended.
+  if (!failure && !at_end && !stopped) failure = save_now(self, epoch.helpers.saver, ended.step);
   double wall =
       seconds_since(clock_start);
   if (stopped) {

@@ -45,6 +45,7 @@ shard_init make_init(const model_layout& model, const std::vector<shard_layout>&
     init.ranges.push_back(r.size);
   }
   init.step = start.step;
+  init.positions = start.positions;
   init.params.values.resize(layout.size());
   init.ema.values.resize(layout.size());
   gather_into(layout, start.params.data(), init.params.values.data());
@@ -113,7 +114,7 @@ start_state restore_or_init(const options& opts, const model_layout& layout, con
     log.info("checkpoint: restored " + found->path + " at global step " +
              std::to_string(found->data.global_step));
     return {found->data.global_step, std::move(found->data.params), std::move(found->data.ema),
-            std::move(found->data.rows), true};
+            std::move(found->data.rows), true, std::move(found->data.positions)};
   }
   auto params = initial_parameters(layout, opts.seed);
   auto ema = params;  // shadows start at the initial values
