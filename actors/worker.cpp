@@ -9,7 +9,6 @@
 #include "model/update.hpp"
 
 namespace downpour {
-namespace {
 
 // ---- leaving the job --------------------------------------------------------
 
@@ -27,6 +26,8 @@ void finish_job(worker_pointer self) {
   leave_job(self, caf::none);
 }
 
+namespace {
+
 // Stopped or diverged: the chief says why; this worker just leaves with it.
 // Anything else is a warning, not an error: the worker's exit reason goes to
 // its node, which rejoins (a lost peer) or ends with that reason as its one
@@ -38,6 +39,8 @@ void fail(worker_pointer self, const char* what, const caf::error& err) {
   self->quit(err);
 }
 
+}  // namespace
+
 // Shards and the supervisor are monitored: when one is gone, its down
 // message (or, at the end of a job, the shards') says why, not the failed
 // request, which may arrive first and knows only that the receiver is gone.
@@ -46,57 +49,14 @@ void request_failed(worker_pointer self, const char* what, const caf::error& err
   fail(self, what, err);
 }
 
+namespace {
+
 // A refused push is not fatal (the shard applied nothing); the worker goes
 // on with fresh parameters and says why.
 void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err) {
   if (err == caf::sec::request_receiver_down) return;  // the shard's down message follows
   self->state.cfg.log.warn("ps " + std::to_string(shard) +
                            " refused a push: " + self->system().render(err));
-}
-
-// ---- the batches ------------------------------------------------------------
-
-// Bad data ends the job as a signal does: the supervisor stops it with a
-// checkpoint at the step reached (the positions saved point before the bad
-// line), every node exits 4; this worker says why.
-void stop_for_data(worker_pointer self, const std::string& why) {
-  auto& st = self->state;
-  st.cfg.log.error(why);
-  self->send(st.cfg.supervisor, stop_atom_v,
-             "a data error on worker " + std::to_string(st.cfg.index) + ": " + why);
-  leave_job(self, caf::make_error(errc::interrupted, why));
-}
-
-// A streamed worker says when a pass of its share is done.
-void note_pass(worker_state& st) {
-  st.pass_examples += st.current->size;
-  const std::uint64_t pass = st.source->position().pass;
-  if (pass == st.pass) return;
-  st.cfg.log.info("worker " + std::to_string(st.cfg.index) + ": pass " + std::to_string(st.pass + 1) +
-                  " of its share done (" + std::to_string(st.pass_examples) + " examples)");
-  st.pass = pass;
-  st.pass_examples = 0;
-}
-
-// The batch of the step that begins, before its ticket is asked for: a
-// worker whose passes are done leaves holding no ticket. False when there
-// is none (the worker has left).
-bool draw(worker_pointer self) {
-  auto& st = self->state;
-  try {
-    st.current = st.source->next();
-  } catch (const data_error& e) {
-    stop_for_data(self, e.what());
-    return false;
-  }
-  if (st.current) {
-    if (st.cfg.stream) note_pass(st);
-    return true;
-  }
-  st.cfg.log.info("worker " + std::to_string(st.cfg.index) +
-                  ": its passes over the training files are done; it leaves the job");
-  finish_job(self);
-  return false;
 }
 
 // ---- where the modes differ -------------------------------------------------
@@ -337,6 +297,8 @@ void try_push(worker_pointer self) {
   begin_step(self);
 }
 
+}  // namespace
+
 // The first step: async asks for its ticket and pulls at once.
 void begin_training(worker_pointer self) {
   if (self->state.cfg.mode != train_mode::async) return begin_step(self);
@@ -346,40 +308,7 @@ void begin_training(worker_pointer self) {
   enter_pulling(self);
 }
 
-// A streamed worker reads on from its newest position any shard holds: the
-// one of its last push, or the checkpoint's (docs/input.md).
-void open_stream(worker_pointer self, const read_position& at) {
-  auto& st = self->state;
-  try {
-    st.source = training_batches(*st.cfg.stream, st.cfg.index, st.cfg.batch_size, st.cfg.batch_seed, at);
-  } catch (const data_error& e) {
-    return stop_for_data(self, e.what());
-  }
-  st.pass = at.pass;
-  const auto who = "worker " + std::to_string(st.cfg.index);
-  const auto pass = std::to_string(at.pass + 1);
-  if (at.plan == st.cfg.stream->train.at(st.cfg.index).fingerprint)
-    st.cfg.log.info(who + ": reads on in pass " + pass + " after " + std::to_string(at.examples) +
-                    " examples of it");
-  else if (at.plan != 0)
-    st.cfg.log.warn(who + ": the training files or workers changed since its position was saved; "
-                    "pass " + pass + " starts over");
-  begin_training(self);
-}
-
-void ask_position(worker_pointer self) {
-  auto& st = self->state;
-  auto newest = std::make_shared<read_position>();
-  auto missing = std::make_shared<std::size_t>(st.cfg.shards.size());
-  for (auto& shard : st.cfg.shards)
-    self->request(shard, caf::infinite, position_atom_v, st.cfg.index)
-        .then(
-            [=](read_position& p) {
-              *newest = newer(*newest, p);
-              if (--*missing == 0) open_stream(self, *newest);
-            },
-            [=](caf::error& err) { request_failed(self, "position request failed", err); });
-}
+namespace {
 
 void start(worker_pointer self) {
   auto& st = self->state;
@@ -392,7 +321,7 @@ void start(worker_pointer self) {
   }
   self->send(st.cfg.coordinator, join_atom_v, st.cfg.index);
   if (!st.cfg.stream) return begin_training(self);
-  ask_position(self);
+  start_stream(self);
 }
 
 void watch_peers(worker_pointer self) {

@@ -78,6 +78,28 @@ struct worker_state {
 
 using worker_pointer = worker_actor::stateful_pointer<worker_state>;
 
+// worker.cpp
+
+// Done, told to stop, or the job ended early: the supervisor and the
+// coordinator count this worker out.
+void leave_job(worker_pointer self, caf::error reason);
+void finish_job(worker_pointer self);
+// A request to a shard or the supervisor failed (a down peer's own message says why).
+void request_failed(worker_pointer self, const char* what, const caf::error& err);
+// The first step of the worker (or of a streamed worker that knows where it stands).
+void begin_training(worker_pointer self);
+
+// worker_input.cpp
+
+// The batch of the step that begins, before its ticket is asked for: a
+// worker whose passes are done leaves holding no ticket. False when there
+// is none (the worker has left: done, or bad data stopped the job).
+bool draw(worker_pointer self);
+
+// Asks every shard where this worker's reading stood, then opens its
+// stream there and begins training.
+void start_stream(worker_pointer self);
+
 // worker_params.cpp
 
 // Only worth it between nodes: locally a pull reply shares a buffer, no copy.

@@ -1,6 +1,4 @@
 // The file format; runtime/files/checkpoint.cpp keeps the directory.
-#include <zlib.h>
-
 #include <algorithm>
 #include <cereal/archives/portable_binary.hpp>
 #include <cerrno>
@@ -14,16 +12,12 @@
 
 #include "model/mlp_spec.hpp"
 #include "runtime/files/checkpoint.hpp"
+#include "runtime/files/checkpoint_codec.hpp"
 
 namespace downpour {
 namespace {
 
-using out_archive = cereal::PortableBinaryOutputArchive;
-using in_archive = cereal::PortableBinaryInputArchive;
-using u64 = std::uint64_t;
-
-constexpr char magic[] = "DOWNPOUR-CKPT";
-constexpr std::size_t magic_size = sizeof(magic) - 1;
+using namespace checkpoint_codec;
 // magic, the archive's endianness byte, version, payload length, CRC.
 constexpr std::size_t preamble_size = magic_size + 1 + 4 + 8 + 4;
 // Names are short and models have few variables; more means a damaged
@@ -41,17 +35,8 @@ std::string hex(std::uint32_t v) {
   return buf;
 }
 
-std::uint32_t crc_of(const char* data, std::size_t size) {
-  auto crc = crc32_z(crc32_z(0, nullptr, 0), reinterpret_cast<const Bytef*>(data), size);
-  return static_cast<std::uint32_t>(crc);
-}
-
 bool known_mode(const std::string& m) {
   return m == "async" || m == "sync" || m == "ssp";
-}
-
-void write_name(out_archive& ar, const std::string& s) {
-  ar(u64(s.size()), cereal::binary_data(s.data(), s.size()));
 }
 
 std::string read_name(in_archive& ar) {
@@ -63,30 +48,10 @@ std::string read_name(in_archive& ar) {
   return s;
 }
 
-std::uint32_t format_of(const checkpoint& c) {
-  if (!c.positions.empty()) return checkpoint_format_version;
-  return c.layout.row_variable() ? sparse_checkpoint_format_version
-                                 : dense_checkpoint_format_version;
-}
-
-// A read position on disk: the worker, then its seven counts.
-constexpr u64 position_bytes = 4 + 7 * 8;
-
-void write_positions(out_archive& ar, const std::vector<worker_position>& positions) {
-  for (const auto& p : positions)
-    ar(p.worker, p.at.plan, p.at.pass, p.at.unit, p.at.offset, p.at.taken, p.at.batches,
-       p.at.examples);
-}
-
 void read_positions(in_archive& ar, std::vector<worker_position>& positions) {
   for (auto& p : positions)
     ar(p.worker, p.at.plan, p.at.pass, p.at.unit, p.at.offset, p.at.taken, p.at.batches,
        p.at.examples);
-}
-
-template <class T>
-void write_array(out_archive& ar, const std::vector<T>& v) {
-  ar(cereal::binary_data(v.data(), v.size() * sizeof(T)));
 }
 
 template <class T>
@@ -102,44 +67,6 @@ void check_keys(const std::string& path, const checkpoint& c) {
     if ((i > 0 && keys[i] <= keys[i - 1]) || (v && keys[i] >= v->rows))
       fail(path, "its sparse rows are not stored by ascending key below the row count (row " +
                      std::to_string(keys[i]) + ")");
-}
-
-std::string encode_payload(const checkpoint& c) {
-  const std::uint32_t format = format_of(c);
-  const bool rows = c.layout.row_variable().has_value();
-  std::ostringstream os(std::ios::binary);
-  {
-    out_archive ar(os);
-    write_name(ar, c.layout.kind());
-    write_name(ar, c.layout.spec());
-    const auto& vars = c.layout.variables();
-    ar(u64(vars.size()));
-    for (const auto& v : vars) {
-      write_name(ar, v.name);
-      ar(u64(v.offset), u64(v.rows), u64(v.cols), v.regularized);
-    }
-    if (format >= 4) ar(std::uint8_t{rows});
-    if (rows) {
-      const auto& v = *c.layout.row_variable();
-      write_name(ar, v.name);
-      ar(u64(v.rows), u64(v.cols));
-    }
-    ar(c.global_step);
-    write_name(ar, c.mode);
-    ar(c.wall_time, u64(c.params.size()), u64(c.ema.size()));
-    if (rows)
-      ar(u64(c.rows.keys.size()), u64(c.rows.values.size()), u64(c.rows.accumulators.size()));
-    if (format >= 4) ar(u64(c.positions.size()));
-    write_array(ar, c.params);
-    write_array(ar, c.ema);
-    if (rows) {
-      write_array(ar, c.rows.keys);
-      write_array(ar, c.rows.values);
-      write_array(ar, c.rows.accumulators);
-    }
-    write_positions(ar, c.positions);
-  }
-  return os.str();
 }
 
 std::string read_whole_file(const std::string& path) {
@@ -348,18 +275,6 @@ model_layout check_contents(const checkpoint_info& info, const array_counts& cou
 }
 
 }  // namespace
-
-std::string encode_checkpoint(const checkpoint& c) {
-  std::string payload = encode_payload(c);
-  std::ostringstream os(std::ios::binary);
-  os.write(magic, magic_size);
-  {
-    out_archive ar(os);
-    ar(format_of(c), u64(payload.size()), crc_of(payload.data(), payload.size()));
-  }
-  os.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-  return os.str();
-}
 
 std::string checkpoint_name(std::int64_t global_step) {
   return "model.ckpt-" + std::to_string(global_step);

@@ -24,14 +24,15 @@ namespace {
 
 constexpr std::size_t kWorkers = 2;
 
-// Two files of 14000 and 9000 examples, each example's feature its number.
+// Two files of 120000 and 80000 examples (each example's feature its number
+// modulo 5000): 20000 steps of 10, long enough to stop in the middle.
 struct example_files {
   temp_dir dir{"resume-data"};
   std::map<std::string, int> lines;  // "FILE:OFFSET" of every example, from 0 times
   example_files() {
     int id = 0;
     int file = 0;
-    for (int count : {14000, 9000}) {
+    for (int count : {120000, 80000}) {
       std::ofstream out(dir / ("part-" + std::to_string(file) + ".libsvm"));
       std::uint64_t offset = 0;
       for (int i = 0; i < count; ++i, ++id) {
@@ -157,6 +158,7 @@ TEST_CASE(
   REQUIRE(found);
   const checkpoint& c = found->data;
   REQUIRE(c.global_step > 0);
+  REQUIRE(c.global_step < 20000);  // killed in the middle of the pass
   REQUIRE(c.positions.size() == kWorkers);
   std::vector<std::size_t> batches;
   std::uint64_t sum = 0;
