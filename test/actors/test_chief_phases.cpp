@@ -145,7 +145,12 @@ caf::behavior fake_worker(caf::event_based_actor* self, std::shared_ptr<seen> s,
   };
   return {
       [=](ticket_atom) {
-        auto [ok, err] = record(s->tickets);
+        auto err = record(s->tickets).second;
+        // Every shard accepts its push at once: the ticket is settled.
+        auto ok = [=](std::int64_t t) {
+          s->tickets.push_back(t);
+          if (t >= 0) self->send(sup, settle_atom_v, std::uint32_t{0}, std::int64_t{0});
+        };
         self->request(sup, caf::infinite, ticket_atom_v, std::uint32_t{0}, 0.25f).then(ok, err);
       },
       [=](diverged_atom, std::int64_t step) {

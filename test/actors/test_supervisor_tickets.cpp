@@ -16,6 +16,15 @@ using namespace std::chrono_literals;
 
 namespace {
 
+// Writes nothing: the supervisor saves the final step before it tells the end.
+saver_actor::behavior_type instant_saver() {
+  return {
+      [](save_atom, std::int64_t step) { return "model.ckpt-" + std::to_string(step); },
+      [](tick_atom) {},
+      [](stats_atom) { return caf::make_result(std::string{}, 0.0); },
+  };
+}
+
 struct fixture {
   options opts = downpour::testing::local_job(2, 1, 100, "");
   node_config cfg{opts, mlp_spec{}.layout("mlp")};
@@ -31,6 +40,7 @@ struct fixture {
     c.last_step = last;
     c.progress = progress;
     c.workers = 2;
+    c.saver = sys.spawn(instant_saver);
     return spawn_stop_supervisor(sys, std::move(c));
   }
 
