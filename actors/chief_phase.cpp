@@ -47,6 +47,9 @@ constexpr const char* names[] = {
     "starting", "initialising_shards",    "training",       "recovering", "stopping",
     "draining", "saving_last_checkpoint", "stopping_nodes", "done",       "failed"};
 
+static_assert(std::size(names) == static_cast<std::size_t>(phase::failed) + 1,
+              "a name for every phase");
+
 }  // namespace
 
 std::string to_string(chief_phase p) {

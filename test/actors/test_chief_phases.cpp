@@ -72,8 +72,7 @@ TEST_CASE("the chief's lifecycle allows exactly the arrows its diagram draws") {
 TEST_CASE("a move the diagram lacks is refused with both phases named") {
   chief_lifecycle life;
   CHECK(life.is(phase::starting));
-  CHECK_THROWS_WITH(life.enter(phase::training),
-                    "the chief cannot go from starting to training");
+  CHECK_THROWS_WITH(life.enter(phase::training), "the chief cannot go from starting to training");
   chief_lifecycle done{phase::done};
   CHECK_THROWS_WITH(done.enter(phase::failed), "the chief cannot go from done to failed");
   CHECK_THROWS_WITH(chief_lifecycle{phase::stopping_nodes}.enter(phase::training),
@@ -155,7 +154,8 @@ caf::behavior fake_worker(caf::event_based_actor* self, std::shared_ptr<seen> s,
       },
       [=](diverged_atom, std::int64_t step) {
         auto [ok, err] = record(s->verdicts);
-        self->request(sup, caf::infinite, diverged_atom_v, std::uint32_t{0}, step, std::numeric_limits<float>::infinity())
+        self->request(sup, caf::infinite, diverged_atom_v, std::uint32_t{0}, step,
+                      std::numeric_limits<float>::infinity())
             .then(ok, err);
       },
       [=](done_atom) { self->send(sup, done_atom_v, std::uint32_t{0}); },
@@ -216,17 +216,31 @@ struct supervisor_fixture : downpour::testing::deterministic_fixture {
     run();
   }
 
+  void lose_shard(std::size_t k) {
+    (*chief)->send_exit(shards[k], caf::exit_reason::kill);
+    run();
+  }
+
+  // Shard k started again, every shard restored at step: the supervisor's answer.
+  std::int64_t restore(std::size_t k, std::int64_t step) {
+    shards[k] = sys->spawn(fake_shard, s, k);
+    recovery_plan plan;
+    plan.step = step;
+    for (auto& shard : shards) plan.shards.push_back(caf::actor_cast<shard_actor>(shard));
+    plan.coordinator = caf::actor_cast<coordinator_actor>(coordinator);
+    plan.saver = caf::actor_cast<saver_actor>(saver);
+    return ask<std::int64_t>(sup, restore_atom_v, plan);
+  }
+
   // The chief's end request; its answer lands in s->end or s->end_error.
   void ask_end() {
     auto target = sup;
     auto out = s;
     sys->spawn([=](caf::event_based_actor* self) {
       self->request(target, caf::infinite, end_atom_v)
-          .then(
-              [=](std::int64_t step, float loss, std::string& why) {
-                out->end = std::make_tuple(step, loss, why);
-              },
-              [=](caf::error& err) { out->end_error = err; });
+          .then([=](std::int64_t step, float loss,
+                    std::string& why) { out->end = std::make_tuple(step, loss, why); },
+                [=](caf::error& err) { out->end_error = err; });
     });
     run();
   }
@@ -308,19 +322,12 @@ TEST_CASE_FIXTURE(supervisor_fixture,
   ticket();
   ticket();
   ask_end();
-  (*chief)->send_exit(shards[1], caf::exit_reason::kill);
-  run();
+  lose_shard(1);
   CHECK(now() == phase::recovering);
   CHECK(s->end_error == errc::recovering);
   ticket();
   CHECK(s->tickets.back() == recovering_code);
-  shards[1] = sys->spawn(fake_shard, s, std::size_t{1});
-  recovery_plan plan;
-  plan.step = 1;
-  for (auto& k : shards) plan.shards.push_back(caf::actor_cast<shard_actor>(k));
-  plan.coordinator = caf::actor_cast<coordinator_actor>(coordinator);
-  plan.saver = caf::actor_cast<saver_actor>(saver);
-  CHECK(ask<std::int64_t>(sup, restore_atom_v, plan) == 1);
+  CHECK(restore(1, 1) == 1);
   CHECK(now() == phase::training);
   ticket();
   CHECK(s->tickets.back() == 1);  // the tickets restart at the restored step
@@ -330,17 +337,10 @@ TEST_CASE_FIXTURE(supervisor_fixture,
                   "told to stop while recovering, the restored supervisor goes on stopping") {
   start(train_mode::async, 0, 100);
   ticket();
-  (*chief)->send_exit(shards[0], caf::exit_reason::kill);
-  run();
+  lose_shard(0);
   stop("SIGTERM");
   CHECK(now() == phase::recovering);
-  shards[0] = sys->spawn(fake_shard, s, std::size_t{0});
-  recovery_plan plan;
-  plan.step = 0;
-  for (auto& k : shards) plan.shards.push_back(caf::actor_cast<shard_actor>(k));
-  plan.coordinator = caf::actor_cast<coordinator_actor>(coordinator);
-  plan.saver = caf::actor_cast<saver_actor>(saver);
-  CHECK(ask<std::int64_t>(sup, restore_atom_v, plan) == 0);
+  CHECK(restore(0, 0) == 0);
   CHECK(now() == phase::stopping);
   ask_end();
   CHECK(now() == phase::draining);  // no worker holds a ticket of the restored job
@@ -378,8 +378,7 @@ TEST_CASE_FIXTURE(supervisor_fixture,
   CHECK(s->end_error == errc::diverged);
   ticket();
   CHECK(s->tickets.back() == diverged_code);
-  (*chief)->send_exit(shards[1], caf::exit_reason::kill);
-  run();
+  lose_shard(1);
   CHECK(now() == phase::failed);
   CHECK(s->saves.empty());  // nothing is saved from a diverged job
 }
@@ -427,8 +426,7 @@ TEST_CASE_FIXTURE(supervisor_fixture,
   CHECK(std::get<0>(*s->end) == 52);
 }
 
-TEST_CASE_FIXTURE(supervisor_fixture,
-                  "a save that fails for another reason fails the job") {
+TEST_CASE_FIXTURE(supervisor_fixture, "a save that fails for another reason fails the job") {
   start(train_mode::async, 0, 1);
   ticket();
   ticket();

@@ -141,7 +141,10 @@ TEST_CASE("a ps whose chief is killed and not started again exits 1 after --conn
                          "--connect-timeout=3"});
   process ps(c.node("ps", 0), dir / "ps.log");
   process chief(c.node("worker", 0), dir / "w0.log");
-  REQUIRE(chief.wait_for_output("global_step:", 120s));
+  const bool trained = chief.wait_for_output("global_step:", 120s);
+  CAPTURE(chief.output());
+  CAPTURE(ps.output());
+  REQUIRE(trained);
   chief.kill(SIGKILL);
   CHECK(chief.wait(30s) == 128 + SIGKILL);
   CHECK(ps.wait(60s) == 1);
