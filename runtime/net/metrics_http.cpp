@@ -1,5 +1,6 @@
 #include "runtime/net/metrics_http.hpp"
 
+#include "actors/parameter_shard.hpp"
 #include "reporting/status_json.hpp"
 #include "runtime/net/http_server.hpp"
 #include "runtime/net/metrics_text.hpp"
@@ -32,10 +33,7 @@ std::string ask_shard(caf::actor_system& sys, const shard_actor& shard, std::siz
   caf::error failure;
   self->request(shard, ask_timeout, stats_atom_v)
       .receive(
-          [&](shard_stats& s) {
-            facts =
-                shard_facts{true, s.step, s.ranges, s.dropped, s.rejected, s.replayed, s.rows_held};
-          },
+          [&](shard_stats& s) { facts = facts_of(s); },
           [&](caf::error& err) { failure = std::move(err); });
   if (failure) throw std::runtime_error("the shard did not answer: " + to_string(failure));
   return ps_exposition({{task, facts}});

@@ -108,12 +108,18 @@ start_state restore_or_init(const options& opts, const model_layout& layout, con
     check_layout(found->data, layout, found->path);
     log.info("checkpoint: restored " + found->path + " at global step " +
              std::to_string(found->data.global_step));
-    return {found->data.global_step, std::move(found->data.params), std::move(found->data.ema),
-            std::move(found->data.rows), true};
+    start_state restored;
+    restored.step = found->data.global_step;
+    restored.params = std::move(found->data.params);
+    restored.ema = std::move(found->data.ema);
+    restored.rows = std::move(found->data.rows);
+    restored.restored = true;
+    return restored;
   }
-  auto params = initial_parameters(layout, opts.seed);
-  auto ema = params;  // shadows start at the initial values
-  return {0, std::move(params), std::move(ema), {}, false};
+  start_state fresh;
+  fresh.params = initial_parameters(layout, opts.seed);
+  fresh.ema = fresh.params;  // shadows start at the initial values
+  return fresh;
 }
 
 // Sends all but the last page of init's rows ahead of it (the shard stages
