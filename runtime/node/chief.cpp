@@ -118,7 +118,7 @@ class chief_run {
   chief_run(const chief_run&) = delete;
   chief_run& operator=(const chief_run&) = delete;
 
-  caf::expected<job_end> train(const start_state& start);
+  caf::expected<job_end> train();
   caf::expected<job_result> stop_nodes(const caf::expected<job_end>& ended);
 
  private:
@@ -131,6 +131,7 @@ class chief_run {
   const options& opts_;
   const job_model& job_;
   const logger log_;
+  const start_state& start_;
   const std::int64_t start_step_;
   const start_workers_fn& start_workers_;
   const std::chrono::steady_clock::time_point began_ = std::chrono::steady_clock::now();
@@ -152,6 +153,7 @@ chief_run::chief_run(caf::actor_system& sys, const options& opts, const job_mode
       opts_(opts),
       job_(job),
       log_(node_logger(opts, role_kind::worker, 0)),
+      start_(start),
       start_step_(start_step),
       start_workers_(start_workers),
       self_(sys),
@@ -163,22 +165,21 @@ chief_run::chief_run(caf::actor_system& sys, const options& opts, const job_mode
       stop_(stops,
             [this](const std::string& why) { to_supervisor_.forward(why + " on " + log_.node()); }),
       watch_(sys, supervisor_),
-      metrics_(caf::make_error(errc::stopped)) {
+      metrics_(serve_chief_metrics(sys, opts, supervisor_)) {
   epoch_.helpers.evaluator = spawn_evaluator_for(sys, opts, job, shards, supervisor_, start_step);
   watch_helpers(watch_, epoch_.helpers);
   for (const auto& s : shards) watch_.watch(s);  // a local job's
-  metrics_ = serve_chief_metrics(sys, opts, supervisor_);
 }
 
 // training: the start checkpoint of a fresh job, the workers, and the wait
 // for the end the supervisor tells, through every recovery.
-caf::expected<job_end> chief_run::train(const start_state& start) {
+caf::expected<job_end> chief_run::train() {
   const bool at_end = start_step_ >= opts_.last_step;
   if (at_end)
     log_.info("checkpoint: the job is already at its last step " + std::to_string(start_step_) +
               "; nothing to train");
   if (!metrics_) return metrics_.error();
-  if (!at_end && !start.restored)
+  if (!at_end && !start_.restored)
     if (auto err = save_now(self_, epoch_.helpers.saver, start_step_)) return err;
   if (auto err = start_workers()) return err;
   for (;;) {
@@ -287,7 +288,7 @@ caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
   if (!start_step) return give_up(start_step.error());
   life.enter(chief_phase::training);
   chief_run run{sys, opts, job, start, *start_step, std::move(shards), start_workers, stops};
-  auto ended = run.train(start);
+  auto ended = run.train();
   // The supervisor walked on from training to the end it told, or the job failed.
   life = chief_lifecycle{ended ? chief_phase::stopping_nodes : chief_phase::failed};
   if (!ended) life.enter(chief_phase::stopping_nodes);
