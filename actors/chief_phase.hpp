@@ -2,8 +2,7 @@
 // (runtime/node/chief.cpp) walks the phases before training and after it;
 // the stop supervisor (actors/stop_supervisor.hpp) those in between: it is
 // spawned in training and its walk ends where it tells the end, in
-// stopping_nodes (or failed), from where run_chief goes on. Status requests
-// reach the supervisor, so its phase is the job's for them.
+// stopping_nodes (or failed), from where run_chief goes on.
 //
 // The arrows ({...}: what moves it on):
 //
@@ -13,13 +12,14 @@
 //     initialising_shards
 //              | {every shard restored or initialised}
 //              v
-//          training ------------+
-//              |                | {told to stop}
-//              |                v
-//              |            stopping
-//              |                | {every push out}
-//              v                v
-//          draining <-----------+
+//          training --------------+
+//              |                  | {told to stop}
+//              | {the end asked,  v
+//              |  the last     stopping
+//              |  ticket's        | {every push out}
+//              |  push out}       |
+//              v                  v
+//          draining <-------------+
 //              | {every shard applied every push}
 //              v
 //    saving_last_checkpoint
