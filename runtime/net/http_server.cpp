@@ -96,6 +96,7 @@ struct http_server::state {
   int wake = -1;  // eventfd: the worker has answers, or stop
   std::map<std::uint64_t, connection> open;  // by id: oldest first
   std::uint64_t next_id = 0;
+  clock_type::time_point accept_paused_until;
   std::thread loop_thread;
   std::thread worker_thread;
   // Shared with the worker.
@@ -157,8 +158,16 @@ void http_server::state::admit(int fd) {
 void http_server::state::accept_new() {
   for (;;) {
     const int fd = ::accept4(listener, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
-    if (fd < 0) return;  // EAGAIN: all taken; anything else: try on the next wake
-    admit(fd);
+    if (fd >= 0) {
+      admit(fd);
+    } else if (errno == EAGAIN || errno == EWOULDBLOCK) {
+      return;
+    } else if (errno != EINTR && errno != ECONNABORTED) {
+      // Out of descriptors (EMFILE): the listener stays readable; rest
+      // instead of spinning on it.
+      accept_paused_until = clock_type::now() + std::chrono::milliseconds(100);
+      return;
+    }
   }
 }
 
@@ -233,9 +242,11 @@ void http_server::state::run_loop() {
   std::vector<pollfd> fds;
   std::vector<std::uint64_t> ids;
   for (;;) {
-    fds.assign({{wake, POLLIN, 0}, {listener, POLLIN, 0}});
+    const bool accepting = clock_type::now() >= accept_paused_until;
+    fds.assign({{wake, POLLIN, 0}, {accepting ? listener : -1, POLLIN, 0}});
     ids.clear();
-    auto first_deadline = clock_type::now() + std::chrono::seconds(1);
+    auto first_deadline = accepting ? clock_type::now() + std::chrono::seconds(1)
+                                    : accept_paused_until;
     for (const auto& [id, c] : open) {
       if (c.now == phase::computing) continue;
       fds.push_back({c.fd, static_cast<short>(c.now == phase::reading ? POLLIN : POLLOUT), 0});
