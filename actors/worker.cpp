@@ -347,6 +347,9 @@ void watch_peers(worker_pointer self) {
   self->set_down_handler([=](caf::down_msg& dm) {
     if (!from_source(self, dm)) return;
     if (dm.source == supervisor && dm.reason == caf::exit_reason::user_shutdown) return;
+    // A push waits for every shard's answer, and a gone peer answers none:
+    // waiting for those would keep this worker up after the job ended.
+    self->state.unsettled.clear();
     fail(self, "a peer went down", dm.reason ? dm.reason : caf::make_error(errc::stopped));
   });
   for (auto& s : st.cfg.shards) self->monitor(s);
