@@ -279,3 +279,15 @@ TEST_CASE_FIXTURE(phases_fixture,
   CHECK(s->dones == std::vector<std::uint32_t>{0});
   CHECK(s->leaves == std::vector<std::uint32_t>{0});
 }
+
+TEST_CASE_FIXTURE(phases_fixture,
+                  "a worker whose shard ends the job while a push is unanswered leaves at once") {
+  s->hold_pushes = true;
+  start(train_mode::async);
+  answer_ticket(0, 0);
+  REQUIRE(s->pushes.size() == 1);  // the shard holds its answer
+  (*chief)->send_exit(fakes[0], caf::make_error(errc::diverged));
+  sched->run();
+  CHECK(s->dones == std::vector<std::uint32_t>{0});
+  CHECK(s->leaves == std::vector<std::uint32_t>{0});
+}
