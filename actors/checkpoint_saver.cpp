@@ -72,10 +72,19 @@ void write_out(saver_pointer self, gathering& g) {
   }
 }
 
+// A save of a step some shard has already passed is no failure of the job:
+// a timed save targets a step a little past shard 0, which another shard
+// may have passed (async), and a restore can jump over a save's step. It is
+// logged at passed_level (a timed save: INFO, the next tick tries again;
+// others: WARN); any other failure at ERROR.
+log_level failure_level(const caf::error& err, log_level passed_level) {
+  return err == errc::step_passed ? passed_level : log_level::error;
+}
+
 // Asks every shard for its state right after step (a shard not there yet
 // answers when it gets there) and writes the checkpoint once all have answered.
 caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_t step,
-                                                 caf::timespan timeout) {
+                                                 caf::timespan timeout, log_level passed_level) {
   auto& st = self->state;
   auto g = std::make_shared<gathering>();
   g->promise = self->make_response_promise<std::string>();
@@ -88,9 +97,10 @@ caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_
   gather_snapshot(self, st.cfg.shards, st.cfg.layout.size(), step, timeout,
                   [=](caf::expected<model_snapshot> model) {
                     if (!model) {
-                      self->state.cfg.log.error("checkpoint: no checkpoint at step " +
-                                                std::to_string(step) + ": " +
-                                                self->system().render(model.error()));
+                      self->state.cfg.log.write(
+                          failure_level(model.error(), passed_level),
+                          "checkpoint: no checkpoint at step " + std::to_string(step) + ": " +
+                              self->system().render(model.error()));
                       g->promise.deliver(model.error());
                       return;
                     }
@@ -113,7 +123,8 @@ void save_soon(saver_pointer self) {
       .then(
           [=](std::int64_t now) {
             auto target = std::min(now + timed_save_margin, self->state.cfg.last_step);
-            if (target > self->state.last_saved) save_at(self, target, std::chrono::minutes(5));
+            if (target > self->state.last_saved)
+              save_at(self, target, std::chrono::minutes(5), log_level::info);
           },
           [](caf::error&) {});
 }
@@ -131,7 +142,7 @@ void watch_steps(saver_pointer self, std::int64_t from) {
   if (st.cfg.every_steps <= 0) return;
   auto next = (from / st.cfg.every_steps + 1) * st.cfg.every_steps;
   if (next >= st.cfg.last_step) return;  // the final save covers it
-  save_at(self, next, std::chrono::hours(24 * 365));  // as long as the job runs
+  save_at(self, next, std::chrono::hours(24 * 365), log_level::warn);  // as long as the job runs
   self->request(st.cfg.shards[0], caf::infinite, await_atom_v, next)
       .then([=](std::int64_t) { watch_steps(self, next); }, [](caf::error&) {});
 }
@@ -143,7 +154,7 @@ saver_actor::behavior_type checkpoint_saver(saver_pointer self, saver_config cfg
   watch_steps(self, self->state.cfg.start_step);
   return {
     [=](save_atom, std::int64_t step) -> caf::result<std::string> {
-      return save_at(self, step, std::chrono::minutes(5));
+      return save_at(self, step, std::chrono::minutes(5), log_level::warn);
     },
     [=](tick_atom) {
       save_soon(self);

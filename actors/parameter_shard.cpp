@@ -56,14 +56,10 @@ void answer(parameter_shard_state& st, pull_waiter& w) {
 
 shard_snapshot snapshot_of(parameter_shard_state& st) {
   settle_ema(st);
-  return shard_snapshot{st.step,
-                        st.ranges,
-                        tensor{st.params.values()},
-                        tensor{st.ema},
-                        st.dropped,
-                        st.rejected,
-                        st.replayed,
-                        st.rows ? st.rows->snapshot() : row_part{}};
+  shard_snapshot snap{st.step,     st.ranges,   tensor{st.params.values()}, tensor{st.ema},
+                      st.dropped,  st.rejected, st.replayed,                {}};
+  add_snapshot_rows(st, snap);
+  return snap;
 }
 
 }  // namespace
@@ -89,7 +85,10 @@ void release_waiters(parameter_shard_state& st) {
 namespace {
 
 // The rows an init or restore gives this shard (a dense model's shard takes none).
-caf::error take_rows(parameter_shard_state& st, const row_part& part) {
+caf::error take_rows(parameter_shard_state& st, row_part& last) {
+  auto rows = staged_with(st, last);
+  if (!rows) return rows.error();
+  const row_part& part = *rows;
   if (!st.cfg.rows)
     return part.keys.size() == 0
                ? caf::none
@@ -102,7 +101,10 @@ caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
   auto& st = self->state;
   if (init.params.values.size() != init.ema.values.size())
     return caf::make_error(errc::shape_mismatch, "init with params and shadows of unequal size");
-  if (st.step >= 0) return st.step;  // already initialised: the cluster keeps its state
+  if (st.step >= 0) {  // already initialised: the cluster keeps its state
+    st.staged.reset();
+    return st.step;
+  }
   if (auto err = take_rows(st, init.rows)) return err;
   st.ranges = std::move(init.ranges);
   st.params = shared_tensor{std::move(init.params.values)};
@@ -126,6 +128,7 @@ caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   for (auto& w : st.snapshot_waiters) w.second.deliver(gone);
   st.step_waiters.clear();
   st.snapshot_waiters.clear();
+  st.frozen.clear();
   st.ranges = std::move(init.ranges);
   st.params = shared_tensor{std::move(init.params.values)};
   st.ema = std::move(init.ema.values);
@@ -262,6 +265,10 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
         if (!from_chief(self, "an init")) return unauthorized("init");
         return on_init(self, init);
       },
+      [=](init_atom, row_part& page) -> caf::result<std::uint64_t> {
+        if (!from_chief(self, "a page of rows")) return unauthorized("init");
+        return on_stage_rows(self, page);
+      },
       [=](restore_atom, shard_init& init) -> step_result {
         if (!from_chief(self, "a restore")) return unauthorized("restore");
         return on_restore(self, init);
@@ -298,6 +305,10 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       [=](snapshot_atom, std::int64_t step) -> snapshot_result {
         if (!from_chief(self, "a snapshot")) return unauthorized("snapshot");
         return on_snapshot_at(self, step);
+      },
+      [=](snapshot_atom, const row_page_ask& ask) -> caf::result<row_part> {
+        if (!from_chief(self, "a snapshot")) return unauthorized("snapshot");
+        return on_row_page(self, ask);
       },
       [=](stats_atom) -> caf::result<shard_stats> {
         if (!from_chief(self, "a stats request")) return unauthorized("stats");

@@ -9,6 +9,7 @@
 #include "protocol/messages.hpp"
 #include "actors/shard_config.hpp"
 #include "model/sparse_table.hpp"
+#include "reporting/status.hpp"
 
 namespace downpour {
 
@@ -18,5 +19,18 @@ shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg);
 // rows drawn from seed as its initializer says, updated by optimizer.
 std::optional<sparse_table_spec> row_table_spec(const model_layout& layout, std::uint64_t seed,
                                                 sparse_optimizer optimizer);
+
+// A shard's answer to stats_atom as the status and the metrics show it.
+inline shard_facts facts_of(const shard_stats& s) {
+  shard_facts f;
+  f.reachable = true;
+  f.step = s.step;
+  f.ranges = s.ranges;
+  f.dropped = s.dropped;
+  f.rejected = s.rejected;
+  f.replayed = s.replayed;
+  f.rows_held = s.rows_held;
+  return f;
+}
 
 }  // namespace downpour

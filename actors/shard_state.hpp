@@ -47,6 +47,10 @@ struct parameter_shard_state {
   std::int64_t rejected = 0;       // malformed or non-finite pushes
   std::int64_t replayed = 0;       // pulls answered without parameters
   std::optional<shard_rows> rows;  // a model's sparse variable: this shard's rows
+  // Snapshots' rows, frozen when taken and read page by page by their id.
+  std::map<std::uint64_t, row_part> frozen;
+  std::uint64_t next_frozen = 1;
+  std::optional<row_part> staged;  // pages of the rows of the next init or restore
   std::multimap<std::int64_t, pull_waiter> pull_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<shard_snapshot>> snapshot_waiters;
@@ -70,6 +74,21 @@ void release_waiters(parameter_shard_state& st);
 
 // The EMA update owed for the current params, done now.
 void settle_ema(parameter_shard_state& st);
+
+// shard_pages.cpp
+
+// The rows of a snapshot: the first page in it, the rest frozen for
+// row_page_ask when there are more.
+void add_snapshot_rows(parameter_shard_state& st, shard_snapshot& snap);
+
+// A further page of a frozen snapshot's rows.
+caf::result<row_part> on_row_page(shard_pointer self, const row_page_ask& ask);
+
+// A page of the rows of the next init or restore, kept until it comes.
+caf::result<std::uint64_t> on_stage_rows(shard_pointer self, row_part& page);
+
+// An init's or restore's rows: the pages staged before it, then its own.
+caf::expected<row_part> staged_with(parameter_shard_state& st, row_part& last);
 
 // shard_updates.cpp
 

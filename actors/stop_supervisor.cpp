@@ -48,6 +48,9 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
       [=](done_atom, std::uint32_t worker) {
         if (from_member(self, "a done")) on_done(self, worker);
       },
+      [=](settle_atom, std::uint32_t, std::int64_t refused) {
+        if (from_member(self, "a settle")) on_settle(self, refused);
+      },
       [=](report_atom, std::uint32_t, std::int64_t step, float loss) {
         if (from_member(self, "a report")) on_report(self, step, loss);
       },

@@ -24,7 +24,7 @@ struct supervisor_config {
   progress_config progress;
   train_mode mode = train_mode::async;
   coordinator_actor coordinator;  // handed to joining nodes
-  saver_actor saver;              // for status: the newest checkpoint
+  saver_actor saver;              // writes the final step's checkpoint; status: the newest
   std::size_t workers = 0;        // the worker host list's size
   logger log;                     // the chief
   std::map<std::string, std::string> config_sources;  // for status: options.sources

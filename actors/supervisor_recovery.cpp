@@ -25,7 +25,7 @@ caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
     return caf::make_error(errc::config_mismatch, *diff);
   }
   if (auto sender = self->current_sender()) admit(self, sender->node());
-  if (!s.recovering) return {s.granted, s.cfg.coordinator};
+  if (!s.life.is(chief_phase::recovering)) return {s.granted, s.cfg.coordinator};
   s.held_hellos.push_back(self->make_response_promise<std::int64_t, coordinator_actor>());
   return s.held_hellos.back();
 }
@@ -35,11 +35,11 @@ caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
 // shard and rejoin once the chief answers their hello again.
 void on_shard_down(supervisor_pointer self, std::size_t k) {
   auto& st = self->state;
-  if (st.final_step >= 0) return;  // the job is over: the shards are stopping
+  if (walk_over(st)) return;  // the job is over: the chief stops the shards
   st.cfg.log.warn("stop_supervisor: ps " + std::to_string(k) +
                   " went down; training pauses until it is restored");
-  if (st.recovering) return;
-  st.recovering = true;
+  if (st.life.is(chief_phase::recovering)) return;
+  st.life.enter(chief_phase::recovering);
   ++st.epoch;
   for (auto& rp : st.end_waiters)
     rp.deliver(caf::make_error(errc::recovering, "ps " + std::to_string(k) + " went down"));
@@ -47,9 +47,13 @@ void on_shard_down(supervisor_pointer self, std::size_t k) {
 }
 
 // Every shard stands at plan.step again: the tickets restart from there, so
-// the job still ends at exactly last_step; the held hellos are answered.
-std::int64_t on_restore(supervisor_pointer self, recovery_plan& plan) {
+// the job still ends at exactly last_step (or stops, if it was told to);
+// the held hellos are answered.
+caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& plan) {
   auto& st = self->state;
+  if (st.life.is(chief_phase::failed)) return st.failure;
+  if (!st.life.is(chief_phase::recovering))
+    return caf::make_error(caf::sec::unexpected_message, "a restore while no ps is lost");
   st.cfg.shards = std::move(plan.shards);
   st.cfg.coordinator = std::move(plan.coordinator);
   st.cfg.saver = std::move(plan.saver);
@@ -61,17 +65,14 @@ std::int64_t on_restore(supervisor_pointer self, recovery_plan& plan) {
   st.granted = plan.step;
   st.reported_step = plan.step;
   st.active.clear();
-  st.holding.clear();
-  st.ticket_holders.clear();  // downs of old workers then match nothing
-  st.draining = false;
-  st.final_step = -1;
-  st.recovering = false;
+  st.holders.clear();  // downs of old workers then match nothing
+  st.life.enter(told_to_stop(st) ? chief_phase::stopping : chief_phase::training);
   ++st.epoch;
   st.cfg.log.info("stop_supervisor: every shard restored; training resumes at global step " +
                   std::to_string(plan.step));
   for (auto& rp : st.held_hellos) rp.deliver(st.granted, st.cfg.coordinator);
   st.held_hellos.clear();
-  maybe_drain(self);
+  go_on(self);
   return plan.step;
 }
 

@@ -10,32 +10,39 @@
 #include <vector>
 
 #include "protocol/peer_guard.hpp"
+#include "actors/chief_phase.hpp"
 #include "actors/supervisor_config.hpp"
 
 namespace downpour {
 
+struct ticket_holder {
+  std::uint32_t worker = 0;
+  std::int64_t unsettled = 0;
+};
+
 struct stop_supervisor_state {
   supervisor_config cfg;
+  // Its part of the chief's lifecycle (actors/chief_phase.hpp draws it).
+  chief_lifecycle life{chief_phase::training};
   // Tickets and the end (supervisor_tickets.cpp).
   std::int64_t granted = 0;  // tickets handed out, counted from step 0
   std::set<std::uint32_t> active;
-  std::map<std::uint32_t, caf::actor_addr> ticket_holders;  // worker -> actor, monitored
-  std::set<std::uint32_t> holding;  // granted a ticket whose push may not be out yet
-  bool draining = false;
-  std::int64_t final_step = -1;
+  // Worker actors (monitored) and their tickets whose pushes not every shard
+  // has answered yet: a push lost with its worker or refused gives it back.
+  std::map<caf::actor_addr, ticket_holder> holders;
+  std::int64_t final_step = -1;  // told with the end (stopping_nodes)
   std::vector<caf::typed_response_promise<std::int64_t, float, std::string>> end_waiters;
   std::string stop_reason;  // why the job stops early; empty: it runs to last_step
-  caf::error failure;       // the job failed (diverged): every end and ticket request gets it
+  caf::error failure;       // why it failed: every end and ticket request gets it then
   std::int64_t bad_batches = 0;
   // Progress and status (supervisor_status.cpp).
   std::int64_t reported_step = 0;
   float last_loss = 0.0f;
   std::optional<validation_facts> validation;  // the newest, for status
   std::unique_ptr<progress_reporter> progress;
-  // A ps went down: no tickets, joining nodes wait, until the chief restores
-  // every shard. The epoch tells answers of the old shards from new ones
-  // (supervisor_recovery.cpp).
-  bool recovering = false;
+  // A ps went down (recovering): no tickets, joining nodes wait, until the
+  // chief restores every shard. The epoch tells answers of the old shards
+  // and helpers from new ones (supervisor_recovery.cpp).
   std::int64_t epoch = 0;
   std::vector<caf::typed_response_promise<std::int64_t, coordinator_actor>> held_hellos;
   peer_guard guard;  // workers that said hello; the rest only from this node
@@ -44,22 +51,33 @@ struct stop_supervisor_state {
 
 using supervisor_pointer = supervisor_actor::stateful_pointer<stop_supervisor_state>;
 
+// The end is told or the job failed: the supervisor's walk is over.
+inline bool walk_over(const stop_supervisor_state& st) {
+  return st.life.is(chief_phase::stopping_nodes) || st.life.is(chief_phase::failed);
+}
+
+inline bool told_to_stop(const stop_supervisor_state& st) {
+  return !st.stop_reason.empty();
+}
+
 // supervisor_tickets.cpp
 caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worker, float loss);
 void on_done(supervisor_pointer self, std::uint32_t worker);
+void on_settle(supervisor_pointer self, std::int64_t refused);
 void on_worker_down(supervisor_pointer self, const caf::down_msg& dm);
 void on_stop(supervisor_pointer self, const std::string& why);
 caf::result<std::int64_t> on_bad_batch(supervisor_pointer self, std::uint32_t worker,
                                        std::int64_t step, float loss);
 caf::result<std::int64_t, float, std::string> on_end(supervisor_pointer self);
-// Every push is out: wait until every shard has applied it, then end.
-void maybe_drain(supervisor_pointer self);
+// Training or stopping again after a restore: drains once every push is
+// out; sync, stopping, takes the stop checkpoint ahead of shard 0.
+void go_on(supervisor_pointer self);
 
 // supervisor_recovery.cpp
 caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
                                                       const std::string& fp);
 void on_shard_down(supervisor_pointer self, std::size_t k);
-std::int64_t on_restore(supervisor_pointer self, recovery_plan& plan);
+caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& plan);
 
 // supervisor_status.cpp
 void on_report(supervisor_pointer self, std::int64_t step, float loss);

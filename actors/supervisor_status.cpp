@@ -4,6 +4,7 @@
 // renderer the chief gave (runtime/status_json.hpp).
 #include <chrono>
 
+#include "actors/parameter_shard.hpp"
 #include "actors/supervisor_state.hpp"
 
 namespace downpour {
@@ -42,8 +43,7 @@ void ask_shards(supervisor_pointer self, facts_pointer facts, answered_fn answer
     self->request(shards[k], status_timeout, stats_atom_v)
         .then(
             [=](shard_stats& s) {
-              facts->shards[k] = shard_facts{true,       s.step,     s.ranges,   s.dropped,
-                                             s.rejected, s.replayed, s.rows_held};
+              facts->shards[k] = facts_of(s);
               answered();
             },
             [=](caf::error&) { answered(); });

@@ -1,6 +1,10 @@
 // The stop supervisor's tickets: exactly last_step - start_step of them in
-// async and ssp, the stop (a signal) with a checkpoint at the step reached,
-// the drain until every shard applied every push, and the job's end.
+// The stop supervisor's tickets: exactly last_step - start_step of them in
+// async and ssp, each spent only once every shard answered its push (a
+// refused or lost push gives it back), the stop (a signal), the drain until
+// every shard applied every push, the checkpoint of the final step, and the
+// job's end. Its phases: actors/chief_phase.hpp.
+#include <algorithm>
 #include <cstdio>
 
 #include "actors/stop_supervisor.hpp"
@@ -14,11 +18,13 @@ std::int64_t next_ticket(std::int64_t granted, std::int64_t last_step) {
 
 namespace {
 
-void finish(supervisor_pointer self, std::int64_t step) {
+using phase = chief_phase;
+
+// The end is told: the chief collects the model and stops the nodes.
+void tell_end(supervisor_pointer self, std::int64_t step) {
   auto& st = self->state;
-  if (st.final_step >= 0 || st.failure) return;
+  st.life.enter(phase::stopping_nodes);
   st.final_step = step;
-  st.progress->finish(step);
   for (auto& rp : st.end_waiters) rp.deliver(step, st.last_loss, st.stop_reason);
   st.end_waiters.clear();
 }
@@ -26,41 +32,106 @@ void finish(supervisor_pointer self, std::int64_t step) {
 // The job ends without a last step: every end request gets the reason.
 void fail_job(supervisor_pointer self, caf::error err) {
   auto& st = self->state;
-  if (st.final_step >= 0 || st.failure) return;
+  if (walk_over(st)) return;
+  st.life.enter(phase::failed);
   st.failure = std::move(err);
   for (auto& rp : st.end_waiters) rp.deliver(st.failure);
   st.end_waiters.clear();
 }
 
-bool stopping(const stop_supervisor_state& st) {
-  return !st.stop_reason.empty();
+bool all_settled(const stop_supervisor_state& st) {
+  for (auto& h : st.holders)
+    if (h.second.unsettled > 0) return false;
+  return true;
 }
 
-// Stopping, no ticket is handed out any more: once every worker has asked
-// for one (or left), every push is out.
+// Once every worker has asked for a ticket after the last one (or left), and
+// every shard answered every push, every push is out.
 bool all_pushes_out(const stop_supervisor_state& st) {
   if (st.cfg.mode == train_mode::sync) return true;  // the shards stop by themselves
-  return (stopping(st) || st.granted >= st.cfg.last_step) && st.active.empty();
+  return (st.life.is(phase::stopping) || st.granted >= st.cfg.last_step) && st.active.empty() &&
+         all_settled(st);
 }
 
-// Stopped: the checkpoint of the stop step is written before the end is told.
-void save_and_finish(supervisor_pointer self, std::int64_t step) {
-  self->request(self->state.cfg.saver, std::chrono::minutes(10), save_atom_v, step)
-      .then([=](std::string&) { finish(self, step); },
-            [=](caf::error& err) { fail_job(self, std::move(err)); });
+void stop_sync(supervisor_pointer self);
+
+// The final step's checkpoint is written before the end is told. A ps lost
+// meanwhile makes the answer stale: the restored job ends (and saves) again.
+// A sync stop whose step the shards passed before the saver asked them (a
+// loaded machine) is taken again further on.
+// A stop's progress line follows its checkpoint; the last step's precedes it.
+void save_last_checkpoint(supervisor_pointer self, std::int64_t step) {
+  auto& st = self->state;
+  st.life.enter(phase::saving_last_checkpoint);
+  const auto epoch = st.epoch;
+  self->request(st.cfg.saver, std::chrono::minutes(10), save_atom_v, step)
+      .then(
+          [=](std::string&) {
+            if (self->state.epoch != epoch) return;
+            if (told_to_stop(self->state)) self->state.progress->finish(step);
+            tell_end(self, step);
+          },
+          [=](caf::error& err) {
+            auto& st = self->state;
+            if (st.epoch != epoch) return;
+            if (err != errc::step_passed || st.cfg.mode != train_mode::sync || !told_to_stop(st))
+              return fail_job(self, std::move(err));
+            st.life.enter(phase::stopping);
+            stop_sync(self);
+          });
 }
 
+// Every shard applied every push up to step. A job that began at its last
+// step trained nothing: its start checkpoint is the last one.
 void drained(supervisor_pointer self, std::int64_t step) {
-  if (stopping(self->state)) return save_and_finish(self, step);
-  finish(self, step);
+  auto& st = self->state;
+  if (!st.life.is(phase::draining) && !st.life.is(phase::stopping)) return;  // sync: see stop_sync
+  if (told_to_stop(st)) return save_last_checkpoint(self, step);
+  st.progress->finish(step);
+  if (st.cfg.start_step >= st.cfg.last_step) return tell_end(self, step);
+  save_last_checkpoint(self, step);
 }
 
-void watch_ticket_holder(supervisor_pointer self, std::uint32_t worker) {
+// Pushes and done travel on different paths: every shard is asked to
+// confirm it applied the target step before the end is told.
+void await_shards(supervisor_pointer self, std::int64_t target) {
+  auto& st = self->state;
+  auto remaining = std::make_shared<std::size_t>(st.cfg.shards.size());
+  if (*remaining == 0) return drained(self, target);
+  const auto epoch = st.epoch;
+  for (auto& shard : st.cfg.shards)
+    self->request(shard, caf::infinite, await_atom_v, target)
+        .then(
+            [=](std::int64_t) {
+              if (self->state.epoch != epoch) return;
+              if (--*remaining == 0) drained(self, target);
+            },
+            [=](caf::error& err) {
+              if (self->state.epoch != epoch) return;  // a restore failed the old await
+              self->state.cfg.log.error("stop_supervisor: a shard failed while draining: " +
+                                        self->system().render(err));
+              fail_job(self, std::move(err));
+            });
+}
+
+// Every worker actor is watched, a rejoined one apart from the one it
+// replaces: the down of the old one returns only the old one's tickets.
+ticket_holder* holder_of_sender(supervisor_pointer self, std::uint32_t worker) {
   auto& st = self->state;
   auto sender = self->current_sender();
-  if (!sender || st.ticket_holders.count(worker)) return;
-  st.ticket_holders[worker] = caf::actor_cast<caf::actor_addr>(sender);
+  if (!sender) return nullptr;
+  auto addr = caf::actor_cast<caf::actor_addr>(sender);
+  auto it = st.holders.find(addr);
+  if (it != st.holders.end()) return &it->second;
   self->monitor(sender);
+  return &(st.holders[addr] = ticket_holder{worker, 0});
+}
+
+// A ticket whose push was refused or lost: the next ask gets it again. Its
+// push may have reached some shards; they are at the last step one push
+// early and take no more (parameter_shard), so every shard ends exactly.
+void return_tickets(stop_supervisor_state& st, std::int64_t n) {
+  st.granted = std::max(st.cfg.start_step, st.granted - n);
 }
 
 std::string bad_batch_line(const stop_supervisor_state& st, std::uint32_t worker,
@@ -75,59 +146,55 @@ std::string bad_batch_line(const stop_supervisor_state& st, std::uint32_t worker
 // Sync rounds complete at the shards, not by tickets: the stop checkpoint is
 // taken a few rounds ahead of shard 0, where every shard still is before it
 // (rounds take a gradient from every worker; these messages take far less).
+// Should the shards reach the last step first, that ends the job instead.
 constexpr std::int64_t sync_stop_margin = 2;
 
 void stop_sync(supervisor_pointer self) {
+  const auto epoch = self->state.epoch;
   self->request(self->state.cfg.shards[0], std::chrono::minutes(1), await_atom_v, std::int64_t{0})
       .then(
           [=](std::int64_t now) {
-            save_and_finish(self, std::min(now + sync_stop_margin, self->state.cfg.last_step));
+            auto& st = self->state;
+            if (st.epoch != epoch || !st.life.is(phase::stopping)) return;
+            save_last_checkpoint(self, std::min(now + sync_stop_margin, st.cfg.last_step));
           },
-          [=](caf::error& err) { fail_job(self, std::move(err)); });
+          [=](caf::error& err) {
+            if (self->state.epoch == epoch) fail_job(self, std::move(err));
+          });
 }
 
 }  // namespace
 
-// Pushes and done travel on different paths: every shard is asked to
-// confirm it applied the target step before the end is told.
+// In training, or stopping in async and ssp, with the end asked for.
 void maybe_drain(supervisor_pointer self) {
   auto& st = self->state;
-  if (st.recovering || st.draining || st.end_waiters.empty() || !all_pushes_out(st)) return;
-  if (stopping(st) && st.cfg.mode == train_mode::sync) return;  // see on_stop
-  st.draining = true;
-  const auto target = stopping(st) ? st.granted : st.cfg.last_step;
-  auto remaining = std::make_shared<std::size_t>(st.cfg.shards.size());
-  if (*remaining == 0) return finish(self, target);
-  const auto epoch = st.epoch;
-  for (auto& shard : st.cfg.shards)
-    self->request(shard, caf::infinite, await_atom_v, target)
-        .then(
-            [=](std::int64_t) {
-              if (self->state.epoch != epoch) return;
-              if (--*remaining == 0) drained(self, target);
-            },
-            [=](caf::error& err) {
-              if (self->state.epoch != epoch) return;  // a restore failed the old await
-              self->state.cfg.log.error("stop_supervisor: a shard failed while draining: " +
-                                        self->system().render(err));
-              finish(self, -1);
-            });
+  const bool stopping = st.life.is(phase::stopping);
+  if (!st.life.is(phase::training) && !stopping) return;
+  if (st.end_waiters.empty() || !all_pushes_out(st)) return;
+  if (stopping && st.cfg.mode == train_mode::sync) return;  // stop_sync has it
+  st.life.enter(phase::draining);
+  await_shards(self, stopping ? st.granted : st.cfg.last_step);
+}
+
+void go_on(supervisor_pointer self) {
+  if (self->state.life.is(phase::stopping) && self->state.cfg.mode == train_mode::sync)
+    return stop_sync(self);
+  maybe_drain(self);
 }
 
 caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worker, float loss) {
   auto& st = self->state;
-  if (st.recovering)
+  if (st.life.is(phase::recovering))
     return caf::make_error(errc::recovering, "a ps is down; the cluster is recovering");
-  if (st.failure) return st.failure;
-  watch_ticket_holder(self, worker);
-  st.holding.erase(worker);  // asking again means its last push went out first
-  if (stopping(st))
+  if (st.life.is(phase::failed)) return st.failure;
+  auto holder = holder_of_sender(self, worker);
+  if (told_to_stop(st))
     return caf::make_error(errc::interrupted, "the job is stopping (" + st.stop_reason + ")");
   if (st.granted > st.cfg.start_step) st.last_loss = loss;  // a worker's first ask has none
   auto ticket = next_ticket(st.granted, st.cfg.last_step);
   if (ticket < 0) return -1;
   st.active.insert(worker);
-  st.holding.insert(worker);
+  if (holder) ++holder->unsettled;
   if (st.granted > st.cfg.start_step) st.progress->on_step(st.granted, loss);
   ++st.granted;
   return ticket;
@@ -135,38 +202,54 @@ caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worke
 
 void on_done(supervisor_pointer self, std::uint32_t worker) {
   self->state.active.erase(worker);
-  self->state.holding.erase(worker);
   maybe_drain(self);
 }
 
-// A dead worker's unused ticket goes back, so the job still reaches last_step;
-// if its push did arrive, the shards refuse the one extra push at last_step.
-void on_worker_down(supervisor_pointer self, const caf::down_msg& dm) {
+// Every shard answered one push of the sender's: its ticket is spent, or
+// (refused by a shard) it goes back.
+void on_settle(supervisor_pointer self, std::int64_t refused) {
   auto& st = self->state;
-  for (auto it = st.ticket_holders.begin(); it != st.ticket_holders.end(); ++it) {
-    if (it->second != dm.source) continue;
-    auto worker = it->first;
-    st.ticket_holders.erase(it);
-    if (st.holding.erase(worker)) {
-      --st.granted;
-      st.cfg.log.warn("stop_supervisor: worker " + std::to_string(worker) +
-                      " is gone; its ticket is returned");
-    }
-    st.active.erase(worker);  // a worker that said done is no longer active anyway
-    return maybe_drain(self);
-  }
+  auto it = st.holders.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
+  if (it == st.holders.end() || it->second.unsettled == 0) return;  // a push of before a restore
+  --it->second.unsettled;
+  if (refused > 0) return_tickets(st, 1);
+  maybe_drain(self);
 }
 
+// A dead worker's tickets whose pushes were not answered by every shard go
+// back (lost in a partition, a push may have reached one shard and not the
+// other), so the job still reaches last_step.
+void on_worker_down(supervisor_pointer self, const caf::down_msg& dm) {
+  auto& st = self->state;
+  auto it = st.holders.find(dm.source);
+  if (it == st.holders.end()) return;
+  auto holder = it->second;
+  st.holders.erase(it);
+  if (holder.unsettled > 0) {
+    return_tickets(st, holder.unsettled);
+    st.cfg.log.warn("stop_supervisor: worker " + std::to_string(holder.worker) + " is gone; " +
+                    std::to_string(holder.unsettled) + " of its tickets returned");
+  }
+  bool replaced = false;  // a rejoined worker of that index is still active
+  for (auto& h : st.holders) replaced = replaced || h.second.worker == holder.worker;
+  if (!replaced) st.active.erase(holder.worker);
+  maybe_drain(self);
+}
+
+// Async and ssp drain only once every ticket is out: the job is ending
+// then. Sync drains from the start; a stop cuts it short. While recovering,
+// the restore goes on stopping.
 void on_stop(supervisor_pointer self, const std::string& why) {
   auto& st = self->state;
-  // Async and ssp drain only once every ticket is out: the job is ending then.
-  const bool ending = st.draining && st.cfg.mode != train_mode::sync;
-  if (stopping(st) || ending || st.final_step >= 0 || st.failure) return;
+  const bool sync_drain = st.life.is(phase::draining) && st.cfg.mode == train_mode::sync;
+  const bool recovering = st.life.is(phase::recovering);
+  if (told_to_stop(st) || !(st.life.is(phase::training) || recovering || sync_drain)) return;
   st.stop_reason = why;
   st.cfg.log.info("stop_supervisor: stopping (" + why +
                   "): no more steps; a checkpoint follows at the step reached");
-  if (st.cfg.mode != train_mode::sync) return maybe_drain(self);
-  stop_sync(self);
+  if (recovering) return;
+  st.life.enter(phase::stopping);
+  go_on(self);
 }
 
 // A batch with a non-finite loss or gradient: skipped while within
@@ -174,7 +257,8 @@ void on_stop(supervisor_pointer self, const std::string& why) {
 caf::result<std::int64_t> on_bad_batch(supervisor_pointer self, std::uint32_t worker,
                                        std::int64_t step, float loss) {
   auto& st = self->state;
-  if (st.failure) return st.failure;
+  if (st.life.is(phase::failed)) return st.failure;
+  if (st.life.is(phase::stopping_nodes)) return caf::make_error(errc::stopped, "the job is over");
   const auto where = bad_batch_line(st, worker, step, loss);
   if (++st.bad_batches <= st.cfg.max_bad_batches) {
     st.cfg.log.warn(where + "; batch skipped (" + std::to_string(st.bad_batches) + " of at most " +
@@ -193,9 +277,9 @@ caf::result<std::int64_t> on_bad_batch(supervisor_pointer self, std::uint32_t wo
 
 caf::result<std::int64_t, float, std::string> on_end(supervisor_pointer self) {
   auto& st = self->state;
-  if (st.failure) return st.failure;
-  if (st.final_step >= 0) return {st.final_step, st.last_loss, st.stop_reason};
-  if (st.recovering) return caf::make_error(errc::recovering, "a ps is down");
+  if (st.life.is(phase::failed)) return st.failure;
+  if (st.life.is(phase::stopping_nodes)) return {st.final_step, st.last_loss, st.stop_reason};
+  if (st.life.is(phase::recovering)) return caf::make_error(errc::recovering, "a ps is down");
   st.end_waiters.push_back(self->make_response_promise<std::int64_t, float, std::string>());
   maybe_drain(self);
   return st.end_waiters.back();

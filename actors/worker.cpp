@@ -15,15 +15,23 @@ namespace {
 
 // Done, told to stop, or the job ended early: the supervisor and the
 // coordinator count this worker out (it holds no unused ticket: it pushes
-// the step it holds first).
+// the step it holds first). It leaves once every shard answered its pushes,
+// so the supervisor knows which of them count (settle_push).
 void leave_job(worker_pointer self, caf::error reason) {
   auto& st = self->state;
+  if (!st.unsettled.empty()) {
+    st.leave_reason = std::move(reason);
+    return;
+  }
   self->send(st.cfg.supervisor, done_atom_v, st.cfg.index);
   self->send(st.cfg.coordinator, leave_atom_v, st.cfg.index);
   self->quit(std::move(reason));
 }
 
+// A push still unanswered may yet be refused and give its ticket back: the
+// worker stays until every push is answered (settle_push), then asks again.
 void finish_job(worker_pointer self) {
+  if (!self->state.unsettled.empty()) return;
   leave_job(self, caf::none);
 }
 
@@ -52,6 +60,24 @@ void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err)
   if (err == caf::sec::request_receiver_down) return;  // the shard's down message follows
   self->state.cfg.log.warn("ps " + std::to_string(shard) +
                            " refused a push: " + self->system().render(err));
+}
+
+void request_ticket(worker_pointer self);
+
+// Every shard answered the push of local step `id`: the supervisor counts its
+// ticket spent or (refused somewhere) returned. A worker told the job is over
+// asks once more when its last push is answered: it may get a returned ticket.
+void settle_push(worker_pointer self, std::int64_t id, std::int64_t refused) {
+  auto& st = self->state;
+  auto it = st.unsettled.find(id);
+  if (it == st.unsettled.end()) return;
+  it->second.refused += refused;
+  if (--it->second.missing > 0) return;
+  self->send(st.cfg.supervisor, settle_atom_v, st.cfg.index, it->second.refused);
+  st.unsettled.erase(it);
+  if (!st.unsettled.empty()) return;
+  if (st.leave_reason) return leave_job(self, *std::exchange(st.leave_reason, std::nullopt));
+  if (st.ticket && *st.ticket < 0) request_ticket(self);
 }
 
 // ---- where the modes differ -------------------------------------------------
@@ -164,8 +190,11 @@ void request_ticket(worker_pointer self) {
   self->request(st.cfg.supervisor, caf::infinite, ticket_atom_v, st.cfg.index, st.last_loss)
       .then(
           [=](std::int64_t ticket) {
-            self->state.ticket = ticket;
-            if (self->state.phase == worker_phase::holding) try_push(self);
+            auto& st = self->state;
+            st.ticket = ticket;
+            if (st.phase == worker_phase::holding) try_push(self);
+            // Asked again after the job seemed over: computes on (or leaves) now.
+            else if (st.phase == worker_phase::pulling && st.pulls_pending == 0) enter_pulling(self);
           },
           [=](caf::error& err) { request_failed(self, "ticket request failed", err); });
 }
@@ -260,11 +289,17 @@ void push_gradient(worker_pointer self) {
   auto& st = self->state;
   if (st.replays) apply_own_update(st);
   if (st.record) record_batch(st);
+  const auto id = st.local_step;
+  if (st.cfg.mode != train_mode::sync) st.unsettled[id] = unsettled_push{st.cfg.shards.size(), 0};
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
     push_msg m{st.computed_at[k], st.cfg.index, outgoing_part(st, k)};
     if (has_rows(st.cfg)) add_outgoing_rows(st, k, m);
     self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(m))
-        .then([](std::int64_t) {}, [=](caf::error& err) { warn_refused(self, k, err); });
+        .then([=](std::int64_t) { settle_push(self, id, 0); },
+              [=](caf::error& err) {
+                warn_refused(self, k, err);
+                settle_push(self, id, 1);
+              });
   }
   st.last_loss = st.grad_loss;
   ++st.local_step;
@@ -312,6 +347,9 @@ void watch_peers(worker_pointer self) {
   self->set_down_handler([=](caf::down_msg& dm) {
     if (!from_source(self, dm)) return;
     if (dm.source == supervisor && dm.reason == caf::exit_reason::user_shutdown) return;
+    // A push waits for every shard's answer, and a gone peer answers none:
+    // waiting for those would keep this worker up after the job ended.
+    self->state.unsettled.clear();
     fail(self, "a peer went down", dm.reason ? dm.reason : caf::make_error(errc::stopped));
   });
   for (auto& s : st.cfg.shards) self->monitor(s);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -24,6 +25,12 @@ enum class worker_phase {
   pulling,    // waiting for every shard's parameters
   holding,    // a gradient waits for its ticket (and a replaying prefetch)
   verdict,    // a non-finite batch was reported: skip it, or stop?
+};
+
+// Async/ssp: a push some shards have not answered yet.
+struct unsettled_push {
+  std::size_t missing = 0;   // shards yet to answer
+  std::int64_t refused = 0;  // shards that refused it
 };
 
 struct worker_state {
@@ -55,6 +62,10 @@ struct worker_state {
   // async/ssp: the global step the next push makes (-1: the job is over);
   // empty while the ticket asked for is not in.
   std::optional<std::int64_t> ticket;
+  // async/ssp, by local step: the supervisor learns how each push fared
+  // (settle_atom); a worker leaves only once all are answered.
+  std::map<std::int64_t, unsettled_push> unsettled;
+  std::optional<caf::error> leave_reason;  // leaving once every push is answered
   std::int64_t min_step = 0;         // sync: the step the next pull must wait for
   std::size_t pushed_this_step = 0;  // sync: gradients pushed for pulled_at[0]
   std::int64_t local_step = 0;

@@ -120,13 +120,13 @@ set(CPACK_DEBIAN_PACKAGE_SECTION science)
 # library the packaged binary loads comes from one of these.
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "libboost-program-options1.74.0 (>= 1.74.0+ds1), \
 libc6 (>= 2.34), libcaf-core0.17 (>= 0.17.6), libcaf-io0.17 (>= 0.17.6), \
-libcaf-openssl0.17 (>= 0.17.6), libcpp-httplib0.11 (>= 0.11.4+ds), libgcc-s1 (>= 3.0), \
+libcaf-openssl0.17 (>= 0.17.6), libgcc-s1 (>= 3.0), \
 libssl3 (>= 3.0.0), libstdc++6 (>= 11), libzip4 (>= 1.0), zlib1g (>= 1:1.2.11.dfsg)")
 # The default data set, and openssl for downpour-make-certs.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist, openssl")
 # What building against libdownpour.a needs (docs/library.md).
 set(CPACK_DEBIAN_PACKAGE_SUGGESTS "cmake, g++, pkg-config, libcaf-dev, \
-libboost-program-options-dev, zlib1g-dev, libzip-dev, libssl-dev, libcpp-httplib-dev")
+libboost-program-options-dev, zlib1g-dev, libzip-dev, libssl-dev")
 configure_file(cmake/cpack_project.cmake.in ${CMAKE_CURRENT_BINARY_DIR}/generated/cpack_project.cmake
   @ONLY)
 set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_CURRENT_BINARY_DIR}/generated/cpack_project.cmake)

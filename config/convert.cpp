@@ -47,7 +47,8 @@ options read_files_and_model(options o, const raw_values& raw) {
   o.log_every = read_integer(raw, "log-every", o.log_every, 1);
   o.quiet = read_flag(raw, "quiet", o.quiet);
   o.save_checkpoint_secs =
-      read_real(raw, "save-checkpoint-secs", o.save_checkpoint_secs, non_negative);
+      read_duration(raw, "save-checkpoint-secs", o.save_checkpoint_secs,
+                    duration_zero::turns_off);
   o.save_checkpoint_steps = read_integer(raw, "save-checkpoint-steps", o.save_checkpoint_steps, 0);
   o.keep_checkpoints = read_integer(raw, "keep-checkpoints", o.keep_checkpoints, 1);
   o.fresh = read_flag(raw, "fresh", o.fresh);
@@ -73,7 +74,8 @@ options read_cluster(options o, const raw_values& raw) {
       read_choice(raw, "transport", o.transport, {transport_kind::inproc, transport_kind::tcp});
   o.pipeline = read_flag(raw, "pipeline", o.pipeline);
   o.wire = read_choice(raw, "wire-dtype", o.wire, {wire_dtype::fp32, wire_dtype::bf16});
-  o.connect_timeout_s = read_real(raw, "connect-timeout", o.connect_timeout_s, positive);
+  o.connect_timeout_s =
+      read_duration(raw, "connect-timeout", o.connect_timeout_s, duration_zero::refused);
   o.scheduler_policy =
       read_word(raw, "scheduler-policy", o.scheduler_policy, {"sharing", "stealing"});
   o.scheduler_threads = read_integer(raw, "scheduler-threads", o.scheduler_threads, 0, 256);
@@ -133,9 +135,21 @@ void check_cluster(const options& o, const raw_values& raw) {
   }
 }
 
+// Every value is held, copied and quoted in messages: none may be longer
+// than max_option_value_bytes (a long host list is a few KiB). The message
+// names the option and the limit, not the value.
+void check_value_lengths(const raw_values& raw) {
+  for (const auto& [name, v] : raw)
+    if (v.text.size() > max_option_value_bytes)
+      throw config_error("config: " + label(v, name) + " is " + std::to_string(v.text.size()) +
+                         " bytes long, more than the limit of " +
+                         std::to_string(max_option_value_bytes) + " bytes for a value");
+}
+
 }  // namespace
 
 options build_options(const raw_values& raw) {
+  check_value_lengths(raw);
   options o = read_operations(read_cluster(read_files_and_model(options{}, raw), raw), raw);
   check_data_and_model(o, raw);
   check_cluster(o, raw);

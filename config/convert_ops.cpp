@@ -37,8 +37,9 @@ options read_operations(options o, const raw_values& raw) {
   if (find(raw, "bind")) o.bind_address = parse_address(o.bind_address, "--bind");
   o.cluster_name = read_text(raw, "cluster-name", o.cluster_name);
   o.heartbeat_interval_s =
-      read_real(raw, "heartbeat-interval", o.heartbeat_interval_s, non_negative);
-  o.node_timeout_s = read_real(raw, "node-timeout", o.node_timeout_s, positive);
+      read_duration(raw, "heartbeat-interval", o.heartbeat_interval_s, duration_zero::turns_off);
+  o.node_timeout_s =
+      read_duration(raw, "node-timeout", o.node_timeout_s, duration_zero::refused);
   o.tls_ca = read_text(raw, "tls-ca", o.tls_ca);
   o.tls_cert = read_text(raw, "tls-cert", o.tls_cert);
   o.tls_key = read_text(raw, "tls-key", o.tls_key);

@@ -38,6 +38,14 @@ enum class csv_label_kind { first, last };
 // plain SGD, or TF's AdagradOptimizer (accumulators start at 0.1).
 enum class sparse_optimizer_kind { sgd, adagrad };
 
+// Bounds on what the options are read from (docs/options.md): a config file
+// is read whole, so its size is bounded; no value of any source needs more
+// than a long host list; durations become CAF's 64-bit nanosecond timespans,
+// which overflow near 292 years, so they are bounded well below that.
+inline constexpr std::size_t max_config_file_bytes = std::size_t{1} << 20;    // 1 MiB
+inline constexpr std::size_t max_option_value_bytes = std::size_t{64} << 10;  // 64 KiB
+inline constexpr double max_duration_s = 1e6;                                 // about 11.6 days
+
 struct host_port {
   std::string host;
   std::uint16_t port = 0;  // 0: ephemeral (tests)

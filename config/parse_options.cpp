@@ -6,11 +6,12 @@
 #include <boost/program_options.hpp>
 #include <caf/config.hpp>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
+#include <sstream>
 
 #include "config/option_table.hpp"
 #include "config/version.hpp"
+#include "io/input_file.hpp"
 
 namespace downpour {
 namespace {
@@ -133,15 +134,19 @@ raw_values collect_file(const po::parsed_options& parsed, const std::string& pat
   return raw;
 }
 
-// named: where the path came from ("--config" or "DOWNPOUR_CONFIG").
+// named: where the path came from ("--config" or "DOWNPOUR_CONFIG"). Read
+// whole and bounded (io/input_file.hpp): a FIFO or a device is refused
+// without blocking, a file over max_config_file_bytes before it is read.
 raw_values read_config_file(const std::string& path, const std::string& named) {
   std::error_code ec;
   if (!std::filesystem::exists(path, ec))
     throw config_error("config: " + named + " file '" + path + "' does not exist");
-  if (std::filesystem::is_directory(path, ec))
-    throw config_error("config: " + named + " file '" + path + "' is a directory");
-  std::ifstream in(path);
-  if (!in) throw config_error("config: " + named + " file '" + path + "' cannot be read");
+  std::istringstream in;
+  try {
+    in.str(read_input(path, max_config_file_bytes));
+  } catch (const input_error& e) {
+    throw config_error("config: " + named + " file '" + path + "': " + e.reason());
+  }
   try {
     return collect_file(po::parse_config_file(in, describe_options(), true), path);
   } catch (const po::invalid_config_file_syntax& e) {

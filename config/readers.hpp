@@ -83,6 +83,14 @@ constexpr real_bounds non_negative{0, false, INFINITY, true, "a finite number >=
 constexpr real_bounds decay_rate{0, true, 1, false, "a number in (0, 1]"};
 constexpr real_bounds ema_range{0, false, 1, true, "a number in [0, 1)"};
 
+// Every duration option is read with one of these (read_duration), so none
+// can reach a clock conversion that overflows (config/durations.hpp).
+static_assert(max_duration_s == 1e6, "the texts below name the bound");
+constexpr real_bounds duration_positive{0, true, max_duration_s, false,
+                                        "seconds > 0 and at most 1000000"};
+constexpr real_bounds duration_or_off{0, false, max_duration_s, false,
+                                      "seconds >= 0 (0: off) and at most 1000000"};
+
 inline bool within(double x, const real_bounds& b) {
   bool above = b.lo_open ? x > b.lo : x >= b.lo;
   bool below = b.hi_open ? x < b.hi : x <= b.hi;
@@ -104,6 +112,17 @@ T read_real(const raw_values& raw, const std::string& name, T fallback, const re
   if (!representable || !within(static_cast<double>(static_cast<T>(value)), b))
     bad_value(*v, name, "is out of range", b.expected);
   return static_cast<T>(value);
+}
+
+// Whether 0 is a duration option's "off".
+enum class duration_zero { refused, turns_off };
+
+// Every duration option (the SEC options of --help) is read here: finite,
+// above 0 (or 0 for off) and at most max_duration_s.
+inline double read_duration(const raw_values& raw, const std::string& name, double fallback,
+                            duration_zero zero) {
+  return read_real(raw, name, fallback,
+                   zero == duration_zero::turns_off ? duration_or_off : duration_positive);
 }
 
 inline bool read_flag(const raw_values& raw, const std::string& name, bool fallback) {

@@ -14,6 +14,8 @@
 #include <utility>
 #include <vector>
 
+#include "io/input_file.hpp"
+
 namespace downpour {
 namespace {
 
@@ -31,9 +33,15 @@ struct file_closer {
 class line_source {
  public:
   explicit line_source(std::string path) : path_(std::move(path)), buffer_(kReadChunk) {
-    errno = 0;
-    file_.reset(std::fopen(path_.c_str(), "rb"));
-    if (!file_) fail(std::string("cannot open: ") + std::strerror(errno));
+    try {
+      input_file file(path_);  // a regular file: a FIFO or a device is refused, never waited on
+      errno = 0;
+      file_.reset(::fdopen(file.fd(), "rb"));
+      if (!file_) fail(std::string("cannot open: ") + std::strerror(errno));
+      file.release();
+    } catch (const input_error& e) {
+      fail(e.reason());
+    }
   }
 
   // The next line without its line end, valid until the next call; nullopt

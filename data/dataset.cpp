@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <functional>
 #include <numeric>
+#include <optional>
 #include <utility>
 
 namespace downpour {
@@ -47,6 +48,53 @@ std::int32_t max_label(const named_dataset& d) {
   return most;
 }
 
+// The smallest class below classes without a training example, if any.
+std::optional<std::int32_t> first_missing_class(const dataset& train, std::size_t classes) {
+  std::vector<bool> seen(classes, false);
+  for (std::size_t i = 0; i < train.size(); ++i) seen[static_cast<std::size_t>(train.label(i))] = true;
+  const auto gap = std::find(seen.begin(), seen.end(), false);
+  if (gap == seen.end()) return std::nullopt;
+  return static_cast<std::int32_t>(gap - seen.begin());
+}
+
+// A training label past a class that has no example: taken for damage (a
+// byte of 200 among the labels 0 to 9), never for 191 more classes.
+void check_no_gap(const named_dataset& train, std::size_t classes) {
+  const auto gap = first_missing_class(*train.set, classes);
+  if (!gap) return;
+  for (std::size_t i = 0; i < train.set->size(); ++i)
+    if (train.set->label(i) > *gap)
+      throw data_error("data: " + train.name + ": example " + std::to_string(i) + " has label " +
+                       std::to_string(train.set->label(i)) + ", but no training example has label " +
+                       std::to_string(*gap) + " (expected the classes 0 to " +
+                       std::to_string(*gap - 1) + " of the other labels, each with examples)");
+}
+
+// A test label must be a class the model is built for.
+void check_test_labels(const named_dataset& test, std::size_t classes) {
+  for (std::size_t i = 0; i < test.set->size(); ++i) {
+    const std::int32_t y = test.set->label(i);
+    if (y < 0 || static_cast<std::size_t>(y) >= classes)
+      throw data_error("data: " + test.name + ": example " + std::to_string(i) + " has label " +
+                       std::to_string(y) + ", not a class of the training data (expected 0 to " +
+                       std::to_string(classes - 1) + ")");
+  }
+}
+
+}  // namespace
+
+std::size_t class_count(const named_dataset& train, const named_dataset& test) {
+  // libsvm's labels are 0 or 1 by the format: two classes even when one is
+  // missing from both files, as summarize_job_data says without reading them.
+  if (train.set->sparse()) return 2;
+  const std::size_t classes = 1 + static_cast<std::size_t>(max_label(train));
+  check_no_gap(train, classes);
+  check_test_labels(test, classes);
+  return classes;
+}
+
+namespace {
+
 void check_features(const named_dataset& test, const named_dataset& train, std::size_t expected) {
   if (test.set->sparse() != train.set->sparse())
     throw data_error("data: " + test.name + ": examples are " +
@@ -85,10 +133,7 @@ data_splits split_data(const named_dataset& train, const named_dataset& test, da
   check_features(test, train, shape.features());
   check_validation_size(train, validation_size);
   data_splits splits;
-  splits.classes = 1 + static_cast<std::size_t>(std::max(max_label(train), max_label(test)));
-  // Sparse sets are libsvm's binary labels: two classes even when one class
-  // is missing from both files, as summarize_job_data says without reading them.
-  if (train.set->sparse()) splits.classes = std::max<std::size_t>(splits.classes, 2);
+  splits.classes = class_count(train, test);
   splits.validation = dataset_range(train.set, 0, validation_size);
   splits.train = dataset_range(train.set, validation_size, train.set->size() - validation_size);
   splits.test = test.set;

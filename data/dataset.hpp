@@ -50,7 +50,7 @@ class dataset {
 // What a model is built for: the examples' shape and the number of classes.
 struct data_summary {
   data_shape shape;
-  std::size_t classes = 0;  // 1 + the largest label seen
+  std::size_t classes = 0;  // class_count of the data
 };
 
 // The three splits of a job's data.
@@ -59,7 +59,7 @@ struct data_splits {
   std::shared_ptr<const dataset> validation;  // may hold 0 examples
   std::shared_ptr<const dataset> test;
   data_shape shape;
-  std::size_t classes = 0;  // 1 + the largest label seen
+  std::size_t classes = 0;  // class_count of the data
   data_summary summary() const { return {shape, classes}; }
 };
 
@@ -74,10 +74,17 @@ struct named_dataset {
   std::shared_ptr<const dataset> set;
 };
 
+// The classes of a job's data: 1 + the largest training label (2 for sparse
+// sets: libsvm's labels are 0 or 1). Every class below it must have a
+// training example and every test label must be one of them, so that a
+// damaged label (a byte of 200 among 0 to 9) is an error instead of a model
+// of 201 classes. Throws data_error naming the file, the example and its label.
+std::size_t class_count(const named_dataset& train, const named_dataset& test);
+
 // The splits of TensorFlow's read_data_sets: the first validation_size
 // training examples held out, the rest to train on (at least one). shape is
 // the training examples'; checks that the test examples have as many
-// features, and that no label is negative.
+// features, and the labels (class_count).
 // Throws data_error naming the file.
 data_splits split_data(const named_dataset& train, const named_dataset& test, data_shape shape,
                        std::size_t validation_size);

@@ -6,7 +6,10 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <utility>
+
+#include "io/input_file.hpp"
 
 namespace downpour {
 namespace {
@@ -26,15 +29,31 @@ struct gz_closer {
 };
 
 // A gzip (or, transparently, plain) input file whose errors name the file.
+// Opened through io/input_file.hpp (regular files only, never blocking);
+// for a plain file its size is known before anything is read, so a header's
+// claim can be checked against it at once.
 class gz_input {
  public:
   explicit gz_input(std::string path) : path_(std::move(path)) {
-    errno = 0;
-    file_.reset(gzopen(path_.c_str(), "rb"));
-    if (!file_) {
-      fail(std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
+    try {
+      input_file file(path_);
+      size_ = file.size();
+      compressed_ = file.size() >= 2 && file.read_at(0, 2) == "\x1f\x8b";
+      errno = 0;
+      file_.reset(gzdopen(file.fd(), "rb"));
+      if (file_) file.release();
+    } catch (const input_error& e) {
+      fail(e.reason());
     }
+    if (!file_) fail(std::string("cannot open: ") + (errno ? std::strerror(errno) : "out of memory"));
     gzbuffer(file_.get(), kGzBufferBytes);
+  }
+
+  // The bytes left after a header of header_bytes, for an uncompressed
+  // file; nullopt for a gzipped one (its length is known only by reading it).
+  std::optional<std::uint64_t> plain_bytes_after(std::uint64_t header_bytes) const {
+    if (compressed_) return std::nullopt;
+    return size_ - std::min(size_, header_bytes);
   }
 
   [[noreturn]] void fail(const std::string& what) const {
@@ -82,6 +101,8 @@ class gz_input {
 
   std::string path_;
   std::unique_ptr<gzFile_s, gz_closer> file_;
+  std::uint64_t size_ = 0;
+  bool compressed_ = false;
 };
 
 std::uint32_t big_endian(const std::uint8_t* b) {
@@ -113,17 +134,25 @@ std::vector<std::uint32_t> read_header(gz_input& in, std::uint32_t expected_magi
 
 // The payload must be exactly as long as the header says: a short file is a
 // partial download, a long one is probably not the file the header describes.
-std::vector<std::uint8_t> read_payload(gz_input& in, std::uint64_t expected, const char* what) {
-  std::vector<std::uint8_t> data = in.read_up_to(static_cast<std::size_t>(expected));
-  if (data.size() < expected) {
+// An uncompressed file's size says so before anything is allocated.
+std::vector<std::uint8_t> read_payload(gz_input& in, std::uint64_t header_bytes,
+                                       std::uint64_t expected, const char* what) {
+  const auto fail_short = [&](std::uint64_t got) {
     in.fail("truncated: expected " + std::to_string(expected) + " bytes of " + what +
-            " after the header, got " + std::to_string(data.size()));
-  }
-  const std::size_t extra = in.count_remaining();
-  if (extra != 0) {
+            " after the header, got " + std::to_string(got));
+  };
+  const auto fail_long = [&](std::uint64_t extra) {
     in.fail(std::to_string(extra) + " unexpected trailing bytes after the " +
             std::to_string(expected) + " bytes of " + what);
+  };
+  if (const auto plain = in.plain_bytes_after(header_bytes)) {
+    if (*plain < expected) fail_short(*plain);
+    if (*plain > expected) fail_long(*plain - expected);
   }
+  std::vector<std::uint8_t> data = in.read_up_to(static_cast<std::size_t>(expected));
+  if (data.size() < expected) fail_short(data.size());
+  const std::size_t extra = in.count_remaining();
+  if (extra != 0) fail_long(extra);
   return data;
 }
 
@@ -156,7 +185,7 @@ image_file read_images(const std::string& path) {
   set.count = h[0];
   set.rows = h[1];
   set.cols = h[2];
-  set.pixels = read_payload(in, std::uint64_t{h[0]} * h[1] * h[2], "pixel data");
+  set.pixels = read_payload(in, 16, std::uint64_t{h[0]} * h[1] * h[2], "pixel data");
   return set;
 }
 
@@ -164,7 +193,7 @@ std::vector<std::uint8_t> read_labels(const std::string& path) {
   gz_input in(path);
   const std::vector<std::uint32_t> h = read_header(in, kLabelMagic, "label", 1);
   if (h[0] == 0) in.fail("contains no labels");
-  return read_payload(in, h[0], "labels");
+  return read_payload(in, 8, h[0], "labels");
 }
 
 void check_directory(const std::string& dir) {
@@ -174,19 +203,30 @@ void check_directory(const std::string& dir) {
   }
 }
 
-// Tries NAME, then NAME.gz, as TF's and most mirrors' layouts differ on compression.
+// Tries NAME, then NAME.gz, as TF's and most mirrors' layouts differ on
+// compression. Whatever is there is taken: opening it refuses anything but a
+// regular file, naming it, rather than passing over it in silence.
 std::string find_file(const std::filesystem::path& dir, const std::string& name) {
   const std::filesystem::path plain = dir / name;
   const std::filesystem::path gz = dir / (name + ".gz");
   std::error_code ec;
-  if (std::filesystem::is_regular_file(plain, ec)) return plain.string();
-  if (std::filesystem::is_regular_file(gz, ec)) return gz.string();
+  if (std::filesystem::exists(plain, ec)) return plain.string();
+  if (std::filesystem::exists(gz, ec)) return gz.string();
   throw data_error("data: " + plain.string() + ": not found (nor " + gz.string() + ")");
 }
 
-std::uint8_t max_label(const std::vector<std::uint8_t>& labels) {
-  return *std::max_element(labels.begin(), labels.end());
-}
+// A label file alone, for class_count: a ps reads no images.
+class label_file final : public dataset {
+ public:
+  explicit label_file(std::vector<std::uint8_t> labels) : labels_(std::move(labels)) {}
+  std::size_t size() const override { return labels_.size(); }
+  std::size_t features() const override { return 0; }
+  void copy_features(std::size_t /*i*/, float* /*out*/) const override {}
+  std::int32_t label(std::size_t i) const override { return labels_[i]; }
+
+ private:
+  std::vector<std::uint8_t> labels_;
+};
 
 }  // namespace
 
@@ -218,18 +258,22 @@ data_summary summarize_mnist(const std::string& dir) {
   check_directory(dir);
   gz_input in(find_file(dir, "train-images-idx3-ubyte"));
   const std::vector<std::uint32_t> h = read_image_header(in);
-  const auto train = read_labels(find_file(dir, "train-labels-idx1-ubyte"));
-  const auto test = read_labels(find_file(dir, "t10k-labels-idx1-ubyte"));
-  const std::size_t classes = 1 + std::size_t{std::max(max_label(train), max_label(test))};
+  const std::string train = find_file(dir, "train-labels-idx1-ubyte");
+  const std::string test = find_file(dir, "t10k-labels-idx1-ubyte");
+  const std::size_t classes =
+      class_count({train, std::make_shared<label_file>(read_labels(train))},
+                  {test, std::make_shared<label_file>(read_labels(test))});
   return {data_shape{{h[1], h[2], 1}}, classes};
 }
 
 data_splits load_mnist(const std::string& dir, std::size_t validation_size) {
   check_directory(dir);
   const std::string train_images = find_file(dir, "train-images-idx3-ubyte");
-  auto train = load_idx_pair(train_images, find_file(dir, "train-labels-idx1-ubyte"));
+  const std::string train_labels = find_file(dir, "train-labels-idx1-ubyte");
+  auto train = load_idx_pair(train_images, train_labels);
   const std::string test_images = find_file(dir, "t10k-images-idx3-ubyte");
-  auto test = load_idx_pair(test_images, find_file(dir, "t10k-labels-idx1-ubyte"));
+  const std::string test_labels = find_file(dir, "t10k-labels-idx1-ubyte");
+  auto test = load_idx_pair(test_images, test_labels);
   if (test->rows() != train->rows() || test->cols() != train->cols()) {
     throw data_error("data: " + test_images + ": images are " + std::to_string(test->rows()) +
                      "x" + std::to_string(test->cols()) + " but those in " + train_images +
@@ -237,7 +281,9 @@ data_splits load_mnist(const std::string& dir, std::size_t validation_size) {
                      std::to_string(train->cols()));
   }
   data_shape shape{{train->rows(), train->cols(), 1}};
-  return split_data({train_images, train}, {test_images, test}, std::move(shape),
+  // Named by their label files: the sizes agree with the images (checked
+  // above), and what split_data may still refuse is a label or a count.
+  return split_data({train_labels, train}, {test_labels, test}, std::move(shape),
                     validation_size);
 }
 

@@ -8,6 +8,8 @@
 #include <optional>
 #include <utility>
 
+#include "io/input_file.hpp"
+
 namespace downpour {
 namespace {
 
@@ -78,8 +80,14 @@ std::string index_fault(const char* p, const char* end) {
 
 libsvm_reader::libsvm_reader(std::string path)
     : path_(std::move(path)), file_(nullptr, &std::fclose), buffer_(kInitialBuffer) {
-  errno = 0;
-  file_.reset(std::fopen(path_.c_str(), "rb"));
+  try {
+    input_file file(path_);  // a regular file: a FIFO or a device is refused, never waited on
+    errno = 0;
+    file_.reset(::fdopen(file.fd(), "rb"));
+    if (file_) file.release();
+  } catch (const input_error& e) {
+    throw data_error(std::string("data: ") + e.what());
+  }
   if (!file_)
     throw data_error("data: " + path_ + ": cannot open: " +
                      (errno ? std::strerror(errno) : "unknown error"));

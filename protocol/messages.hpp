@@ -125,13 +125,26 @@ struct shard_snapshot {
   std::int64_t dropped = 0;
   std::int64_t rejected = 0;
   std::int64_t replayed = 0;  // pulls answered without parameters (replay_offer)
-  row_part rows;              // the sparse variable's rows this shard holds
+  row_part rows;              // the first page of the sparse variable's rows this shard holds
+  std::uint64_t frozen = 0;     // the shard's id of the frozen rows (row_page_ask)
+  std::uint64_t row_pages = 0;  // pages of rows in all (protocol/row_pages.hpp)
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
   return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema, x.dropped,
-           x.rejected, x.replayed, x.rows);
+           x.rejected, x.replayed, x.rows, x.frozen, x.row_pages);
+}
+
+// Chief -> shard: a further page of a snapshot's rows, frozen when it was taken.
+struct row_page_ask {
+  std::uint64_t frozen = 0;
+  std::uint64_t page = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, row_page_ask& x) {
+  return f(caf::meta::type_name("row_page_ask"), x.frozen, x.page);
 }
 
 // Shard -> chief: what `downpour status` shows of a shard; no tensors.
@@ -218,6 +231,7 @@ CAF_ADD_ATOM(downpour, downpour, status_atom, "status")
 CAF_ADD_ATOM(downpour, downpour, eval_atom, "eval")
 CAF_ADD_ATOM(downpour, downpour, restore_atom, "restore")
 CAF_ADD_ATOM(downpour, downpour, diverged_atom, "diverged")
+CAF_ADD_ATOM(downpour, downpour, settle_atom, "settle")
 
 namespace downpour {
 
@@ -229,6 +243,9 @@ using shard_actor = caf::typed_actor<
     caf::replies_to<hello_atom, std::string, std::uint32_t, std::uint32_t>::with<std::int64_t>,
     // Initial values or a restore -> the step the shard now stands at.
     caf::replies_to<init_atom, shard_init>::with<std::int64_t>,
+    // A page of the rows of the next init or restore, kept until it comes
+    // (its own rows are the last page) -> the rows staged so far.
+    caf::replies_to<init_atom, row_part>::with<std::uint64_t>,
     // Recovery: overwrite whatever the shard holds (pending awaits and snapshots
     // fail) -> the step the shard now stands at.
     caf::replies_to<restore_atom, shard_init>::with<std::int64_t>,
@@ -253,6 +270,9 @@ using shard_actor = caf::typed_actor<
     // The same, captured right after this step's update: every shard at the
     // same step, so a checkpoint is the model after exactly that global step.
     caf::replies_to<snapshot_atom, std::int64_t>::with<shard_snapshot>,
+    // A further page of a snapshot's rows (its row_pages and frozen say how
+    // many and where); the frozen copy is dropped after its last page.
+    caf::replies_to<snapshot_atom, row_page_ask>::with<row_part>,
     // Step, ranges and counters for `downpour status`.
     caf::replies_to<stats_atom>::with<shard_stats>,
     // The job is over: quit (a ps node exits when its shard is gone).
@@ -311,6 +331,9 @@ using supervisor_actor = caf::typed_actor<
     caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
     // A worker has pushed its last gradient and quits.
     caf::reacts_to<done_atom, std::uint32_t>,
+    // Async/ssp: every shard answered a worker's push (worker index, shards
+    // that refused it): a push refused anywhere gives its ticket back.
+    caf::reacts_to<settle_atom, std::uint32_t, std::int64_t>,
     // Sync mode: worker, the global step its push was for, and its loss (progress).
     caf::reacts_to<report_atom, std::uint32_t, std::int64_t, float>,
     // Answers once every push is applied: the final global step, the last loss
@@ -361,4 +384,5 @@ CAF_ADD_TYPE_ID(downpour, (downpour::recovery_plan))
 CAF_ADD_TYPE_ID(downpour, (downpour::key_list))
 CAF_ADD_TYPE_ID(downpour, (downpour::row_part))
 CAF_ADD_TYPE_ID(downpour, (downpour::row_pull))
+CAF_ADD_TYPE_ID(downpour, (downpour::row_page_ask))
 CAF_END_TYPE_ID_BLOCK(downpour)

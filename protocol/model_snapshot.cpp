@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "protocol/placement.hpp"
+#include "protocol/row_pages.hpp"
 
 namespace downpour {
 
@@ -67,6 +68,11 @@ void assembly::add(shard_snapshot& part) {
   if (--missing_ > 0) return;
   model_.rows = merge_rows(row_parts_);
   std::exchange(done_, {})(std::move(model_));
+}
+
+void assembly::append(shard_snapshot& part, row_part& page) {
+  if (!done_) return;
+  if (auto err = append_page(part.rows, page)) fail(std::move(err));
 }
 
 void assembly::fail(caf::error err) {

@@ -45,6 +45,8 @@ class assembly {
  public:
   assembly(std::size_t model_size, std::size_t shards, snapshot_done done);
   void add(shard_snapshot& part);
+  // A further page of part's rows; a page that does not follow fails the whole.
+  void append(shard_snapshot& part, row_part& page);
   void fail(caf::error err);
   bool finished() const { return !done_; }
 
@@ -55,18 +57,52 @@ class assembly {
   snapshot_done done_;
 };
 
+// The rest of a shard's part: its rows' further pages, one request at a
+// time (each bounded by timeout), then the part goes to the assembly.
+template <class Self, class Timeout>
+void read_pages(Self* self, const shard_actor& shard, const Timeout& timeout,
+                const std::shared_ptr<assembly>& parts, std::shared_ptr<shard_snapshot> part,
+                std::uint64_t page) {
+  constexpr bool blocking = std::is_base_of<caf::blocking_actor, Self>::value;
+  for (; page < part->row_pages; ++page) {
+    if (parts->finished()) return;
+    auto handle = self->request(shard, timeout, snapshot_atom_v, row_page_ask{part->frozen, page});
+    auto on_error = [parts](caf::error& err) { parts->fail(std::move(err)); };
+    if constexpr (blocking) {
+      handle.receive([&](row_part& rows) { parts->append(*part, rows); }, on_error);
+    } else {
+      handle.then(
+          [=](row_part& rows) {
+            parts->append(*part, rows);
+            read_pages(self, shard, timeout, parts, part, page + 1);
+          },
+          on_error);
+      return;
+    }
+  }
+  parts->add(*part);
+}
+
 // One shard's request; a blocking actor (the chief's scoped actor) waits for
 // the answer, an event-based one goes on.
 template <class Self, class Timeout, class... Step>
 void ask_part(Self* self, const shard_actor& shard, const Timeout& timeout,
               const std::shared_ptr<assembly>& parts, Step... step) {
   auto handle = self->request(shard, timeout, snapshot_atom_v, step...);
-  auto on_part = [parts](shard_snapshot& part) { parts->add(part); };
   auto on_error = [parts](caf::error& err) { parts->fail(std::move(err)); };
-  if constexpr (std::is_base_of<caf::blocking_actor, Self>::value)
-    handle.receive(on_part, on_error);
-  else
-    handle.then(on_part, on_error);
+  if constexpr (std::is_base_of<caf::blocking_actor, Self>::value) {
+    std::shared_ptr<shard_snapshot> got;  // its pages are asked for after this receive
+    handle.receive([&](shard_snapshot& part) { got = std::make_shared<shard_snapshot>(std::move(part)); },
+                   on_error);
+    if (got) read_pages(self, shard, timeout, parts, std::move(got), 1);
+  } else {
+    handle.then(
+        [=](shard_snapshot& part) {
+          read_pages(self, shard, timeout, parts, std::make_shared<shard_snapshot>(std::move(part)),
+                     1);
+        },
+        on_error);
+  }
 }
 
 }  // namespace snapshot_detail

@@ -1,9 +1,11 @@
 #include "reporting/log.hpp"
 
+#include <algorithm>
 #include <ctime>
 #include <regex>
 #include <sstream>
 #include <streambuf>
+#include <utility>
 
 namespace downpour {
 
@@ -38,6 +40,67 @@ std::string utc_timestamp(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
+namespace {
+
+// A UTF-8 character at text[i]: its code point and length; length 0 when the
+// bytes there are not well-formed UTF-8 (overlong forms and surrogates included).
+struct utf8_char {
+  char32_t code = 0;
+  std::size_t length = 0;
+};
+
+utf8_char decode_utf8(const std::string& text, std::size_t i) {
+  const auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  const unsigned char lead = byte(i);
+  if (lead < 0x80) return {lead, 1};
+  const std::size_t length = lead >= 0xF0 ? 4 : lead >= 0xE0 ? 3 : lead >= 0xC0 ? 2 : 0;
+  if (length == 0 || lead > 0xF4 || i + length > text.size()) return {};
+  char32_t code = lead & (0x7F >> length);
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xC0) != 0x80) return {};
+    code = (code << 6) | (byte(i + k) & 0x3F);
+  }
+  static constexpr char32_t smallest[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (code < smallest[length] || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return {};
+  return {code, length};
+}
+
+// Characters that must not reach a terminal or a log viewer as they are.
+bool needs_escape(char32_t c) {
+  return c < 0x20 || (c >= 0x7F && c <= 0x9F) || c == 0x061C || c == 0x200E || c == 0x200F ||
+         c == 0x2028 || c == 0x2029 || (c >= 0x202A && c <= 0x202E) ||
+         (c >= 0x2066 && c <= 0x2069);
+}
+
+// What the character (or stray byte) at text[i] becomes, and its length in text.
+std::pair<std::string, std::size_t> escaped_at(const std::string& text, std::size_t i) {
+  char buf[16];
+  const utf8_char c = decode_utf8(text, i);
+  if (c.length == 0 || (c.code < 0x80 && needs_escape(c.code))) {
+    std::snprintf(buf, sizeof buf, "\\x%02X", static_cast<unsigned char>(text[i]));
+    return {buf, 1};
+  }
+  if (needs_escape(c.code)) {
+    std::snprintf(buf, sizeof buf, "\\u%04X", static_cast<unsigned>(c.code));
+    return {buf, c.length};
+  }
+  return {text.substr(i, c.length), c.length};
+}
+
+}  // namespace
+
+std::string printable_line(const std::string& text) {
+  std::string out;
+  out.reserve(std::min(text.size(), max_log_message_bytes) + 32);
+  for (std::size_t i = 0; i < text.size();) {
+    auto [piece, length] = escaped_at(text, i);
+    if (out.size() + piece.size() > max_log_message_bytes) return out + log_cut_mark;
+    out += piece;
+    i += length;
+  }
+  return out;
+}
+
 std::string format_log_line(std::chrono::system_clock::time_point t, const std::string& node,
                             log_level level, const std::string& message) {
   std::string line = utc_timestamp(t);
@@ -46,7 +109,7 @@ std::string format_log_line(std::chrono::system_clock::time_point t, const std::
   line += ' ';
   line += level_name(level);
   line += ' ';
-  line += message;
+  line += printable_line(message);
   line += '\n';
   return line;
 }
@@ -136,12 +199,14 @@ class log_stream::line_buffer : public std::streambuf {
   }
 
  protected:
+  // A line is kept only as far as a log line can show it (and a little
+  // more, so that the cut is marked): a stream without newlines stays small.
   int_type overflow(int_type c) override {
     if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
     if (traits_type::to_char_type(c) == '\n') {
       log_.write(level_, pending_);
       pending_.clear();
-    } else {
+    } else if (pending_.size() <= max_log_message_bytes) {
       pending_ += traits_type::to_char_type(c);
     }
     return c;

@@ -31,7 +31,22 @@ const char* level_name(log_level level);
 // "2026-11-30T03:43:13.123Z" (UTC, milliseconds).
 std::string utc_timestamp(std::chrono::system_clock::time_point t);
 
-// One whole line, newline included.
+// The longest message a log line carries, in bytes after escaping; a longer
+// one is cut there and marked with log_cut_mark (docs/operations.md#logs).
+inline constexpr std::size_t max_log_message_bytes = 4096;
+inline constexpr const char* log_cut_mark = " [cut at 4096 bytes]";
+
+// text as one printable line of at most max_log_message_bytes (plus the
+// mark): control characters (C0 with tab and newline, DEL, C1), the Unicode
+// line and paragraph separators, bidirectional embeddings, overrides and
+// isolates (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C) and bytes
+// that are not UTF-8 are escaped as \xHH (bytes) or \uXXXX (characters),
+// so a file or a peer cannot forge lines or reorder what a terminal shows.
+// Every line written goes through it (format_log_line), and so do the few
+// lines written before a logger exists (runtime/cli/app.cpp).
+std::string printable_line(const std::string& text);
+
+// One whole line, newline included; the message through printable_line.
 std::string format_log_line(std::chrono::system_clock::time_point t, const std::string& node,
                             log_level level, const std::string& message);
 

@@ -141,10 +141,11 @@ int run_downpour(int argc, char** argv, const model_factory& make_model) {
       return run_command(*opts, make_model, std::cout, std::cerr);
     return train(*opts, make_model);
   } catch (const config_error& e) {
-    std::cerr << "downpour: " << e.what() << std::endl;
+    // Before any logger: bounded and escaped like a log line (a bad value is quoted).
+    std::cerr << "downpour: " << printable_line(e.what()) << std::endl;
     return 2;
   } catch (const std::exception& e) {
-    std::cerr << "downpour: " << e.what() << std::endl;
+    std::cerr << "downpour: " << printable_line(e.what()) << std::endl;
     return 1;
   }
 }

@@ -6,12 +6,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 
+#include "io/input_file.hpp"
 #include "model/mlp_spec.hpp"
 #include "runtime/files/checkpoint.hpp"
 
@@ -121,41 +120,29 @@ std::string encode_payload(const checkpoint& c) {
   return os.str();
 }
 
-std::string read_whole_file(const std::string& path) {
-  // A directory opens and "seeks" to a huge size: refuse anything but a file.
-  std::error_code ec;
-  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
-    fail(path, "not a regular file (a directory or a device)");
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) fail(path, std::string("cannot open: ") + std::strerror(errno));
-  const std::streamoff size = in.tellg();
-  if (size < 0) fail(path, "cannot read it (a directory?)");
-  std::string bytes(static_cast<std::size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), static_cast<std::streamsize>(bytes.size())))
-    fail(path, std::string("cannot read: ") + std::strerror(errno));
-  return bytes;
-}
-
 // Parses a part of the file in place: a checkpoint is megabytes, not worth copying.
 class view_buffer : public std::streambuf {
  public:
-  view_buffer(const std::string& bytes, std::size_t from) {
+  explicit view_buffer(const std::string& bytes) {
     char* begin = const_cast<char*>(bytes.data());
-    setg(begin + from, begin + from, begin + bytes.size());
+    setg(begin, begin, begin + bytes.size());
   }
 };
 
-// Magic, version and length are checked before anything is parsed.
-checkpoint_info read_preamble(const std::string& path, const std::string& bytes) {
-  if (bytes.compare(0, magic_size, magic, std::min(bytes.size(), magic_size)) != 0)
+// Magic, version and length, checked against the file's size before
+// anything else is read: a file grown past its payload (or cut short) is
+// refused in O(1), whatever its size. head: the first bytes of the file.
+checkpoint_info read_preamble(const std::string& path, const std::string& head,
+                              std::uint64_t file_bytes) {
+  if (head.compare(0, magic_size, magic, std::min(head.size(), magic_size)) != 0)
     fail(path, "not a Downpour checkpoint (no DOWNPOUR-CKPT magic)");
-  if (bytes.size() < preamble_size)
-    fail(path, "truncated: " + std::to_string(bytes.size()) + " bytes, shorter than the header");
+  if (file_bytes < preamble_size)
+    fail(path, "truncated: " + std::to_string(file_bytes) + " bytes, shorter than the header");
   checkpoint_info info;
   info.path = path;
-  info.file_bytes = bytes.size();
-  view_buffer buffer(bytes, magic_size);
+  info.file_bytes = file_bytes;
+  const std::string after_magic = head.substr(magic_size);
+  view_buffer buffer(after_magic);
   std::istream in(&buffer);
   in_archive ar(in);
   ar(info.format_version, info.payload_bytes, info.stored_checksum);
@@ -165,7 +152,7 @@ checkpoint_info read_preamble(const std::string& path, const std::string& bytes)
                    " is not supported (this build reads " +
                    std::to_string(oldest_checkpoint_format_version) + " to " +
                    std::to_string(checkpoint_format_version) + ")");
-  u64 have = bytes.size() - preamble_size;
+  u64 have = file_bytes - preamble_size;
   if (have < info.payload_bytes)
     fail(path, "truncated: " + std::to_string(have) + " of " + std::to_string(info.payload_bytes) +
                    " payload bytes");
@@ -174,8 +161,30 @@ checkpoint_info read_preamble(const std::string& path, const std::string& bytes)
   // The payload opens with its archive's endianness byte; without it there is
   // nothing to parse (and the archive would throw its own exception type).
   if (info.payload_bytes == 0) fail(path, "truncated: the payload is empty");
-  info.computed_checksum = crc_of(bytes.data() + preamble_size, info.payload_bytes);
   return info;
+}
+
+// A checkpoint file's preamble and payload. Opened as a regular file only (a
+// FIFO or a device is refused, never waited on: io/input_file.hpp), and the
+// payload is read only once its length agrees with the file's size.
+struct checkpoint_bytes {
+  checkpoint_info info;
+  std::string payload;
+};
+
+checkpoint_bytes read_file(const std::string& path) {
+  try {
+    const input_file file(path);
+    const std::string head =
+        file.read_at(0, static_cast<std::size_t>(std::min<u64>(file.size(), preamble_size)));
+    checkpoint_bytes bytes{read_preamble(path, head, file.size()), {}};
+    bytes.payload =
+        file.read_at(preamble_size, static_cast<std::size_t>(bytes.info.payload_bytes));
+    bytes.info.computed_checksum = crc_of(bytes.payload.data(), bytes.payload.size());
+    return bytes;
+  } catch (const input_error& e) {
+    fail(path, e.reason());
+  }
 }
 
 // What the header says besides the checkpoint_info.
@@ -338,22 +347,21 @@ std::vector<std::size_t> tf_shape(const variable_info& v) {
 }
 
 checkpoint_info inspect_checkpoint(const std::string& path) {
-  std::string bytes = read_whole_file(path);
-  checkpoint_info info = read_preamble(path, bytes);
-  view_buffer buffer(bytes, preamble_size);
+  checkpoint_bytes bytes = read_file(path);
+  view_buffer buffer(bytes.payload);
   std::istream in(&buffer);
   in_archive ar(in);
-  parse_header(ar, info);
-  return info;
+  parse_header(ar, bytes.info);
+  return bytes.info;
 }
 
 checkpoint read_checkpoint(const std::string& path) {
-  std::string bytes = read_whole_file(path);
-  checkpoint_info info = read_preamble(path, bytes);
+  checkpoint_bytes bytes = read_file(path);
+  checkpoint_info& info = bytes.info;
   if (!info.checksum_ok())
     fail(path, "checksum mismatch (stored " + hex(info.stored_checksum) + ", computed " +
                    hex(info.computed_checksum) + ")");
-  view_buffer buffer(bytes, preamble_size);
+  view_buffer buffer(bytes.payload);
   std::istream in(&buffer);
   in_archive ar(in);
   array_counts counts = parse_header(ar, info);

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "io/input_file.hpp"
 #include "runtime/files/plot.hpp"
 #include "runtime/files/plot_detail.hpp"
 
@@ -155,15 +156,20 @@ std::string parse_row(const std::string& line, const column_map& map, metrics_ro
   return optional_number(col::ema_val_accuracy, row.ema_val_accuracy);
 }
 
+// A regular file only (io/input_file.hpp): a FIFO or a device given as
+// --metrics is refused, never waited on.
 std::string read_whole(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) fail(path + ": is a directory (expected a metrics.csv file)");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path + ": cannot read (" + std::strerror(errno) + ")");
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (in.bad()) fail(path + ": cannot read (" + std::strerror(errno) + ")");
-  return text.str();
+  try {
+    const input_file file(path);
+    return file.read_at(0, static_cast<std::size_t>(file.size()));
+  } catch (const input_error& e) {
+    const std::string open_prefix = "cannot open: ";
+    const std::string& why = e.reason();
+    fail(path + ": cannot read (" +
+         (why.rfind(open_prefix, 0) == 0 ? why.substr(open_prefix.size()) : why) + ")");
+  }
 }
 
 }  // namespace

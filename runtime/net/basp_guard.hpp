@@ -21,10 +21,9 @@ constexpr std::size_t basp_unshaken_budget = std::size_t{8} << 20;
 // The largest BASP payload a node of this job accepts: a shard's parameters
 // and shadows (an init, a restore or a snapshot) for the whole model of
 // model_floats floats, plus 1 MiB for everything else a message carries.
-// A model with a sparse variable adds row_bytes: every one of its rows
-// with key, values and AdaGrad accumulators, since a snapshot carries the
-// rows a shard holds in one message (the bound grows with N, not with the
-// rows touched).
+// A model with a sparse variable adds row_bytes: its largest row message
+// (protocol/row_pages.hpp: rows move page by page, so this does not grow
+// with N).
 std::size_t basp_payload_bound(std::size_t model_floats, std::uint64_t row_bytes = 0);
 
 // Sets the bound of this process and the logger of its refusals. One process

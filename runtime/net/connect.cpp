@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "runtime/net/peer_notes.hpp"
+
 namespace downpour {
 
 std::string describe(const caf::error& err) {
@@ -34,6 +36,12 @@ std::string handshake_hint(const caf::error& err) {
   if (err != caf::sec::disconnect_during_handshake) return "";
   return "; it closed the connection during every handshake: do both sides use TLS "
          "(--tls-ca, --tls-cert, --tls-key) with certificates from the same CA?";
+}
+
+std::string why_unreachable(const host_port& where, const caf::error& last,
+                            std::chrono::steady_clock::time_point since) {
+  if (auto note = peer_failure(where.host, where.port, since)) return ": " + note->why;
+  return " (" + describe(last) + ")" + handshake_hint(last);
 }
 
 std::string seconds_text(double s) {

@@ -17,6 +17,7 @@
 #include "caf/openssl/all.hpp"
 #include "config/options.hpp"
 #include "runtime/net/connect_guard.hpp"
+#include "runtime/net/peer_notes.hpp"
 #include "runtime/net/tls_guard.hpp"
 
 namespace downpour {
@@ -37,52 +38,77 @@ std::optional<std::string> final_refusal(const caf::error& err);
 // or certificates from two CAs); empty for other errors.
 std::string handshake_hint(const caf::error& err);
 
+// Why the last attempt to reach where failed, as a connect's message ends:
+// what the connect and TLS guards saw (peer_notes.hpp: nothing listening,
+// no route, the TLS handshake refused and why), else CAF's error with a hint.
+std::string why_unreachable(const host_port& where, const caf::error& last,
+                            std::chrono::steady_clock::time_point since);
+
 // One attempt to reach the actor published at host:port, given up after
 // timeout. CAF's own remote_actor waits forever for a peer that accepted the
 // connection but never answers the handshake (a hung or stopped node); this
 // asks the middleman (or the TLS manager) for the same connect with a bound.
+// A TLS handshake the peer refused (a certificate of another CA, its alert)
+// CAF retries inside the middleman and never answers; the TLS guard notes it
+// (peer_notes.hpp), so the attempt looks every 50 ms and ends with
+// errc::unreachable and the reason instead of waiting out the timeout.
 template <class Handle>
 caf::expected<Handle> remote_actor_within(caf::actor_system& sys, bool tls,
                                           const std::string& host, std::uint16_t port,
                                           caf::timespan timeout) {
   auto manager = tls ? sys.openssl_manager().actor_handle() : sys.middleman().actor_handle();
-  caf::expected<Handle> result{caf::make_error(caf::sec::request_timeout)};
+  const auto started = std::chrono::steady_clock::now();
   caf::scoped_actor self{sys};
-  self->request(manager, timeout, caf::connect_atom::value, host, port)
-      .receive(
-          [&](const caf::node_id&, caf::strong_actor_ptr& ptr, std::set<std::string>& ifs) {
-            if (!ptr)
-              result = caf::make_error(caf::sec::no_actor_published_at_port, port);
-            else if (!sys.assignable<Handle>(ifs))
-              result = caf::make_error(caf::sec::unexpected_actor_messaging_interface);
-            else
-              result = caf::actor_cast<Handle>(std::move(ptr));
-          },
-          [&](caf::error& err) { result = std::move(err); });
+  // The answer reaches self as an ordinary message, so self can look at the notes meanwhile.
+  auto asker = sys.spawn([manager, host, port, timeout,
+                          waiter = caf::actor_cast<caf::actor>(self)](caf::event_based_actor* a) {
+    a->request(manager, timeout, caf::connect_atom::value, host, port)
+        .then([=](const caf::node_id&, caf::strong_actor_ptr& ptr,
+                  std::set<std::string>& ifs) { a->send(waiter, std::move(ptr), std::move(ifs)); },
+              [=](caf::error& err) { a->send(waiter, std::move(err)); });
+  });
+  caf::expected<Handle> result{caf::make_error(caf::sec::request_timeout)};
+  for (bool waiting = true; waiting;) {
+    self->receive(
+        [&](caf::strong_actor_ptr& ptr, std::set<std::string>& ifs) {
+          if (!ptr)
+            result = caf::make_error(caf::sec::no_actor_published_at_port, port);
+          else if (!sys.assignable<Handle>(ifs))
+            result = caf::make_error(caf::sec::unexpected_actor_messaging_interface);
+          else
+            result = caf::actor_cast<Handle>(std::move(ptr));
+          waiting = false;
+        },
+        [&](caf::error& err) {
+          result = std::move(err);
+          waiting = false;
+        },
+        caf::after(std::chrono::milliseconds(50)) >> [&] {
+          const auto note = tls ? peer_failure(host, port, started) : std::nullopt;
+          if (!note || note->fault != peer_fault::tls_refused) return;
+          result = make_node_error(errc::unreachable, note->why);
+          waiting = false;
+        });
+  }
+  self->send_exit(asker, caf::exit_reason::kill);
   return result;
 }
 
-// now + seconds on the steady clock.
-inline std::chrono::steady_clock::time_point deadline_after(double seconds) {
-  return std::chrono::steady_clock::now() + timespan_of(seconds);
-}
-
-// connect_to up to deadline. A failure names --connect-timeout however much of
+// connect_to up to until. A failure names --connect-timeout however much of
 // it was left (connect_live retries with what remains of its own). Each
 // attempt is bounded by the time left, so a peer that accepts and never
 // answers cannot hold us past the deadline.
 template <class Handle>
 caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
                                     const host_port& where, const std::string& what,
-                                    std::chrono::steady_clock::time_point deadline) {
+                                    const deadline& until) {
   const logger log = node_logger(opts, opts.role, opts.task);
+  const auto started = std::chrono::steady_clock::now();
   caf::error last;
   connect_guard_linked();
   if (opts.tls()) tls_guard_linked();
   for (int attempt = 1;; ++attempt) {
-    const auto left = std::max(
-        std::chrono::duration_cast<caf::timespan>(deadline - std::chrono::steady_clock::now()),
-        caf::timespan{std::chrono::milliseconds(1)});
+    const auto left = std::max(until.left(), caf::timespan{std::chrono::milliseconds(1)});
     auto h = remote_actor_within<Handle>(sys, opts.tls(), where.host, where.port, left);
     if (h) {
       log.debug("connected to " + what + " at " + to_string(where) + " (attempt " +
@@ -93,13 +119,15 @@ caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
     if (auto why = final_refusal(last))
       return make_node_error(errc::unreachable, "refused " + what + " at " + to_string(where) +
                                                     ": " + *why);
-    if (std::chrono::steady_clock::now() >= deadline) break;
+    if (last == errc::unreachable)  // the peer refused our TLS handshake
+      return make_node_error(errc::unreachable, "cannot reach " + what + " at " +
+                                                    to_string(where) + ": " + describe(last));
+    if (until.passed()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return make_node_error(errc::unreachable, "cannot reach " + what + " at " + to_string(where) +
                                                 " within " + seconds_text(opts.connect_timeout_s) +
-                                                " (" + describe(last) + ")" +
-                                                handshake_hint(last));
+                                                why_unreachable(where, last, started));
 }
 
 // Connects to the actor published at where (over mutual TLS when configured),
@@ -108,7 +136,7 @@ caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
 template <class Handle>
 caf::expected<Handle> connect_to(caf::actor_system& sys, const options& opts,
                                  const host_port& where, const std::string& what) {
-  return connect_until<Handle>(sys, opts, where, what, deadline_after(opts.connect_timeout_s));
+  return connect_until<Handle>(sys, opts, where, what, deadline::in_seconds(opts.connect_timeout_s));
 }
 
 // True when h is known dead: monitoring a proxy whose connection is lost
@@ -132,11 +160,11 @@ bool is_gone(caf::actor_system& sys, const Handle& h) {
 template <class Handle>
 caf::expected<Handle> connect_live_until(caf::actor_system& sys, const options& opts,
                                          const host_port& where, const std::string& what,
-                                         std::chrono::steady_clock::time_point deadline) {
+                                         const deadline& until) {
   for (;;) {
-    auto h = connect_until<Handle>(sys, opts, where, what, deadline);
+    auto h = connect_until<Handle>(sys, opts, where, what, until);
     if (!h || !is_gone(sys, *h)) return h;
-    if (std::chrono::steady_clock::now() >= deadline)
+    if (until.passed())
       return make_node_error(errc::unreachable, "cannot reach " + what + " at " +
                                                     to_string(where) + " within " +
                                                     seconds_text(opts.connect_timeout_s));
@@ -149,7 +177,7 @@ template <class Handle>
 caf::expected<Handle> connect_live(caf::actor_system& sys, const options& opts,
                                    const host_port& where, const std::string& what) {
   return connect_live_until<Handle>(sys, opts, where, what,
-                                    deadline_after(opts.connect_timeout_s));
+                                    deadline::in_seconds(opts.connect_timeout_s));
 }
 
 // Publishes an actor on the node's own host:port (over mutual TLS when

@@ -1,5 +1,7 @@
 #include "runtime/net/connect_guard.hpp"
 
+#include "runtime/net/peer_notes.hpp"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -7,6 +9,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "config/durations.hpp"
 
 namespace downpour {
 namespace {
@@ -26,13 +32,11 @@ bool blocking_stream(int fd, int flags, const sockaddr* addr) {
 // A connect in progress: 0 once established, else -1 with errno set
 // (ETIMEDOUT after the bound).
 int await_connected(int fd) {
-  using clock = std::chrono::steady_clock;
-  const auto deadline = clock::now() + connect_attempt_bound;
+  const deadline until{connect_attempt_bound};
   for (;;) {
-    const auto left =
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until.left());
     pollfd p{fd, POLLOUT, 0};
-    const int ready = ::poll(&p, 1, left > 0 ? static_cast<int>(left) : 0);
+    const int ready = ::poll(&p, 1, static_cast<int>(left.count()));
     if (ready < 0 && errno == EINTR) continue;
     if (ready < 0) return -1;
     if (ready == 0) {
@@ -45,6 +49,21 @@ int await_connected(int fd) {
     if (err == 0) return 0;
     errno = err;
     return -1;
+  }
+}
+
+// What a failed connect tells the one who gave up on the peer (peer_notes.hpp).
+std::string connect_fault(int err) {
+  switch (err) {
+    case ECONNREFUSED:
+      return "nothing listens on that port (connection refused)";
+    case ETIMEDOUT:
+      return "no answer to the TCP connect within 2 s: is the host down, or cut off from this one?";
+    case EHOSTUNREACH:
+    case ENETUNREACH:
+      return std::string("no route to that host (") + std::strerror(err) + ")";
+    default:
+      return std::string("the TCP connect failed (") + std::strerror(err) + ")";
   }
 }
 
@@ -63,6 +82,11 @@ extern "C" int connect(int fd, const sockaddr* addr, socklen_t len) {
   int result = downpour::raw_connect(fd, addr, len);
   if (result != 0 && errno == EINPROGRESS) result = downpour::await_connected(fd);
   const int saved = errno;
+  const std::string peer = downpour::address_text(addr);
+  if (result == 0)
+    downpour::note_tcp_connected(peer);
+  else
+    downpour::note_peer_failure(peer, downpour::peer_fault::tcp, downpour::connect_fault(saved));
   ::fcntl(fd, F_SETFL, flags);
   errno = saved;
   return result;

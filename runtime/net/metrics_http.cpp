@@ -1,8 +1,8 @@
 #include "runtime/net/metrics_http.hpp"
 
-#include <httplib.h>
-
+#include "actors/parameter_shard.hpp"
 #include "reporting/status_json.hpp"
+#include "runtime/net/http_server.hpp"
 #include "runtime/net/metrics_text.hpp"
 
 namespace downpour {
@@ -11,13 +11,9 @@ namespace {
 // A scrape waits this long for the actors, well inside Prometheus' default 10 s timeout.
 constexpr auto ask_timeout = std::chrono::seconds(5);
 
-void answer(const metrics_endpoint::collect_fn& collect, httplib::Response& res) {
-  try {
-    res.set_content(collect(), exposition_content_type);
-  } catch (const std::exception& e) {
-    res.status = 503;
-    res.set_content(std::string("downpour: ") + e.what() + "\n", "text/plain");
-  }
+// A collect that throws answers 503 with its message (http_server).
+http_response exposition(const metrics_endpoint::collect_fn& collect) {
+  return {200, exposition_content_type, collect()};
 }
 
 std::string ask_supervisor(caf::actor_system& sys, const supervisor_actor& supervisor) {
@@ -37,10 +33,7 @@ std::string ask_shard(caf::actor_system& sys, const shard_actor& shard, std::siz
   caf::error failure;
   self->request(shard, ask_timeout, stats_atom_v)
       .receive(
-          [&](shard_stats& s) {
-            facts =
-                shard_facts{true, s.step, s.ranges, s.dropped, s.rejected, s.replayed, s.rows_held};
-          },
+          [&](shard_stats& s) { facts = facts_of(s); },
           [&](caf::error& err) { failure = std::move(err); });
   if (failure) throw std::runtime_error("the shard did not answer: " + to_string(failure));
   return ps_exposition({{task, facts}});
@@ -51,41 +44,23 @@ std::string ask_shard(caf::actor_system& sys, const shard_actor& shard, std::siz
 caf::expected<std::unique_ptr<metrics_endpoint>> metrics_endpoint::start(const std::string& bind,
                                                                           std::uint16_t port,
                                                                           collect_fn collect) {
+  http_routes routes;
+  routes.fixed["/healthz"] = {200, "text/plain", "ok\n"};
+  routes.computed["/metrics"] = [collect] { return exposition(collect); };
   auto e = std::make_unique<metrics_endpoint>();
-  e->server_ = std::make_unique<httplib::Server>();
-  // httplib's default adds SO_REUSEPORT, which lets a second node take a port in use.
-  e->server_->set_socket_options([](auto sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  e->server_->Get("/metrics", [collect](const httplib::Request&, httplib::Response& res) {
-    answer(collect, res);
-  });
-  e->server_->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  const int bound = port == 0 ? e->server_->bind_to_any_port(bind)
-                              : (e->server_->bind_to_port(bind, port) ? port : -1);
-  if (bound <= 0)
+  try {
+    e->server_ = std::make_unique<http_server>(bind, port, std::move(routes));
+  } catch (const std::runtime_error& err) {
     return caf::make_error(errc::unreachable, "metrics: cannot listen on " + bind + ":" +
-                                                  std::to_string(port) +
-                                                  " (--metrics-bind, --metrics-port)");
-  e->port_ = static_cast<std::uint16_t>(bound);
-  e->thread_ = std::thread([server = e->server_.get(), done = &e->done_] {
-    server->listen_after_bind();
-    *done = true;
-  });
-  // stop() is a no-op until the server runs: wait for it, so that stopping
-  // right after start cannot leave the thread listening.
-  while (!e->server_->is_running() && !e->done_) std::this_thread::yield();
+                                                  std::to_string(port) + " (" + err.what() +
+                                                  "; --metrics-bind, --metrics-port)");
+  }
   return e;
 }
 
-metrics_endpoint::~metrics_endpoint() {
-  if (!server_) return;
-  server_->stop();
-  if (thread_.joinable()) thread_.join();
-}
+metrics_endpoint::~metrics_endpoint() = default;
+
+std::uint16_t metrics_endpoint::port() const { return server_ ? server_->port() : 0; }
 
 caf::expected<metrics_handle> serve_chief_metrics(caf::actor_system& sys, const options& opts,
                                                   const supervisor_actor& supervisor) {

@@ -1,24 +1,21 @@
 // A node's Prometheus endpoint (--metrics-port): GET /metrics answers in the
 // text exposition format, GET /healthz answers "ok" while the node serves.
-// The HTTP server runs on threads of its own and asks the node's actors for
-// what they already count, so a scrape never runs on the training path.
+// The HTTP server (runtime/net/http_server.hpp: bounded against slow
+// clients) runs on threads of its own and asks the node's actors for what
+// they already count, so a scrape never runs on the training path.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
-#include <thread>
 
 #include "protocol/messages.hpp"
 #include "config/options.hpp"
 
-namespace httplib {
-class Server;
-}
-
 namespace downpour {
+
+class http_server;
 
 class metrics_endpoint {
  public:
@@ -33,13 +30,10 @@ class metrics_endpoint {
   ~metrics_endpoint();
   metrics_endpoint(const metrics_endpoint&) = delete;
   metrics_endpoint& operator=(const metrics_endpoint&) = delete;
-  std::uint16_t port() const { return port_; }
+  std::uint16_t port() const;
 
  private:
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
-  std::atomic<bool> done_{false};
-  std::uint16_t port_ = 0;
+  std::unique_ptr<http_server> server_;
 };
 
 using metrics_handle = std::unique_ptr<metrics_endpoint>;

@@ -18,6 +18,7 @@
 #include "runtime/net/tls_guard.hpp"
 
 #include "reporting/log.hpp"
+#include "runtime/net/peer_notes.hpp"
 
 #include <arpa/inet.h>
 #include <dlfcn.h>
@@ -42,24 +43,6 @@ Fn real_openssl(const char* name) {
     std::abort();
   }
   return reinterpret_cast<Fn>(sym);
-}
-
-std::string peer_of(int fd) {
-  sockaddr_storage addr{};
-  socklen_t len = sizeof addr;
-  if (::getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "a peer";
-  char host[INET6_ADDRSTRLEN] = "?";
-  unsigned port = 0;
-  if (addr.ss_family == AF_INET) {
-    const auto& a = reinterpret_cast<const sockaddr_in&>(addr);
-    ::inet_ntop(AF_INET, &a.sin_addr, host, sizeof host);
-    port = ntohs(a.sin_port);
-  } else if (addr.ss_family == AF_INET6) {
-    const auto& a = reinterpret_cast<const sockaddr_in6&>(addr);
-    ::inet_ntop(AF_INET6, &a.sin6_addr, host, sizeof host);
-    port = ntohs(a.sin6_port);
-  }
-  return std::string(host) + ":" + std::to_string(port);
 }
 
 // Why OpenSSL gave up on a handshake: what it means for a cluster, then
@@ -103,7 +86,7 @@ int note_index() {
 
 void note_peer(SSL* ssl) {
   if (SSL_get_ex_data(ssl, note_index()) == nullptr)
-    SSL_set_ex_data(ssl, note_index(), OPENSSL_strdup(peer_of(SSL_get_fd(ssl)).c_str()));
+    SSL_set_ex_data(ssl, note_index(), OPENSSL_strdup(downpour::peer_address(SSL_get_fd(ssl)).c_str()));
 }
 
 // A handshake that failed (not one that only waits for the socket) is a
@@ -124,6 +107,33 @@ void report_refusal(SSL* ssl, int ret) {
   errno = saved_errno;
 }
 
+// A read that failed on a TLS alert from the peer: its refusal of us.
+bool peer_alert(SSL* ssl, int ret) {
+  if (ret > 0 || SSL_get_error(ssl, ret) != SSL_ERROR_SSL) return false;
+  const char* text = ERR_reason_error_string(ERR_peek_last_error());
+  return text != nullptr && std::string(text).find("alert") != std::string::npos;
+}
+
+// Our own handshake with a peer (CAF connecting) that failed: noted for the
+// connect that waits for it (peer_notes.hpp), as CAF never answers it. A
+// refusal (a certificate of another CA, the peer's alert) will not change on
+// its own; a closed connection may (the peer restarting). Under TLS 1.3 a
+// server refuses our certificate after our side has finished, so its alert
+// comes with the first read.
+void note_our_handshake(SSL* ssl, int ret) {
+  const int saved_errno = errno;
+  const int error = SSL_get_error(ssl, ret);
+  auto* note = static_cast<char*>(SSL_get_ex_data(ssl, note_index()));
+  if (ret <= 0 && error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE &&
+      note != nullptr && note != reported) {
+    const bool refused = SSL_get_verify_result(ssl) != X509_V_OK || peer_alert(ssl, ret);
+    downpour::note_peer_failure(
+        note, refused ? downpour::peer_fault::tls_refused : downpour::peer_fault::tls_broken,
+        "the TLS handshake failed: " + refusal_reason(ssl, error));
+  }
+  errno = saved_errno;
+}
+
 }  // namespace
 
 extern "C" {
@@ -131,7 +141,9 @@ extern "C" {
 int SSL_read(SSL* ssl, void* buf, int num) {
   static const auto real = real_openssl<int (*)(SSL*, void*, int)>("SSL_read");
   ERR_clear_error();
-  return real(ssl, buf, num);
+  const int ret = real(ssl, buf, num);
+  if (ret <= 0 && peer_alert(ssl, ret)) note_our_handshake(ssl, ret);
+  return ret;
 }
 
 int SSL_write(SSL* ssl, const void* buf, int num) {
@@ -143,7 +155,10 @@ int SSL_write(SSL* ssl, const void* buf, int num) {
 int SSL_connect(SSL* ssl) {
   static const auto real = real_openssl<int (*)(SSL*)>("SSL_connect");
   ERR_clear_error();
-  return real(ssl);
+  note_peer(ssl);
+  const int ret = real(ssl);
+  note_our_handshake(ssl, ret);
+  return ret;
 }
 
 int SSL_accept(SSL* ssl) {

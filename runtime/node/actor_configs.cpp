@@ -1,21 +1,25 @@
 #include "runtime/node/actor_configs.hpp"
 
-#include "protocol/placement.hpp"
 #include "model/sync_rule.hpp"
+#include "protocol/placement.hpp"
+#include "reporting/status_json.hpp"
+#include "runtime/files/checkpoint.hpp"
 
 namespace downpour {
 
 shard_config shard_config_for(const options& opts, const model_layout& layout, std::size_t index) {
-  return shard_config{static_cast<std::uint32_t>(index),
-                      job_fingerprint(opts, layout),
-                      schedule_for(opts),
-                      opts.ema_decay,
-                      opts.last_step,
-                      opts.mode,
-                      replicas_for(opts),
-                      opts.wire,
-                      node_logger(opts, role_kind::ps, index),
-                      row_table_for(opts, layout)};
+  shard_config c;
+  c.index = static_cast<std::uint32_t>(index);
+  c.fingerprint = job_fingerprint(opts, layout);
+  c.schedule = schedule_for(opts);
+  c.ema_decay = opts.ema_decay;
+  c.last_step = opts.last_step;
+  c.mode = opts.mode;
+  c.required = replicas_for(opts);
+  c.wire = opts.wire;
+  c.log = node_logger(opts, role_kind::ps, index);
+  c.rows = row_table_for(opts, layout);
+  return c;
 }
 
 worker_config worker_config_for(const options& opts, std::size_t index, const job_model& job,
@@ -45,6 +49,88 @@ worker_config worker_config_for(const options& opts, std::size_t index, const jo
   }
   w.log = node_logger(opts, role_kind::worker, index);
   return w;
+}
+
+// Every log line of the chief's helpers is the chief's (worker 0's node).
+coordinator_config coordinator_config_for(const options& opts, std::vector<shard_actor> shards) {
+  coordinator_config c;
+  c.mode = opts.mode;
+  c.workers = opts.worker_hosts.size();
+  c.replicas_to_aggregate = replicas_for(opts);
+  c.staleness = opts.staleness;
+  c.shards = std::move(shards);
+  c.log = node_logger(opts, role_kind::worker, 0);
+  return c;
+}
+
+saver_config saver_config_for(const options& opts, const model_layout& layout,
+                              std::vector<shard_actor> shards, std::int64_t start_step) {
+  saver_config c;
+  c.shards = std::move(shards);
+  c.layout = layout;
+  c.mode = to_string(opts.mode);
+  c.write = [dir = opts.checkpoint_dir, keep = opts.keep_checkpoints](const checkpoint& ckpt) {
+    return save_checkpoint(dir, ckpt, keep);
+  };
+  c.every_secs = opts.save_checkpoint_secs;
+  c.every_steps = opts.save_checkpoint_steps;
+  c.start_step = start_step;
+  c.last_step = opts.last_step;
+  c.log = node_logger(opts, role_kind::worker, 0);
+  return c;
+}
+
+evaluator_config evaluator_config_for(const options& opts, const job_model& job,
+                                      std::vector<shard_actor> shards,
+                                      supervisor_actor supervisor) {
+  evaluator_config c;
+  c.shards = std::move(shards);
+  c.net = job.net;
+  c.model_size = job.layout.size();
+  c.rows = row_table_for(opts, job.layout);
+  c.validation = job.data.validation;
+  c.every = opts.eval_every;
+  c.last_step = opts.last_step;
+  c.supervisor = std::move(supervisor);
+  return c;
+}
+
+namespace {
+
+progress_config progress_config_for(const options& opts, const start_state& start,
+                                    std::int64_t start_step) {
+  progress_config p;
+  p.resumed = start.restored;
+  p.metrics_path = opts.checkpoint_dir + "/metrics.csv";
+  p.schedule = schedule_for(opts);
+  p.start_step = start_step;
+  p.last_step = opts.last_step;
+  p.quiet = opts.quiet;
+  p.log = node_logger(opts, role_kind::worker, 0);
+  return p;
+}
+
+}  // namespace
+
+supervisor_config supervisor_config_for(const options& opts, const model_layout& layout,
+                                        const start_state& start, std::int64_t start_step,
+                                        std::vector<shard_actor> shards,
+                                        coordinator_actor coordinator, saver_actor saver) {
+  supervisor_config c;
+  c.fingerprint = job_fingerprint(opts, layout);
+  c.start_step = start_step;
+  c.last_step = opts.last_step;
+  c.shards = std::move(shards);
+  c.progress = progress_config_for(opts, start, start_step);
+  c.mode = opts.mode;
+  c.coordinator = std::move(coordinator);
+  c.saver = std::move(saver);
+  c.workers = opts.worker_hosts.size();
+  c.log = node_logger(opts, role_kind::worker, 0);
+  c.config_sources = opts.sources;
+  c.max_bad_batches = opts.max_bad_batches;
+  c.render_status = status_json;
+  return c;
 }
 
 }  // namespace downpour

@@ -1,21 +1,23 @@
+// The chief's run, phase by phase (actors/chief_phase.hpp draws them):
+// run_chief itself starts and initialises the shards; chief_run trains
+// (through the stop supervisor, recovering a lost ps as often as it
+// happens) and stops the nodes.
 #include "runtime/node/chief.hpp"
 
 #include <chrono>
 #include <iostream>
 
-#include "actors/checkpoint_saver.hpp"
-#include "actors/evaluator.hpp"
-#include "reporting/log.hpp"
-#include "protocol/model_snapshot.hpp"
-#include "protocol/placement.hpp"
-#include "config/durations.hpp"
-#include "reporting/status_json.hpp"
+#include "actors/chief_phase.hpp"
 #include "actors/stop_supervisor.hpp"
-#include "actors/sync_coordinator.hpp"
+#include "config/durations.hpp"
+#include "protocol/model_snapshot.hpp"
+#include "reporting/log.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/files/checkpoint_dir.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/net/metrics_http.hpp"
+#include "runtime/node/actor_configs.hpp"
+#include "runtime/node/chief_helpers.hpp"
 #include "runtime/node/hello.hpp"
 #include "runtime/node/job_watch.hpp"
 #include "runtime/node/local_ends.hpp"
@@ -47,33 +49,6 @@ caf::expected<job_result> collect(caf::scoped_actor& self, const model_layout& l
   return result;
 }
 
-progress_config progress_for(const options& opts, const start_state& start,
-                             std::int64_t start_step) {
-  progress_config p;
-  p.resumed = start.restored;
-  p.metrics_path = opts.checkpoint_dir + "/metrics.csv";
-  p.schedule = schedule_for(opts);
-  p.start_step = start_step;
-  p.last_step = opts.last_step;
-  p.quiet = opts.quiet;
-  p.log = node_logger(opts, role_kind::worker, 0);
-  return p;
-}
-
-saver_config saver_for(const options& opts, const model_layout& layout,
-                       const std::vector<shard_actor>& shards, std::int64_t start_step) {
-  return saver_config{shards,
-                      layout,
-                      to_string(opts.mode),
-                      [dir = opts.checkpoint_dir, keep = opts.keep_checkpoints](
-                          const checkpoint& c) { return save_checkpoint(dir, c, keep); },
-                      opts.save_checkpoint_secs,
-                      opts.save_checkpoint_steps,
-                      start_step,
-                      opts.last_step,
-                      node_logger(opts, role_kind::worker, 0)};
-}
-
 caf::error save_now(caf::scoped_actor& self, const saver_actor& saver, std::int64_t step) {
   caf::error failure;
   self->request(saver, std::chrono::minutes(10), save_atom_v, step)
@@ -83,10 +58,10 @@ caf::error save_now(caf::scoped_actor& self, const saver_actor& saver, std::int6
 
 // The reason every shard and the supervisor quit with: a stopped or
 // diverged job ends every node of it with that status (and exit code).
-caf::error end_reason(const caf::error& failure, const job_end& end) {
-  if (failure == errc::diverged) return failure;
-  if (!failure && !end.stop_reason.empty())
-    return caf::make_error(errc::interrupted, "the job was stopped (" + end.stop_reason + ")");
+caf::error end_reason(const caf::expected<job_end>& ended) {
+  if (!ended) return ended.error() == errc::diverged ? ended.error() : caf::none;
+  if (!ended->stop_reason.empty())
+    return caf::make_error(errc::interrupted, "the job was stopped (" + ended->stop_reason + ")");
   return caf::none;
 }
 
@@ -125,105 +100,171 @@ void finish_summary(job_result& r, const job_model& job,
   }
 }
 
-// The chief's helpers hold shard handles: after a ps came back they are
-// replaced by fresh ones (the supervisor, published, stays and is told).
-struct chief_helpers {
-  coordinator_actor coordinator;
-  saver_actor saver;
-  evaluator_actor evaluator;
-};
-
-chief_helpers spawn_helpers(caf::actor_system& sys, const options& opts,
-                            const model_layout& layout, const std::vector<shard_actor>& shards,
-                            std::int64_t step) {
-  chief_helpers h;
-  h.coordinator = spawn_sync_coordinator(
-      sys, coordinator_config{opts.mode, opts.worker_hosts.size(), replicas_for(opts),
-                              opts.staleness, shards, node_logger(opts, role_kind::worker, 0)});
-  h.saver = spawn_checkpoint_saver(sys, saver_for(opts, layout, shards, step));
-  return h;
-}
-
-evaluator_actor spawn_evaluator_for(caf::actor_system& sys, const options& opts,
-                                    const job_model& job, const std::vector<shard_actor>& shards,
-                                    const supervisor_actor& supervisor, std::int64_t step) {
-  if (opts.eval_every <= 0 || job.data.validation->size() == 0) return {};
-  return spawn_evaluator(
-      sys,
-      evaluator_config{shards, job.net, job.layout.size(), row_table_for(opts, job.layout),
-                       job.data.validation, opts.eval_every, opts.last_step, supervisor},
-      step);
-}
-
-void watch_helpers(job_watch& watch, const chief_helpers& h) {
-  watch.watch(h.coordinator);
-  watch.watch(h.saver);
-  watch.watch(h.evaluator);
-}
-
-// Starts the workers and watches them; they are this node's (the chief
-// ends them at the end of the job).
-caf::expected<std::vector<worker_actor>> start_watched(job_watch& watch,
-                                                       const start_workers_fn& start_workers,
-                                                       const supervisor_actor& supervisor,
-                                                       const coordinator_actor& coordinator,
-                                                       const std::vector<shard_actor>& shards) {
-  auto workers = start_workers(supervisor, coordinator, shards);
-  if (!workers) return workers.error();
-  for (const auto& w : *workers) watch.watch(w);
-  return workers;
-}
-
-// Everything the chief started on its node, for the bounded wait at the end.
-std::vector<named_actor> started_here(const supervisor_actor& supervisor, const chief_helpers& h,
-                                      const std::vector<worker_actor>& workers) {
-  std::vector<named_actor> all{{"the stop supervisor", caf::actor_cast<caf::actor>(supervisor)},
-                               {"the sync coordinator", caf::actor_cast<caf::actor>(h.coordinator)},
-                               {"the checkpoint saver", caf::actor_cast<caf::actor>(h.saver)},
-                               {"the evaluator", caf::actor_cast<caf::actor>(h.evaluator)}};
-  for (std::size_t i = 0; i < workers.size(); ++i)
-    all.push_back({"a local worker (" + std::to_string(i + 1) + " of " +
-                       std::to_string(workers.size()) + ")",
-                   caf::actor_cast<caf::actor>(workers[i])});
-  return all;
-}
-
-// From self: an actor obeys exits only from a known sender of its own node.
-void stop_helpers(caf::scoped_actor& self, const chief_helpers& h) {
-  for (auto a : {caf::actor_cast<caf::actor>(h.coordinator), caf::actor_cast<caf::actor>(h.saver),
-                 caf::actor_cast<caf::actor>(h.evaluator)})
-    if (a) self->send_exit(a, caf::exit_reason::user_shutdown);
-}
-
 // What changes when a lost ps comes back: its handle and the helpers.
 struct chief_epoch {
   std::vector<shard_actor> shards;
   chief_helpers helpers;
 };
 
-// A ps went down: nothing more is saved (the helpers stop at once) until
-// every shard is back and restored; then fresh helpers, and the supervisor
-// resumes. A ps that does not come back ends the live ones with the reason.
-caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& self,
-                                   const options& opts, const job_model& job,
-                                   const supervisor_actor& supervisor, const chief_epoch& old) {
-  stop_helpers(self, old.helpers);
-  auto back = recover_cluster(sys, opts, job.layout, old.shards);
+// The chief from training on: the stop supervisor and its helpers, the
+// workers of this process and the watch on them, built once every shard is
+// initialised. Its members end in reverse: the metrics endpoint first, the
+// stop forwarding after the nodes are stopped.
+class chief_run {
+ public:
+  chief_run(caf::actor_system& sys, const options& opts, const job_model& job,
+            const start_state& start, std::int64_t start_step, std::vector<shard_actor> shards,
+            const start_workers_fn& start_workers, stop_switch* stops);
+  chief_run(const chief_run&) = delete;
+  chief_run& operator=(const chief_run&) = delete;
+
+  caf::expected<job_end> train();
+  caf::expected<job_result> stop_nodes(const caf::expected<job_end>& ended);
+
+ private:
+  caf::error start_workers();
+  caf::error recover();
+  caf::error restore_supervisor(const recovered_cluster& back, const chief_helpers& helpers);
+  void end_actors(const caf::error& reason);
+
+  caf::actor_system& sys_;
+  const options& opts_;
+  const job_model& job_;
+  const logger log_;
+  const start_state& start_;
+  const std::int64_t start_step_;
+  const start_workers_fn& start_workers_;
+  const std::chrono::steady_clock::time_point began_ = std::chrono::steady_clock::now();
+  caf::scoped_actor self_;
+  chief_epoch epoch_;
+  supervisor_actor supervisor_;
+  stop_forwarder to_supervisor_;
+  armed_stop stop_;
+  job_watch watch_;
+  std::vector<worker_actor> local_workers_;
+  caf::expected<metrics_handle> metrics_;
+};
+
+chief_run::chief_run(caf::actor_system& sys, const options& opts, const job_model& job,
+                     const start_state& start, std::int64_t start_step,
+                     std::vector<shard_actor> shards, const start_workers_fn& start_workers,
+                     stop_switch* stops)
+    : sys_(sys),
+      opts_(opts),
+      job_(job),
+      log_(node_logger(opts, role_kind::worker, 0)),
+      start_(start),
+      start_step_(start_step),
+      start_workers_(start_workers),
+      self_(sys),
+      epoch_{shards, spawn_helpers(sys, opts, job.layout, shards, start_step)},
+      supervisor_(spawn_stop_supervisor(
+          sys, supervisor_config_for(opts, job.layout, start, start_step, shards,
+                                     epoch_.helpers.coordinator, epoch_.helpers.saver))),
+      to_supervisor_(sys, supervisor_),
+      stop_(stops,
+            [this](const std::string& why) { to_supervisor_.forward(why + " on " + log_.node()); }),
+      watch_(sys, supervisor_),
+      metrics_(serve_chief_metrics(sys, opts, supervisor_)) {
+  epoch_.helpers.evaluator = spawn_evaluator_for(sys, opts, job, shards, supervisor_, start_step);
+  watch_helpers(watch_, epoch_.helpers);
+  for (const auto& s : shards) watch_.watch(s);  // a local job's
+}
+
+// training: the start checkpoint of a fresh job, the workers, and the wait
+// for the end the supervisor tells, through every recovery.
+caf::expected<job_end> chief_run::train() {
+  const bool at_end = start_step_ >= opts_.last_step;
+  if (at_end)
+    log_.info("checkpoint: the job is already at its last step " + std::to_string(start_step_) +
+              "; nothing to train");
+  if (!metrics_) return metrics_.error();
+  if (!at_end && !start_.restored)
+    if (auto err = save_now(self_, epoch_.helpers.saver, start_step_)) return err;
+  if (auto err = start_workers()) return err;
+  for (;;) {
+    auto end = watch_.await_end(self_);
+    if (end || end.error() != errc::recovering) return end;
+    if (auto err = recover()) return err;
+  }
+}
+
+// Starts the workers and watches them; they are this node's (the chief
+// ends them at the end of the job).
+caf::error chief_run::start_workers() {
+  auto workers = start_workers_(supervisor_, epoch_.helpers.coordinator, epoch_.shards);
+  if (!workers) return workers.error();
+  for (const auto& w : *workers) {
+    watch_.watch(w);
+    local_workers_.push_back(w);
+  }
+  return caf::none;
+}
+
+// recovering: nothing more is saved (the helpers stop at once) until every
+// shard is back and restored; then fresh helpers, the supervisor resumes and
+// the workers start again. A ps that does not come back ends the live ones
+// with the reason.
+caf::error chief_run::recover() {
+  stop_helpers(self_, epoch_.helpers);
+  auto back = recover_cluster(sys_, opts_, job_.layout, epoch_.shards);
   if (!back) {
-    for (auto& s : old.shards) self->send_exit(s, back.error());
+    for (auto& s : epoch_.shards) self_->send_exit(s, back.error());
     return back.error();
   }
-  auto helpers = spawn_helpers(sys, opts, job.layout, back->shards, back->step);
-  chief_epoch next{std::move(back->shards), helpers};
+  auto helpers = spawn_helpers(sys_, opts_, job_.layout, back->shards, back->step);
+  if (auto err = restore_supervisor(*back, helpers)) return err;
+  helpers.evaluator = spawn_evaluator_for(sys_, opts_, job_, back->shards, supervisor_, back->step);
+  epoch_ = chief_epoch{std::move(back->shards), helpers};
+  watch_helpers(watch_, epoch_.helpers);
+  return start_workers();
+}
+
+caf::error chief_run::restore_supervisor(const recovered_cluster& back,
+                                         const chief_helpers& helpers) {
+  recovery_plan plan;
+  plan.step = back.step;
+  plan.shards = back.shards;
+  plan.coordinator = helpers.coordinator;
+  plan.saver = helpers.saver;
   caf::error failure;
-  self->request(
-          supervisor, std::chrono::seconds(60), restore_atom_v,
-          recovery_plan{back->step, next.shards, next.helpers.coordinator, next.helpers.saver})
+  self_->request(supervisor_, std::chrono::seconds(60), restore_atom_v, std::move(plan))
       .receive([](std::int64_t) {}, [&](caf::error& err) { failure = std::move(err); });
-  if (failure) return failure;
-  next.helpers.evaluator =
-      spawn_evaluator_for(sys, opts, job, next.shards, supervisor, back->step);
-  return next;
+  return failure;
+}
+
+// stopping_nodes: the model is collected (not for a stop: it must be quick),
+// then every node ends with the job's reason.
+caf::expected<job_result> chief_run::stop_nodes(const caf::expected<job_end>& ended) {
+  const double wall = seconds_since(began_);
+  if (ended && !ended->stop_reason.empty()) {
+    end_actors(end_reason(ended));
+    return stopped_result(opts_, *ended, wall, start_step_, log_);
+  }
+  auto result =
+      ended ? collect(self_, job_.layout, epoch_.shards) : caf::expected<job_result>{ended.error()};
+  end_actors(end_reason(ended));
+  if (!result) return result;
+  if (start_step_ < opts_.last_step) result->summary.loss = ended->loss;  // else none trained
+  finish_summary(*result, job_, row_table_for(opts_, job_.layout), wall, start_step_);
+  return result;
+}
+
+void chief_run::end_actors(const caf::error& reason) {
+  for (auto& s : epoch_.shards)
+    if (reason)
+      self_->send_exit(s, reason);
+    else
+      self_->send(s, stop_atom_v);
+  stop_helpers(self_, epoch_.helpers);
+  for (auto& w : local_workers_)
+    self_->send_exit(w, reason ? reason : caf::error{caf::exit_reason::user_shutdown});
+  // Not the reason: with it, the published supervisor's end kept the
+  // detached saver's thread from ever finishing (CAF 0.17.6, measured).
+  // Workers learn the end from their tickets or from the shards.
+  self_->send_exit(supervisor_, caf::exit_reason::user_shutdown);  // from this node: obeyed
+  await_local_ends(self_, started_here(supervisor_, epoch_.helpers, local_workers_),
+                   std::chrono::seconds(30), log_);
 }
 
 }  // namespace
@@ -231,109 +272,28 @@ caf::expected<chief_epoch> recover(caf::actor_system& sys, caf::scoped_actor& se
 caf::expected<job_result> run_chief(caf::actor_system& sys, const options& opts,
                                     const job_model& job, std::vector<shard_actor> shards,
                                     const start_workers_fn& start_workers, stop_switch* stops) {
-  const model_layout& layout = job.layout;
+  chief_lifecycle life;  // starting: the checkpoint directory and every ps's hello
+  auto give_up = [&life](caf::error err) {  // nothing was started: nothing to stop
+    life.enter(chief_phase::failed);
+    life.enter(chief_phase::done);
+    return err;
+  };
   const logger log = node_logger(opts, role_kind::worker, 0);
   prepare_checkpoint_dir(opts, log);
-  if (auto err = check_peers(sys, opts, layout, shards, timespan_of(opts.connect_timeout_s)))
-    return err;
-  caf::scoped_actor self{sys};
-  const start_state start = restore_or_init(opts, layout, log);
-  auto start_step = restore_shards(sys, opts, layout, start, shards);
-  if (!start_step) return start_step.error();
-  auto clock_start = std::chrono::steady_clock::now();
-  chief_epoch epoch{shards, spawn_helpers(sys, opts, layout, shards, *start_step)};
-  supervisor_config scfg{job_fingerprint(opts, layout),
-                         *start_step,
-                         opts.last_step,
-                         shards,
-                         progress_for(opts, start, *start_step),
-                         opts.mode,
-                         epoch.helpers.coordinator,
-                         epoch.helpers.saver,
-                         opts.worker_hosts.size(),
-                         log,
-                         opts.sources,
-                         opts.max_bad_batches,
-                         status_json};
-  auto supervisor = spawn_stop_supervisor(sys, std::move(scfg));
-  const stop_forwarder to_supervisor{sys, supervisor};
-  armed_stop stop{stops, [&to_supervisor, log](const std::string& why) {
-                    to_supervisor.forward(why + " on " + log.node());
-                  }};
-  epoch.helpers.evaluator =
-      spawn_evaluator_for(sys, opts, job, shards, supervisor, *start_step);
-  job_watch watch{sys, supervisor};
-  std::vector<worker_actor> local_workers;
-  auto start_all = [&]() -> caf::error {
-    auto started =
-        start_watched(watch, start_workers, supervisor, epoch.helpers.coordinator, epoch.shards);
-    if (!started) return started.error();
-    local_workers.insert(local_workers.end(), started->begin(), started->end());
-    return caf::none;
-  };
-  watch_helpers(watch, epoch.helpers);
-  for (const auto& s : shards) watch.watch(s);  // a local job's
-  auto shut_down = [&](const caf::error& reason) {
-    for (auto& s : epoch.shards)
-      if (reason)
-        self->send_exit(s, reason);
-      else
-        self->send(s, stop_atom_v);
-    stop_helpers(self, epoch.helpers);
-    for (auto& w : local_workers)
-      self->send_exit(w, reason ? reason : caf::error{caf::exit_reason::user_shutdown});
-    // Not the reason: with it, the published supervisor's end kept the
-    // detached saver's thread from ever finishing (CAF 0.17.6, measured).
-    // Workers learn the end from their tickets or from the shards.
-    self->send_exit(supervisor, caf::exit_reason::user_shutdown);  // from this node: obeyed
-    await_local_ends(self, started_here(supervisor, epoch.helpers, local_workers),
-                     std::chrono::seconds(30), log);
-  };
-  caf::error failure;
-  auto metrics = serve_chief_metrics(sys, opts, supervisor);
-  if (!metrics) failure = metrics.error();
-  const bool at_end = *start_step >= opts.last_step;
-  if (at_end)
-    log.info("checkpoint: the job is already at its last step " + std::to_string(*start_step) +
-             "; nothing to train");
-  else if (!start.restored && !failure)
-    failure = save_now(self, epoch.helpers.saver, *start_step);  // the start checkpoint
-  if (!failure)
-    failure = start_all();
-  job_end ended;
-  while (!failure) {
-    auto end = watch.await_end(self);
-    if (end) {
-      ended = std::move(*end);
-      break;
-    }
-    if (end.error() != errc::recovering) {
-      failure = end.error();
-      break;
-    }
-    auto next = recover(sys, self, opts, job, supervisor, epoch);
-    if (!next) {
-      failure = next.error();
-      break;
-    }
-    epoch = std::move(*next);
-    watch_helpers(watch, epoch.helpers);
-    failure = start_all();
-  }
-  const bool stopped = !failure && !ended.stop_reason.empty();
-  if (!failure && !at_end && !stopped)
-    failure = save_now(self, epoch.helpers.saver, opts.last_step);  // the final one
-  double wall =
-      seconds_since(clock_start);
-  if (stopped) {
-    shut_down(end_reason(failure, ended));
-    return stopped_result(opts, ended, wall, *start_step, log);
-  }
-  auto result = failure ? caf::expected<job_result>{failure} : collect(self, layout, epoch.shards);
-  shut_down(end_reason(failure, ended));
-  if (!result) return result;
-  if (!at_end) result->summary.loss = ended.loss;  // none: nothing was trained
-  finish_summary(*result, job, row_table_for(opts, layout), wall, *start_step);
+  if (auto err = check_peers(sys, opts, job.layout, shards, timespan_of(opts.connect_timeout_s)))
+    return give_up(std::move(err));
+  life.enter(chief_phase::initialising_shards);
+  const start_state start = restore_or_init(opts, job.layout, log);
+  auto start_step = restore_shards(sys, opts, job.layout, start, shards);
+  if (!start_step) return give_up(start_step.error());
+  life.enter(chief_phase::training);
+  chief_run run{sys, opts, job, start, *start_step, std::move(shards), start_workers, stops};
+  auto ended = run.train();
+  // The supervisor walked on from training to the end it told, or the job failed.
+  life = chief_lifecycle{ended ? chief_phase::stopping_nodes : chief_phase::failed};
+  if (!ended) life.enter(chief_phase::stopping_nodes);
+  auto result = run.stop_nodes(ended);
+  life.enter(chief_phase::done);
   return result;
 }
 

@@ -1,5 +1,6 @@
 // The chief's part of a job, whatever the transport: check and initialise the
-// shards, run the stop supervisor, wait for the last step, collect the model.
+// shards, run the stop supervisor, wait for the last step, collect the model
+// (its phases: actors/chief_phase.hpp).
 #pragma once
 
 #include <functional>

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "config/durations.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/node/job.hpp"
 
@@ -14,12 +15,11 @@ caf::error hello_shard(caf::scoped_actor& self, const options& opts, const model
   // CAF drops what is sent to a proxy whose connection was lost, without an
   // error: a hello to such a handle would wait out its whole timeout. So the
   // hello goes in slices, the handle checked before each.
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const deadline until{timeout};
   for (;;) {
     if (is_gone(self->home_system(), shard)) return caf::sec::request_receiver_down;
-    const auto slice = std::clamp(
-        std::chrono::duration_cast<caf::timespan>(deadline - std::chrono::steady_clock::now()),
-        caf::timespan{std::chrono::milliseconds(1)}, caf::timespan{std::chrono::seconds(1)});
+    const auto slice = std::clamp(until.left(), caf::timespan{std::chrono::milliseconds(1)},
+                                  caf::timespan{std::chrono::seconds(1)});
     bool answered = false;
     caf::error failure;
     self->request(shard, slice, hello_atom_v, fingerprint,
@@ -27,8 +27,7 @@ caf::error hello_shard(caf::scoped_actor& self, const options& opts, const model
         .receive([&](std::int64_t) { answered = true; },
                  [&](caf::error& err) { failure = std::move(err); });
     if (answered) return caf::none;
-    if (failure != caf::sec::request_timeout || std::chrono::steady_clock::now() >= deadline)
-      return failure;
+    if (failure != caf::sec::request_timeout || until.passed()) return failure;
   }
 }
 

@@ -13,8 +13,8 @@
 
 namespace downpour {
 
-// How the training ended: at the last step, or stopped (a signal) at
-// `step` with its checkpoint written.
+// How the training ended, the checkpoint of `step` written: at the last
+// step, or stopped (a signal) at `step`.
 struct job_end {
   std::int64_t step = 0;
   float loss = 0.0f;

@@ -4,6 +4,7 @@
 #include <thread>
 
 #include "protocol/messages.hpp"
+#include "protocol/row_pages.hpp"
 #include "actors/parameter_shard.hpp"
 #include "config/durations.hpp"
 #include "actors/worker.hpp"
@@ -91,7 +92,7 @@ node_config::node_config(const options& opts, const model_layout& layout) {
 std::uint64_t row_message_bytes(const model_layout& layout) {
   const auto& v = layout.row_variable();
   if (!v) return 0;
-  return v->rows * (sizeof(std::uint64_t) + 2 * sizeof(float) * v->cols);
+  return row_message_bound(v->rows, v->cols);
 }
 
 void report_final(const options& opts, const run_summary& summary, const logger& log) {

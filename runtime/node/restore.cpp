@@ -7,6 +7,7 @@
 
 #include "reporting/log.hpp"
 #include "protocol/placement.hpp"
+#include "protocol/row_pages.hpp"
 #include "config/durations.hpp"
 #include "model/init.hpp"
 #include "runtime/files/checkpoint.hpp"
@@ -55,12 +56,10 @@ shard_init make_init(const model_layout& model, const std::vector<shard_layout>&
 // Refuses a ps started with other settings: it is told to exit (it then
 // names the difference itself) and the chief waits until it is gone.
 void refuse_ps(caf::scoped_actor& self, const shard_actor& ps, const caf::error& why,
-               std::chrono::steady_clock::time_point deadline) {
+               const deadline& until) {
   self->monitor(ps);
   self->send_exit(ps, why);
-  const auto left = std::chrono::duration_cast<caf::timespan>(
-      std::max(deadline - std::chrono::steady_clock::now(), std::chrono::steady_clock::duration{}));
-  self->receive([](caf::down_msg&) {}, caf::after(left) >> [] {});
+  self->receive([](caf::down_msg&) {}, caf::after(until.left()) >> [] {});
 }
 
 // A lost ps, started again on its port with this job's settings: a fresh
@@ -69,7 +68,7 @@ void refuse_ps(caf::scoped_actor& self, const shard_actor& ps, const caf::error&
 caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& opts,
                                         const model_layout& layout, std::size_t k) {
   const auto began = std::chrono::steady_clock::now();
-  const auto deadline = deadline_after(opts.connect_timeout_s);
+  const auto until = deadline::in_seconds(opts.connect_timeout_s);
   const auto what = "ps " + std::to_string(k);
   const auto where = what + " at " + to_string(opts.ps_hosts[k]);
   const logger log = node_logger(opts, role_kind::worker, 0);
@@ -77,7 +76,7 @@ caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& o
            " for it to be started again");
   caf::scoped_actor self{sys};
   for (;;) {
-    auto h = connect_live_until<shard_actor>(sys, opts, opts.ps_hosts[k], what, deadline);
+    auto h = connect_live_until<shard_actor>(sys, opts, opts.ps_hosts[k], what, until);
     if (!h)
       return make_node_error(errc::unreachable,
                              where + " did not come back within " +
@@ -85,13 +84,10 @@ caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& o
                                  "; the job stops (no checkpoint saved since it went down)");
     // Right after a refused ps exits, the middleman can still hand out its
     // dead handle, which never answers: a bounded hello, then connect again.
-    const auto left = deadline - std::chrono::steady_clock::now();
-    auto refused = hello_shard(
-        self, opts, layout, *h, k,
-        std::chrono::duration_cast<caf::timespan>(
-            std::min<std::chrono::steady_clock::duration>(left, std::chrono::seconds(5))));
+    auto refused = hello_shard(self, opts, layout, *h, k,
+                               std::min(until.left(), caf::timespan{std::chrono::seconds(5)}));
     if ((refused == caf::sec::request_timeout || refused == caf::sec::request_receiver_down) &&
-        std::chrono::steady_clock::now() < deadline)
+        !until.passed())
       continue;
     if (!refused) {
       log.info("chief: " + what + " is back after " + fixed_text(seconds_since(began), 3) + " s");
@@ -100,7 +96,7 @@ caf::expected<shard_actor> reconnect_ps(caf::actor_system& sys, const options& o
     if (refused != errc::config_mismatch) return refused;
     log.warn("chief: " + where + " was started with other settings (" + describe(refused) +
              "); refused it, still waiting for one with this job's settings");
-    refuse_ps(self, *h, refused, deadline);
+    refuse_ps(self, *h, refused, until);
   }
 }
 
@@ -112,12 +108,35 @@ start_state restore_or_init(const options& opts, const model_layout& layout, con
     check_layout(found->data, layout, found->path);
     log.info("checkpoint: restored " + found->path + " at global step " +
              std::to_string(found->data.global_step));
-    return {found->data.global_step, std::move(found->data.params), std::move(found->data.ema),
-            std::move(found->data.rows), true};
+    start_state restored;
+    restored.step = found->data.global_step;
+    restored.params = std::move(found->data.params);
+    restored.ema = std::move(found->data.ema);
+    restored.rows = std::move(found->data.rows);
+    restored.restored = true;
+    return restored;
   }
-  auto params = initial_parameters(layout, opts.seed);
-  auto ema = params;  // shadows start at the initial values
-  return {0, std::move(params), std::move(ema), {}, false};
+  start_state fresh;
+  fresh.params = initial_parameters(layout, opts.seed);
+  fresh.ema = fresh.params;  // shadows start at the initial values
+  return fresh;
+}
+
+// Sends all but the last page of init's rows ahead of it (the shard stages
+// them); init keeps the last page.
+caf::error stage_pages(caf::scoped_actor& self, const shard_actor& shard, caf::timespan timeout,
+                       const model_layout& layout, shard_init& init) {
+  const auto& v = layout.row_variable();
+  if (!v) return caf::none;
+  const std::uint64_t page_rows = rows_per_page(v->cols);
+  const std::uint64_t pages = page_count(init.rows.keys.size(), page_rows);
+  if (pages <= 1) return caf::none;
+  caf::error failure;
+  for (std::uint64_t page = 0; page + 1 < pages && !failure; ++page)
+    self->request(shard, timeout, init_atom_v, page_of(init.rows, page, page_rows))
+        .receive([](std::uint64_t) {}, [&](caf::error& err) { failure = std::move(err); });
+  init.rows = page_of(init.rows, pages - 1, page_rows);
+  return failure;
 }
 
 caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options& opts,
@@ -128,8 +147,10 @@ caf::expected<std::int64_t> restore_shards(caf::actor_system& sys, const options
   std::int64_t step = -1;
   caf::error failure;
   for (std::size_t k = 0; k < shards.size() && !failure; ++k) {
-    self->request(shards[k], timespan_of(opts.connect_timeout_s), restore_atom_v,
-                  make_init(layout, layouts, k, start))
+    const auto timeout = timespan_of(opts.connect_timeout_s);
+    auto init = make_init(layout, layouts, k, start);
+    if ((failure = stage_pages(self, shards[k], timeout, layout, init))) break;
+    self->request(shards[k], timeout, restore_atom_v, std::move(init))
         .receive(
             [&](std::int64_t s) {
               if (step >= 0 && s != step)

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "actors/parameter_shard.hpp"
+#include "config/checked_size.hpp"
+#include "protocol/row_pages.hpp"
 #include "deterministic_fixture.hpp"
 
 using namespace downpour;
@@ -75,6 +77,8 @@ struct rows_fixture : downpour::testing::deterministic_fixture {
 
   static std::string step_text(std::int64_t step) { return std::to_string(step); }
   static std::string step_text(const pull_reply& r) { return std::to_string(r.step); }
+  static std::string step_text(std::uint64_t rows) { return std::to_string(rows); }
+  static std::string step_text(const row_part& p) { return std::to_string(p.keys.size()); }
 };
 
 std::vector<float> values(const pull_reply& r) {
@@ -195,6 +199,52 @@ TEST_CASE_FIXTURE(rows_fixture, "a restore replaces the rows held by those of th
   CHECK(s.rows.keys.keys == std::vector<std::uint64_t>{3, 400});
   CHECK(values(pull(shard, 1, {1, 3, 400})) == std::vector<float>{0.0f, 0.5f, -0.5f});
   stop(shard);
+}
+
+TEST_CASE_FIXTURE(rows_fixture,
+                  "a restore's rows come in pages and a snapshot's rows go out in pages of one "
+                  "frozen copy") {
+  auto shard = rows_shard(train_mode::async, 0, kRows);
+  const std::uint64_t page_rows = rows_per_page(1);
+  REQUIRE(page_rows < kRows);
+  row_part all;
+  all.first = 0;
+  all.last = kRows;
+  for (std::uint64_t k = 0; k < kRows; ++k) all.keys.keys.push_back(k);
+  all.values.values.assign(kRows, 0.5f);
+  const std::uint64_t pages = page_count(kRows, page_rows);
+  REQUIRE(pages == 2);
+  CHECK(answer<std::uint64_t>(shard, init_atom_v, page_of(all, 0, page_rows)) ==
+        "accepted at " + std::to_string(page_rows));
+  shard_init back;
+  back.ranges = {0, 1};
+  back.step = 7;
+  back.params.values = floats{0.25f};
+  back.ema.values = floats{0.25f};
+  back.rows = page_of(all, 1, page_rows);
+  (*chief)->send(shard, restore_atom_v, std::move(back));
+  run();
+  auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
+  CHECK(s.step == 7);
+  CHECK(s.row_pages == 2);
+  CHECK(s.rows.keys.size() == page_rows);
+  pull(shard, 1, {kRows - 1});
+  push(shard, 1, 7, {kRows - 1}, {1.0f});  // after the snapshot: not in its pages
+  auto rest = ask<row_part>(shard, snapshot_atom_v, row_page_ask{s.frozen, 1});
+  REQUIRE(append_page(s.rows, rest) == caf::none);
+  CHECK(s.rows.keys.keys == all.keys.keys);
+  CHECK(s.rows.values.values.back() == 0.5f);
+  CHECK(answer<row_part>(shard, snapshot_atom_v, row_page_ask{s.frozen, 1}).rfind("step_passed", 0) ==
+        0);  // read to the end: dropped
+  stop(shard);
+}
+
+TEST_CASE_FIXTURE(rows_fixture, "sizes computed from 2^62 rows never overflow into a small bound") {
+  const std::uint64_t huge = std::uint64_t{1} << 62;
+  CHECK(row_message_bound(huge, 8) == row_message_bound(std::uint64_t{1} << 40, 8));
+  CHECK(row_message_bound(huge, 8) <= kRowMessageBytes + row_wire_bytes(8));
+  CHECK(row_message_bound(1000, 1) == rows_per_page(1) * row_wire_bytes(1));  // a page at least
+  CHECK_THROWS_AS(checked_mul(huge, 8, "rows"), std::overflow_error);
 }
 
 TEST_CASE_FIXTURE(rows_fixture, "a shard of a dense model refuses a pull of rows") {

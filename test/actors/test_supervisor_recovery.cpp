@@ -43,14 +43,18 @@ struct fixture {
 TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resumes its tickets "
                            "at the restored step") {
   std::vector<shard_actor> shards{shard(0), shard(1)};
-  auto coordinator = spawn_sync_coordinator(
-      sys, coordinator_config{train_mode::async, 1, 1, 0, shards, logger{}});
-  progress_config progress;
-  progress.last_step = 100;
-  progress.quiet = true;
-  auto sup = spawn_stop_supervisor(
-      sys, supervisor_config{"fp", 0, 100, shards, progress, train_mode::async, coordinator,
-                             saver_actor{}, 1, logger{}, {}, 0, {}});
+  coordinator_config cc;
+  cc.shards = shards;
+  auto coordinator = spawn_sync_coordinator(sys, cc);
+  supervisor_config c;
+  c.fingerprint = "fp";
+  c.last_step = 100;
+  c.shards = shards;
+  c.progress.last_step = 100;
+  c.progress.quiet = true;
+  c.coordinator = coordinator;
+  c.workers = 1;
+  auto sup = spawn_stop_supervisor(sys, std::move(c));
   CHECK(ticket(sup) == 0);
   CHECK(ticket(sup) == 1);
   CHECK(ticket(sup) == 2);

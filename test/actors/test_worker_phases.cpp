@@ -26,6 +26,9 @@ struct seen {
   std::vector<caf::response_promise> tickets, verdicts, clocks;
   std::vector<std::int64_t> reports;  // sync: the global step of each report
   std::vector<std::uint32_t> joins, leaves, dones;
+  std::vector<std::int64_t> settles;       // the shards that refused each push
+  std::vector<caf::response_promise> held_pushes;  // while hold_pushes, the shard's answers
+  bool hold_pushes = false;
 };
 
 std::shared_ptr<const model> tiny_model() {
@@ -41,7 +44,9 @@ std::shared_ptr<const dataset> tiny_data() {
 
 // The shard answers a pull at once: at the step asked for (sync), else at
 // the number of pushes it has seen.
-caf::behavior fake_shard(caf::event_based_actor*, std::shared_ptr<seen> s) {
+using answer_atom = caf::atom_constant<caf::atom("answer")>;
+
+caf::behavior fake_shard(caf::event_based_actor* self, std::shared_ptr<seen> s) {
   auto reply = [s](std::int64_t step) {
     return pull_reply{step, shared_tensor{std::vector<float>(tiny_model()->layout().size(),
                                                              s->value)}};
@@ -55,9 +60,17 @@ caf::behavior fake_shard(caf::event_based_actor*, std::shared_ptr<seen> s) {
         s->pulls.push_back(-1);
         return reply(static_cast<std::int64_t>(s->pushes.size()));
       },
-      [=](push_atom, const push_msg& m) {
+      [=](push_atom, const push_msg& m) -> caf::result<std::int64_t> {
         s->pushes.push_back(m.step);
-        return static_cast<std::int64_t>(s->pushes.size());
+        if (!s->hold_pushes) return static_cast<std::int64_t>(s->pushes.size());
+        s->held_pushes.push_back(self->make_response_promise());
+        return caf::delegated<std::int64_t>{};
+      },
+      [=](answer_atom, push_atom, std::size_t i, std::int64_t refuse) {
+        if (refuse)
+          s->held_pushes.at(i).deliver(caf::make_error(errc::unpulled_rows, "forged"));
+        else
+          s->held_pushes.at(i).deliver(std::int64_t{1});
       },
   };
 }
@@ -65,7 +78,6 @@ caf::behavior fake_shard(caf::event_based_actor*, std::shared_ptr<seen> s) {
 // A held answer is given by the stand-in that holds it, inside its own
 // handler: a promise delivered from outside an actor has no execution
 // context on the test scheduler.
-using answer_atom = caf::atom_constant<caf::atom("answer")>;
 
 caf::behavior fake_supervisor(caf::event_based_actor* self, std::shared_ptr<seen> s) {
   return {
@@ -83,6 +95,7 @@ caf::behavior fake_supervisor(caf::event_based_actor* self, std::shared_ptr<seen
       },
       [=](report_atom, std::uint32_t, std::int64_t step, float) { s->reports.push_back(step); },
       [=](done_atom, std::uint32_t worker) { s->dones.push_back(worker); },
+      [=](settle_atom, std::uint32_t, std::int64_t refused) { s->settles.push_back(refused); },
   };
 }
 
@@ -175,6 +188,29 @@ TEST_CASE_FIXTURE(phases_fixture, "an async worker given ticket -1 leaves withou
 }
 
 TEST_CASE_FIXTURE(phases_fixture,
+                  "an async worker tells the supervisor how every push fared, and one given -1 "
+                  "with a push unanswered waits for it and asks again before it leaves") {
+  s->hold_pushes = true;
+  start(train_mode::async);
+  answer_ticket(0, 0);
+  answer(fakes[0], push_atom_v, 0, 0);
+  CHECK(s->settles == std::vector<std::int64_t>{0});
+  answer_ticket(1, 1);
+  REQUIRE(s->pushes.size() == 2);
+  answer_ticket(2, -1);  // the push of ticket 1 is still out: it may give the ticket back
+  CHECK(s->dones.empty());
+  CHECK(s->tickets.size() == 3);
+  answer(fakes[0], push_atom_v, 1, 1);  // refused
+  CHECK(s->settles == std::vector<std::int64_t>{0, 1});
+  REQUIRE(s->tickets.size() == 4);  // asks again: the returned ticket may be its own
+  answer_ticket(3, 9);
+  CHECK(s->pushes.size() == 3);
+  answer(fakes[0], push_atom_v, 2, 0);
+  answer_ticket(4, -1);
+  CHECK(s->dones == std::vector<std::uint32_t>{0});
+}
+
+TEST_CASE_FIXTURE(phases_fixture,
                   "a pipelined worker pulls the next step's parameters before its push") {
   auto worker = start(train_mode::async, true);
   CHECK(s->pulls.size() == 2);  // the first pull, and the prefetch sent at the compute
@@ -240,6 +276,18 @@ TEST_CASE_FIXTURE(phases_fixture,
   answer_ticket(0, 0);
   CHECK(s->pushes.size() == 1);
   CHECK(s->tickets.size() == 1);  // no ticket asked for after the last push
+  CHECK(s->dones == std::vector<std::uint32_t>{0});
+  CHECK(s->leaves == std::vector<std::uint32_t>{0});
+}
+
+TEST_CASE_FIXTURE(phases_fixture,
+                  "a worker whose shard ends the job while a push is unanswered leaves at once") {
+  s->hold_pushes = true;
+  start(train_mode::async);
+  answer_ticket(0, 0);
+  REQUIRE(s->pushes.size() == 1);  // the shard holds its answer
+  (*chief)->send_exit(fakes[0], caf::make_error(errc::diverged));
+  sched->run();
   CHECK(s->dones == std::vector<std::uint32_t>{0});
   CHECK(s->leaves == std::vector<std::uint32_t>{0});
 }

@@ -118,15 +118,22 @@ TEST_CASE("over TCP one worker and two shards still reproduce the reference bit 
   CHECK(got->replayed <= 2 * 30);
 }
 
-TEST_CASE("two async workers stop at exactly the last step and learn") {
+TEST_CASE("two async workers stop at exactly the last step and learn as the reference does") {
   temp_dir dir("async");
+  // The reference trainer's accuracy after as many steps (0.757; 0.716 after
+  // half as many; chance is 0.1): two workers sharing the steps learn as
+  // much, within the noise of their interleaving (measured 0.748 to 0.761 on
+  // 2026-12-02).
+  std::ostringstream log;
+  const double reference = run_reference(small_job(2, 1, 301, dir), job(), log).summary.test_accuracy;
   for (auto transport : {transport_kind::inproc, transport_kind::tcp}) {
+    CAPTURE(to_string(transport));
     auto opts = small_job(2, 2, 301, dir);
     opts.transport = transport;
     auto got = run_local(opts, job());
     REQUIRE(got);
     CHECK(got->summary.global_step == 301);
-    CHECK(got->summary.test_accuracy > 0.6);  // chance is 0.1
+    CHECK(got->summary.test_accuracy > reference - 0.03);
   }
 }
 

@@ -27,14 +27,13 @@ std::string above_bound_header(std::size_t bound) {
 // waits on the sockets, not on a clock.
 bool closed_within(std::vector<std::unique_ptr<raw_peer>>& peers, std::size_t n,
                    std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  const deadline until{timeout};
   for (;;) {
     std::vector<pollfd> open;
     for (auto& p : peers)
       if (!p->closed_now()) open.push_back(pollfd{p->fd(), POLLIN, 0});
     if (peers.size() - open.size() >= n) return true;
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until.left());
     if (left.count() <= 0) return false;
     ::poll(open.data(), open.size(), static_cast<int>(left.count()));
   }

@@ -1,12 +1,16 @@
-// The checkpoint directory at the start of a job: a directory where a
-// checkpoint file should be, a directory of only damaged checkpoints (and
-// --fresh), a checkpoint directory that cannot be created.
+// The checkpoint directory at the start of a job: a directory or a FIFO
+// where a checkpoint file should be, a checkpoint grown to gigabytes, a
+// directory of only damaged checkpoints (and --fresh), a checkpoint
+// directory that cannot be created.
 #include <doctest/doctest.h>
 
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include <sys/resource.h>
+
+#include "fifo.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/node/node.hpp"
 #include "subprocess.hpp"
@@ -52,6 +56,12 @@ std::size_t lines_in(const std::string& text) {
   return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
+long peak_rss_kib() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss;
+}
+
 }  // namespace
 
 TEST_CASE("a directory where the newest checkpoint should be is skipped like a damaged file") {
@@ -65,20 +75,18 @@ TEST_CASE("a directory where the newest checkpoint should be is skipped like a d
   REQUIRE(found);
   CHECK(found->path == dir / "model.ckpt-10");
   CHECK(warnings.str() == "checkpoint: " + newest +
-                              ": not a regular file (a directory or a device); using "
-                              "model.ckpt-10\n");
+                              ": is a directory, not a regular file; using model.ckpt-10\n");
 
   process inspect({DOWNPOUR_BINARY, "inspect", "--checkpoint=" + newest}, dir / "inspect.log");
   CHECK(inspect.wait(30s) == 1);
   CHECK(inspect.output() ==
-        "downpour: checkpoint: " + newest + ": not a regular file (a directory or a device)\n");
+        "downpour: checkpoint: " + newest + ": is a directory, not a regular file\n");
 
   process resume(train(dir, {"--last-step=30"}), dir / "resume.log");
   CHECK(resume.wait(120s) == 0);
   const auto out = resume.output();
   CAPTURE(out);
-  CHECK(out.find("not a regular file (a directory or a device); using model.ckpt-10") !=
-        std::string::npos);
+  CHECK(out.find("is a directory, not a regular file; using model.ckpt-10") != std::string::npos);
   CHECK(out.find("checkpoint: restored " + dir / "model.ckpt-10" + " at global step 10") !=
         std::string::npos);
   CHECK(out.find("final: global_step=30 ") != std::string::npos);
@@ -132,4 +140,69 @@ TEST_CASE("a checkpoint directory that cannot be created is one line naming it, 
   CHECK(lines_in(out) == 1);
   CHECK(out.find("worker:0 ERROR checkpoint: cannot create the checkpoint directory " + bad +
                  " (Not a directory); choose another --checkpoint-dir") != std::string::npos);
+}
+
+TEST_CASE("a checkpoint grown to 4 or 50 GiB with a valid header is skipped unread, the older one used") {
+  temp_dir dir("ckpt-grown");
+  three_checkpoints(dir);
+  const std::string newest = dir / "model.ckpt-20";
+  const auto real_size = fs::file_size(newest);
+  for (const std::uintmax_t gib : {4, 50}) {
+    CAPTURE(gib);
+    // Sparse: the header stays valid, the file claims gigabytes it never stored.
+    fs::resize_file(newest, gib << 30);
+    const long rss_before = peak_rss_kib();
+    std::ostringstream warnings;
+    auto found = find_newest_checkpoint(dir.str(), warnings);
+    REQUIRE(found);
+    CHECK(found->path == dir / "model.ckpt-10");
+    CHECK(warnings.str() == "checkpoint: " + newest + ": " +
+                                std::to_string((gib << 30) - real_size) +
+                                " unexpected bytes after the payload; using model.ckpt-10\n");
+    // Read whole, the file took its size in memory (4.26 GB RSS; a bare
+    // std::bad_alloc at 50 GiB).
+    CHECK(peak_rss_kib() - rss_before < 64 * 1024);
+  }
+  process inspect({DOWNPOUR_BINARY, "inspect", "--checkpoint=" + newest}, dir / "inspect.log");
+  CHECK(inspect.wait(30s) == 1);
+  CHECK(inspect.output() == "downpour: checkpoint: " + newest + ": " +
+                                std::to_string((std::uintmax_t{50} << 30) - real_size) +
+                                " unexpected bytes after the payload\n");
+  process resume(train(dir, {"--last-step=30"}), dir / "resume.log");
+  CHECK(resume.wait(120s) == 0);
+  const auto out = resume.output();
+  CAPTURE(out);
+  CHECK(out.find("unexpected bytes after the payload; using model.ckpt-10") != std::string::npos);
+  CHECK(out.find("checkpoint: restored " + dir / "model.ckpt-10" + " at global step 10") !=
+        std::string::npos);
+  CHECK(out.find("final: global_step=30 ") != std::string::npos);
+  CHECK(resume.peak_rss_kb() < 1024 * 1024);
+}
+
+TEST_CASE("a FIFO where a checkpoint or the index should be is skipped without waiting on it") {
+  temp_dir dir("ckpt-fifo");
+  three_checkpoints(dir);
+  const std::string newest = dir / "model.ckpt-20";
+  fs::remove(newest);
+  testing::make_fifo(newest);
+  auto found_path = [&] {
+    std::ostringstream warnings;
+    auto found = find_newest_checkpoint(dir.str(), warnings);
+    return (found ? found->path : std::string("none")) + " | " + warnings.str();
+  };
+  CHECK(testing::without_blocking(newest, found_path) ==
+        dir / "model.ckpt-10" + " | checkpoint: " + newest +
+            ": is a FIFO, not a regular file; using model.ckpt-10\n");
+  fs::remove(newest);
+  const std::string index = dir / "checkpoint";
+  fs::remove(index);
+  testing::make_fifo(index);
+  CHECK(testing::without_blocking(index, found_path) ==
+        dir / "model.ckpt-10" + " | checkpoint: " + index +
+            ": is a FIFO, not a regular file; scanning the model.ckpt-* files\n");
+  fs::remove(index);
+  testing::make_fifo(newest);
+  process inspect({DOWNPOUR_BINARY, "inspect", "--checkpoint=" + newest}, dir / "inspect.log");
+  CHECK(inspect.wait(30s) == 1);
+  CHECK(inspect.output() == "downpour: checkpoint: " + newest + ": is a FIFO, not a regular file\n");
 }

@@ -197,6 +197,49 @@ TEST_CASE("a log stream turns every line written to it into one log line") {
   CHECK(got.out.empty());
 }
 
+TEST_CASE("control, bidirectional and stray bytes are escaped, so a message is one line as written") {
+  // NUL, ESC, newline, tab, DEL, a C1 control (U+0085), RIGHT-TO-LEFT OVERRIDE,
+  // LEFT-TO-RIGHT ISOLATE, a line separator, a stray byte; é and CJK stay.
+  const std::string hostile = std::string("a\0b\x1b[31mc\nERROR forged\td\x7f", 25) +
+                              "\xc2\x85" + "\xe2\x80\xae" + "rtl\xe2\x81\xa6" + "\xe2\x80\xa8" +
+                              "\xff" + "\xc3\xa9\xe4\xb8\xad";
+  auto got = capture("ps:0", log_level::info, [&](const logger& log) { log.info(hostile); });
+  const auto records = parse_log(got.out);
+  REQUIRE(records.size() == 1);
+  CHECK(records[0].message ==
+        "a\\x00b\\x1B[31mc\\x0AERROR forged\\x09d\\x7F\\u0085\\u202Ertl\\u2066\\u2028\\xFF"
+        "\xc3\xa9\xe4\xb8\xad");
+  CHECK(lines_of(got.out).size() == 1);
+  // Every escaped character, one by one: U+202A..U+202E, U+2066..U+2069.
+  for (const char* bidi : {"\xe2\x80\xaa", "\xe2\x80\xab", "\xe2\x80\xac", "\xe2\x80\xad",
+                           "\xe2\x81\xa6", "\xe2\x81\xa7", "\xe2\x81\xa8", "\xe2\x81\xa9"}) {
+    CAPTURE(bidi);
+    CHECK(printable_line(bidi).rfind("\\u20", 0) == 0);
+  }
+  // An overlong form of '/' and a lone surrogate are no characters: each byte escaped.
+  CHECK(printable_line("\xc0\xaf") == "\\xC0\\xAF");
+  CHECK(printable_line("\xed\xa0\x80") == "\\xED\\xA0\\x80");
+}
+
+TEST_CASE("a log line is cut at 4096 bytes of message, marked, and never inside an escape") {
+  auto got = capture("worker:1", log_level::info, [](const logger& log) {
+    log.error(std::string(100 * 1000 * 1000, 'x'));  // a 100 MB bad token, echoed
+    log.info(std::string(max_log_message_bytes, 'y'));
+    log.info(std::string(max_log_message_bytes - 2, 'z') + '\x01');
+    log_stream s{log, log_level::info};
+    s << std::string(1 << 20, 'w') << "\nshort\n";
+  });
+  const auto records = parse_log(got.out + got.err);
+  REQUIRE(records.size() == 5);
+  CHECK(records[0].message == std::string(max_log_message_bytes, 'y'));
+  CHECK(records[1].message == std::string(max_log_message_bytes - 2, 'z') + log_cut_mark);
+  CHECK(records[2].message == std::string(max_log_message_bytes, 'w') + log_cut_mark);
+  CHECK(records[3].message == "short");
+  CHECK(records[4].level == log_level::error);
+  CHECK(records[4].message == std::string(max_log_message_bytes, 'x') + log_cut_mark);
+  CHECK(got.err.size() < max_log_message_bytes + 100);
+}
+
 TEST_CASE("a bad --log-level is a one-line error naming the value and the choices, exit 2") {
   temp_dir dir("loglevel");
   process p({DOWNPOUR_BINARY, "--log-level=loud"}, dir / "p.log");

@@ -1,6 +1,7 @@
 // Misconfiguration refused where it is: host lists naming one address twice,
-// sizes no data set can fill, a ps left without a chief, an exception inside
-// an actor. Each ends with one line and an exit code, never a hang.
+// sizes no data set can fill, input that is no regular file or too large, a
+// ps left without a chief, an exception inside an actor. Each ends with one
+// line and an exit code, never a hang.
 #include <doctest/doctest.h>
 
 #include <stdexcept>
@@ -8,8 +9,10 @@
 #include "protocol/failure.hpp"
 #include "actors/parameter_shard.hpp"
 #include "cluster_procs.hpp"
+#include "fifo.hpp"
 #include "runtime/net/connect.hpp"
 #include "runtime/net/ports.hpp"
+#include "runtime/node/actor_configs.hpp"
 #include "runtime/node/chief.hpp"
 #include "runtime/node/node.hpp"
 #include "test_jobs.hpp"
@@ -138,7 +141,10 @@ TEST_CASE("a ps whose chief is killed and not started again exits 1 after --conn
                          "--connect-timeout=3"});
   process ps(c.node("ps", 0), dir / "ps.log");
   process chief(c.node("worker", 0), dir / "w0.log");
-  REQUIRE(chief.wait_for_output("global_step:", 120s));
+  const bool trained = chief.wait_for_output("global_step:", 120s);
+  CAPTURE(chief.output());
+  CAPTURE(ps.output());
+  REQUIRE(trained);
   chief.kill(SIGKILL);
   CHECK(chief.wait(30s) == 128 + SIGKILL);
   CHECK(ps.wait(60s) == 1);
@@ -156,10 +162,7 @@ TEST_CASE("an exception inside an actor of the chief's process ends the job with
   const job_model job = job_for(opts);
   node_config cfg{opts, job.layout};
   caf::actor_system sys{cfg};
-  std::vector<shard_actor> shards{spawn_parameter_shard(
-      sys, shard_config{0, job_fingerprint(opts, job.layout), schedule_for(opts), opts.ema_decay,
-                        opts.last_step, opts.mode, 1, opts.wire,
-                        node_logger(opts, role_kind::ps, 0), std::nullopt})};
+  std::vector<shard_actor> shards{spawn_parameter_shard(sys, shard_config_for(opts, job.layout, 0))};
   // A worker that throws when told to start, as any handler might.
   auto start = [&](supervisor_actor, coordinator_actor,
                    const std::vector<shard_actor>&) -> caf::expected<std::vector<worker_actor>> {
@@ -175,4 +178,50 @@ TEST_CASE("an exception inside an actor of the chief's process ends the job with
   CAPTURE(describe(result.error()));
   CHECK(result.error() == errc::failed);
   CHECK(describe(result.error()).find(": injected fault") != std::string::npos);
+}
+
+TEST_CASE("input that is no regular file, too large or out of range is one line, never a wait") {
+  temp_dir dir("bounded-input");
+  const std::string fifo = dir / "fifo";
+  make_fifo(fifo);
+  const std::string mnist = dir / "mnist";
+  std::filesystem::create_directory(mnist);
+  for (const char* name : {"train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                           "t10k-labels-idx1-ubyte"})
+    std::filesystem::copy(std::string(DOWNPOUR_DEFAULT_DATA_DIR) + "/" + name + ".gz",
+                          mnist + "/" + name + ".gz");
+  make_fifo(mnist + "/train-images-idx3-ubyte");
+  const std::string huge = dir / "huge.ini";
+  std::ofstream(huge) << "cluster-name = " << std::string(50 << 20, 'x') << "\n";
+  const std::string long_value = dir / "long.ini";
+  std::ofstream(long_value) << "cluster-name = " << std::string(100 << 10, 'x') << "\n";
+  struct refusal {
+    std::vector<std::string> options;
+    int code;
+    std::string says;
+  };
+  const std::vector<refusal> refusals = {
+      {{"--config=/dev/zero"}, 2, "config: --config file '/dev/zero': is a character device"},
+      {{"--config=" + fifo}, 2, "config: --config file '" + fifo + "': is a FIFO"},
+      {{"--config=" + huge}, 2, "bytes, more than the 1048576 allowed"},
+      {{"--config=" + long_value}, 2, "cluster-name is 102400 bytes long, more than the limit of 65536"},
+      {{"--connect-timeout=1e300"}, 2,
+       "config: --connect-timeout=1e300 is out of range (expected seconds > 0 and at most 1000000)"},
+      {{"--data-format=csv", "--train-file=" + fifo, "--test-file=" + fifo}, 1,
+       "data: " + fifo + ": is a FIFO, not a regular file"},
+      {{"--data-dir=" + mnist}, 1,
+       "data: " + mnist + "/train-images-idx3-ubyte: is a FIFO, not a regular file"},
+  };
+  for (const auto& r : refusals) {
+    CAPTURE(r.options[0]);
+    std::vector<std::string> args = {DOWNPOUR_BINARY, "--quiet", "--checkpoint-dir=" + dir / "ckpt"};
+    args.insert(args.end(), r.options.begin(), r.options.end());
+    process node(args, dir / "node.log");
+    CHECK(node.wait(30s) == r.code);
+    const auto out = node.output();
+    CAPTURE(out);
+    CHECK(out.find(r.says) != std::string::npos);
+    CHECK(lines_in(out) == 1);
+    CHECK(node.peak_rss_kb() < 256 * 1024);  // /dev/zero grew to 3.3 GB, a 50 MB value to 794 MB
+  }
 }

@@ -163,7 +163,9 @@ TEST_CASE("a ps cut off for longer than --connect-timeout ends the chief, the ot
           "workers non-zero in time, each naming it") {
   constexpr int connect_timeout_s = 3;
   partitioned_cluster cluster(connect_timeout_s);
-  REQUIRE(cluster[chief].wait_for_output("model.ckpt-500", 120s));
+  const bool saved = cluster[chief].wait_for_output("model.ckpt-500", 120s);
+  CAPTURE(cluster[chief].output());
+  REQUIRE(saved);
   cluster.net->cut(ps1);  // for as long as the others take to give up
   REQUIRE(cluster[chief].wait_for_output("stop_supervisor: ps 1 went down", 30s));
   const auto lost = std::chrono::steady_clock::now();

@@ -217,3 +217,37 @@ TEST_CASE("a sync cluster of the sparse model goes on when a worker is killed an
   REQUIRE(final_of(nodes.chief.output()));
   CHECK(final_of(nodes.chief.output())->global_step == 20000);
 }
+
+TEST_CASE(
+    "two ps and two worker processes with 2^61 rows train, checkpoint, resume and export: no "
+    "message grows with the row count") {
+  temp_dir dir("sparse-huge");
+  auto extra = data().args();
+  for (auto& x : extra)
+    if (x.rfind("--sparse-rows=", 0) == 0) x = "--sparse-rows=2305843009213693952";
+  extra.push_back("--log-every=100000");
+  auto c = make_cluster(2, 2, dir / "ckpt", extra);
+  {
+    two_by_two first(c, dir, {"--last-step=200"});
+    for (auto* p : first.all()) CHECK(p->wait(120s) == 0);
+    REQUIRE(final_of(first.chief.output()));
+    CHECK(final_of(first.chief.output())->global_step == 200);
+  }
+  const auto at200 = read_checkpoint(dir / "ckpt/model.ckpt-200");
+  REQUIRE(at200.layout.row_variable());
+  CHECK(at200.layout.row_variable()->rows == (std::uint64_t{1} << 61));
+  CHECK(at200.rows.keys.size() > 1000);
+  {
+    two_by_two second(c, dir, {"--last-step=400"}, "b");
+    for (auto* p : second.all()) CHECK(p->wait(120s) == 0);
+    CHECK(restored_step(second.chief.output()) == 200);
+    REQUIRE(final_of(second.chief.output()));
+    CHECK(final_of(second.chief.output())->global_step == 400);
+  }
+  const auto at400 = read_checkpoint(dir / "ckpt/model.ckpt-400");
+  CHECK(at400.rows.keys.size() >= at200.rows.keys.size());
+  process exp({DOWNPOUR_BINARY, "export", "--checkpoint-dir=" + dir / "ckpt",
+               "--out=" + dir / "m.npz"},
+              dir / "export.log");
+  CHECK(exp.wait(60s) == 0);
+}

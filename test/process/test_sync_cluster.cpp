@@ -89,7 +89,9 @@ TEST_CASE("sync training with a backup worker drops the late gradients and stops
   // skips rounds instead of arriving late to them), so only their existence
   // is asserted here; test_sync checks the drop rule push by push.
   CHECK(got->dropped > 0);
-  CHECK(got->summary.test_accuracy > 0.55);
+  // 200 steps of two gradients each: measured 0.731 to 0.735 (2026-12-02);
+  // the reference trainer reaches 0.677 after 100 steps, 0.730 after 200.
+  CHECK(got->summary.test_accuracy > 0.70);
 }
 
 TEST_CASE("ssp training with staleness 0 and 2 reaches the exact last step") {

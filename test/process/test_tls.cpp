@@ -173,11 +173,42 @@ TEST_CASE_FIXTURE(tls_cluster,
   process foreign(stranger(tls("foreign", "foreign")), dir / "foreign.log");
   process impostor(stranger(tls("good", "foreign")), dir / "impostor.log");
   process plain(stranger({}), dir / "plain.log");
-  for (auto* p : {&foreign, &impostor, &plain}) {
+  // status says why it cannot reach the chief, at once rather than after
+  // --connect-timeout, and for a port where nothing listens (side by side
+  // with the strangers: the job must still be running when all have knocked).
+  const std::string chief_port = std::to_string(first_port(c.workers));
+  auto status_args = [&](std::vector<std::string> options, const std::string& chief) {
+    options.insert(options.begin(), {DOWNPOUR_BINARY, "status", "--chief=" + chief});
+    return options;
+  };
+  process status_foreign(status_args(tls("foreign", "foreign"), "127.0.0.1:" + chief_port),
+                         dir / "status-foreign.log");
+  process status_impostor(status_args(tls("good", "foreign"), "127.0.0.1:" + chief_port),
+                          dir / "status-impostor.log");
+  const port_reservation closed(1);
+  process status_nobody(
+      status_args({"--connect-timeout=1"}, "127.0.0.1:" + std::to_string(closed[0])),
+      dir / "status-nobody.log");
+  for (auto* p : {&foreign, &impostor, &plain, &status_foreign, &status_impostor, &status_nobody}) {
     CAPTURE(p->output());
     CHECK(p->wait(60s) == 1);
-    CHECK(p->output().find("cannot reach ps 0 at 127.0.0.1:") != std::string::npos);
   }
+  for (auto* p : {&foreign, &impostor, &plain})
+    CHECK(p->output().find("cannot reach ps 0 at 127.0.0.1:") != std::string::npos);
+  // Our side of a refused handshake says why (CAF alone ends it as a timeout).
+  CHECK(foreign.output().find("the TLS handshake failed: its certificate is not from this "
+                              "cluster's CA") != std::string::npos);
+  CHECK(impostor.output().find("the TLS handshake failed: it does not accept our certificate, "
+                               "so it trusts another CA") != std::string::npos);
+  CHECK(status_foreign.output() ==
+        "downpour: error: cannot reach the chief at 127.0.0.1:" + chief_port +
+            ": the TLS handshake failed: its certificate is not from this cluster's CA "
+            "(self-signed certificate in certificate chain)\n");
+  CHECK(status_impostor.output().find(": the TLS handshake failed: it does not accept our "
+                                      "certificate, so it trusts another CA (tlsv1 alert unknown "
+                                      "ca)\n") != std::string::npos);
+  CHECK(status_nobody.output().find(
+            "within 1 s: nothing listens on that port (connection refused)") != std::string::npos);
   CHECK(plaintext_client_is_closed(first_port(c.ps), scaled(10000ms)));
   CHECK(plaintext_client_is_closed(first_port(c.workers), scaled(10000ms)));
   CHECK(client_without_certificate_is_refused(first_port(c.ps),

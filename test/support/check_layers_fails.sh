@@ -12,7 +12,7 @@ status=0
 fresh_copy() {
   rm -rf "$work/tree"
   mkdir "$work/tree"
-  for d in config data model reporting protocol actors runtime; do cp -R "$src/$d" "$work/tree/$d"; done
+  for d in io config data model reporting protocol actors runtime; do cp -R "$src/$d" "$work/tree/$d"; done
 }
 
 # expect NAME TEXT: check-layers fails on the tree and prints TEXT.

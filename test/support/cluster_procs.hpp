@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "config/durations.hpp"
 #include "config/options.hpp"
 #include "log_lines.hpp"
 #include "runtime/net/ports.hpp"
@@ -101,10 +102,6 @@ inline std::string summary_field(const std::string& json, const std::string& key
   for (std::sregex_iterator it(json.begin(), json.end(), field), end; it != end; ++it)
     if ((*it)[1] == key) return (*it)[3].matched ? (*it)[3].str() : (*it)[2].str();
   return "";
-}
-
-inline double seconds_since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 }  // namespace downpour::testing

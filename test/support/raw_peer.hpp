@@ -14,6 +14,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "config/durations.hpp"
+
 namespace downpour::testing {
 
 // CAF 0.17.6's 32-byte BASP header (caf/io/basp/header.hpp), big-endian:
@@ -64,11 +66,10 @@ class raw_peer {
   // Whether the other side closed the connection within timeout (whatever it
   // sent first, e.g. its own handshake, is read and dropped).
   bool closed_within(std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    const deadline until{timeout};
     char buf[4096];
     for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-          deadline - std::chrono::steady_clock::now());
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until.left());
       if (left.count() <= 0) return false;
       pollfd p{fd_, POLLIN, 0};
       if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) return false;

@@ -208,7 +208,7 @@ TEST_CASE("an empty file, a header without rows and an unreadable file are each 
   CHECK(csv_error(dir / "missing.csv", csv_label_column::last) ==
         "data: " + dir / "missing.csv" + ": cannot open: No such file or directory");
   CHECK(csv_error(dir.str(), csv_label_column::last) ==
-        "data: " + dir.str() + ": read error: Is a directory");
+        "data: " + dir.str() + ": is a directory, not a regular file");
 }
 
 TEST_CASE("a field shown in an error is shortened and its control bytes are escaped") {
