@@ -203,11 +203,15 @@ caf::result<std::int64_t> on_await(shard_pointer self, std::int64_t target) {
 
 // The caller must take this shard for the one it is (one ps answering at two
 // entries of --ps-hosts would be initialised as both) and share its settings.
-caf::result<std::int64_t> on_hello(shard_pointer self, const std::string& fingerprint,
-                                   std::uint32_t shard, std::uint32_t worker) {
+caf::result<std::int64_t> on_hello(shard_pointer self, const hello_msg& m) {
   auto& st = self->state;
   const auto sender = self->current_sender();
   auto me = "ps " + std::to_string(st.cfg.index);
+  // Proof first: a stranger learns nothing of the settings from a refusal.
+  if (!hello_proven(self, m)) return unproven_hello();
+  const auto& fingerprint = m.fingerprint;
+  const auto shard = m.shard;
+  const auto worker = m.worker;
   if (shard != st.cfg.index)
     return caf::make_error(errc::config_mismatch,
                            "the node at the address of ps " + std::to_string(shard) + " is " + me +
@@ -219,10 +223,12 @@ caf::result<std::int64_t> on_hello(shard_pointer self, const std::string& finger
                             *fingerprint_difference(st.cfg.fingerprint, fingerprint, "the chief"));
     return caf::make_error(errc::config_mismatch, *diff);
   }
-  if (sender && worker == 0)
+  if (!sender) return st.step;
+  if (worker == 0)
     st.guard.admit_chief(sender->node());
-  else if (sender)
+  else
     st.guard.admit_member(sender->node());
+  st.guard.bind_worker(worker, sender->node());
   return st.step;
 }
 
@@ -258,9 +264,8 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
   using pull_result = caf::result<pull_reply>;
   using snapshot_result = caf::result<shard_snapshot>;
   return {
-      [=](hello_atom, const std::string& fp, std::uint32_t shard, std::uint32_t worker) {
-        return on_hello(self, fp, shard, worker);
-      },
+      [=](challenge_atom) { return issue_nonce(self); },
+      [=](hello_atom, const hello_msg& m) { return on_hello(self, m); },
       [=](init_atom, shard_init& init) -> step_result {
         if (!from_chief(self, "an init")) return unauthorized("init");
         return on_init(self, init);
@@ -282,11 +287,11 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
         return on_pull_offer(self, offer);
       },
       [=](pull_atom, row_pull& p) -> pull_result {
-        if (!from_member(self, "a pull")) return unauthorized("pull");
+        if (!from_worker(self, "a pull", p.worker)) return unauthorized("pull");
         return on_row_pull(self, p);
       },
       [=](push_atom, push_msg& m) -> step_result {  // mutable: its buffer is reused
-        if (!from_member(self, "a push")) return unauthorized("push");
+        if (!from_worker(self, "a push", m.worker)) return unauthorized("push");
         return on_push(self, m);
       },
       [=](required_atom, std::uint64_t n) {

@@ -15,6 +15,7 @@ namespace downpour {
 struct shard_config {
   std::uint32_t index = 0;
   std::string fingerprint;  // cluster_fingerprint() of the node's options
+  std::string secret;       // --cluster-secret-file's contents; empty: none
   lr_schedule schedule;
   float ema_decay = 0.99f;
   std::int64_t last_step = 0;

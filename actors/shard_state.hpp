@@ -55,6 +55,7 @@ struct parameter_shard_state {
   std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<shard_snapshot>> snapshot_waiters;
   peer_guard guard;  // control only from the chief, pulls and pushes from members
+  nonce_book nonces;  // one per node asking, for its next hello
   // A chief whose hello this fresh shard refused (other settings) and the
   // difference seen from here: its exit then ends this ps with that reason.
   std::optional<std::pair<caf::node_id, std::string>> refused_by;

@@ -40,19 +40,20 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
   // Workers (admitted by their hello) ask for tickets and report; status is
   // open; the rest comes from the chief's own actors (from_chief: this node).
   return {
-      [=](hello_atom, const std::string& fp) { return on_hello(self, fp); },
+      [=](challenge_atom) { return issue_nonce(self); },
+      [=](hello_atom, const hello_msg& m) { return on_hello(self, m); },
       [=](ticket_atom, std::uint32_t worker, float loss) -> caf::result<std::int64_t> {
-        if (!from_member(self, "a ticket request")) return unauthorized("ticket");
+        if (!from_worker(self, "a ticket request", worker)) return unauthorized("ticket");
         return on_ticket(self, worker, loss);
       },
       [=](done_atom, std::uint32_t worker) {
-        if (from_member(self, "a done")) on_done(self, worker);
+        if (from_worker(self, "a done", worker)) on_done(self, worker);
       },
-      [=](settle_atom, std::uint32_t, std::int64_t refused) {
-        if (from_member(self, "a settle")) on_settle(self, refused);
+      [=](settle_atom, std::uint32_t worker, std::int64_t refused) {
+        if (from_worker(self, "a settle", worker)) on_settle(self, refused);
       },
-      [=](report_atom, std::uint32_t, std::int64_t step, float loss) {
-        if (from_member(self, "a report")) on_report(self, step, loss);
+      [=](report_atom, std::uint32_t worker, std::int64_t step, float loss) {
+        if (from_worker(self, "a report", worker)) on_report(self, step, loss);
       },
       [=](end_atom) -> end_result {
         if (!from_chief(self, "an end request")) return unauthorized("end");
@@ -63,7 +64,7 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
       },
       [=](diverged_atom, std::uint32_t worker, std::int64_t step,
           float loss) -> caf::result<std::int64_t> {
-        if (!from_member(self, "a bad batch report")) return unauthorized("diverged");
+        if (!from_worker(self, "a bad batch report", worker)) return unauthorized("diverged");
         return on_bad_batch(self, worker, step, loss);
       },
       [=](eval_atom, std::int64_t step, double accuracy, double ema_accuracy) {

@@ -18,6 +18,7 @@ namespace downpour {
 
 struct supervisor_config {
   std::string fingerprint;
+  std::string secret;  // --cluster-secret-file's contents; empty: none
   std::int64_t start_step = 0;
   std::int64_t last_step = 0;
   std::vector<shard_actor> shards;

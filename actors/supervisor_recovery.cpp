@@ -9,22 +9,30 @@ namespace downpour {
 namespace {
 
 // The coordinator serves join, leave and clock only to nodes admitted here.
-void admit(supervisor_pointer self, const caf::node_id& node) {
+void admit(supervisor_pointer self, const caf::node_id& node, std::uint32_t worker) {
   auto& st = self->state;
   st.guard.admit_member(node);
+  st.guard.bind_worker(worker, node);
   self->send(st.cfg.coordinator, hello_atom_v, node);
 }
 
 }  // namespace
 
 caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
-                                                      const std::string& fp) {
+                                                      const hello_msg& m) {
   auto& s = self->state;
-  if (auto diff = fingerprint_difference(fp, s.cfg.fingerprint, "the chief")) {
-    s.guard.refuse("a hello with other settings", self->current_sender(), " (" + *diff + ")");
+  const auto sender = self->current_sender();
+  if (!hello_proven(self, m)) return unproven_hello();
+  if (auto diff = fingerprint_difference(m.fingerprint, s.cfg.fingerprint, "the chief")) {
+    s.guard.refuse("a hello with other settings", sender, " (" + *diff + ")");
     return caf::make_error(errc::config_mismatch, *diff);
   }
-  if (auto sender = self->current_sender()) admit(self, sender->node());
+  // Worker 0 is the chief, this node: another node cannot join as it.
+  if (sender && sender->node() != self->node() && m.worker == 0) {
+    s.guard.refuse("a hello as worker 0 (the chief)", sender);
+    return unauthorized("a hello as worker 0");
+  }
+  if (sender) admit(self, sender->node(), m.worker);
   if (!s.life.is(chief_phase::recovering)) return {s.granted, s.cfg.coordinator};
   s.held_hellos.push_back(self->make_response_promise<std::int64_t, coordinator_actor>());
   return s.held_hellos.back();

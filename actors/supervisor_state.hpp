@@ -46,6 +46,7 @@ struct stop_supervisor_state {
   std::int64_t epoch = 0;
   std::vector<caf::typed_response_promise<std::int64_t, coordinator_actor>> held_hellos;
   peer_guard guard;  // workers that said hello; the rest only from this node
+  nonce_book nonces;  // one per node asking, for its next hello
   static inline const char* name = "stop_supervisor";
 };
 
@@ -75,7 +76,7 @@ void go_on(supervisor_pointer self);
 
 // supervisor_recovery.cpp
 caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
-                                                      const std::string& fp);
+                                                      const hello_msg& m);
 void on_shard_down(supervisor_pointer self, std::size_t k);
 caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& plan);
 

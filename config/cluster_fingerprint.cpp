@@ -23,7 +23,8 @@ std::map<std::string, std::string> split_fingerprint(const std::string& text) {
 
 std::string cluster_fingerprint(const options& o) {
   std::ostringstream out;
-  out << "version=" << build_version() << ";cluster-name=" << o.cluster_name << ";ps-hosts=" << to_string(o.ps_hosts)
+  out << "version=" << build_version() << ";cluster-name=" << o.cluster_name
+      << ";cluster-secret=" << (o.cluster_secret.empty() ? "none" : "set") << ";ps-hosts=" << to_string(o.ps_hosts)
       << ";worker-hosts=" << to_string(o.worker_hosts) << ";mode=" << to_string(o.mode)
       << ";replicas-to-aggregate=" << o.replicas_to_aggregate
       << ";placement=" << to_string(o.placement) << ";wire-dtype=" << to_string(o.wire)

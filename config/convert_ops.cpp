@@ -1,6 +1,8 @@
 // Options of failure detection, security, watching a job and transfer.
 #include <filesystem>
 
+#include "io/input_file.hpp"
+
 #include "config/readers.hpp"
 
 namespace downpour::config_detail {
@@ -22,6 +24,32 @@ void check_tls(const options& o) {
   }
 }
 
+// The secret is read once, whole: the file is what the operator keeps
+// private (a Kubernetes Secret, chmod 600); one trailing newline is dropped,
+// as `echo` and editors add one.
+void check_secret_size(const std::string& path, std::uint64_t bytes) {
+  if (bytes >= min_cluster_secret_bytes && bytes <= max_cluster_secret_bytes) return;
+  throw config_error("config: --cluster-secret-file '" + path + "' holds " +
+                     std::to_string(bytes) + " bytes; expected " +
+                     std::to_string(min_cluster_secret_bytes) + " to " +
+                     std::to_string(max_cluster_secret_bytes) +
+                     " (e.g. head -c 32 /dev/urandom | base64 > FILE)");
+}
+
+std::string read_cluster_secret(const std::string& path) {
+  std::string secret;
+  try {
+    const input_file file(path);
+    if (file.size() > max_cluster_secret_bytes + 1) check_secret_size(path, file.size());
+    secret = file.read_at(0, static_cast<std::size_t>(file.size()));
+  } catch (const input_error& e) {
+    throw config_error("config: --cluster-secret-file '" + path + "': " + e.reason());
+  }
+  if (!secret.empty() && secret.back() == '\n') secret.pop_back();
+  check_secret_size(path, secret.size());
+  return secret;
+}
+
 void check_timeouts(const options& o) {
   if (o.heartbeat_interval_s > 0 && o.node_timeout_s <= 2 * o.heartbeat_interval_s)
     throw config_error("config: --node-timeout=" + std::to_string(o.node_timeout_s) +
@@ -36,6 +64,8 @@ options read_operations(options o, const raw_values& raw) {
   o.bind_address = read_text(raw, "bind", o.bind_address);
   if (find(raw, "bind")) o.bind_address = parse_address(o.bind_address, "--bind");
   o.cluster_name = read_text(raw, "cluster-name", o.cluster_name);
+  o.cluster_secret_file = read_text(raw, "cluster-secret-file", o.cluster_secret_file);
+  if (find(raw, "cluster-secret-file")) o.cluster_secret = read_cluster_secret(o.cluster_secret_file);
   o.heartbeat_interval_s =
       read_duration(raw, "heartbeat-interval", o.heartbeat_interval_s, duration_zero::turns_off);
   o.node_timeout_s =

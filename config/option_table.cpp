@@ -112,6 +112,9 @@ std::vector<option_spec> cluster_specs(const options& d) {
        "0.0.0.0 for every interface, :: for every IPv6 one)"},
       {"cluster-name", "NAME", d.cluster_name,
        "cluster identity: nodes of another cluster (or Downpour version) are refused"},
+      {"cluster-secret-file", "FILE", "",
+       "a secret shared by every node (16 to 4096 bytes): a hello must prove it holds it, "
+       "answering a fresh challenge, so a captured hello admits no one"},
       {"heartbeat-interval", "SEC", text_of(d.heartbeat_interval_s),
        "seconds between heartbeats to peers; 0 turns them off"},
       {"node-timeout", "SEC", text_of(d.node_timeout_s),

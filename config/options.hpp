@@ -3,6 +3,7 @@
 // file, in that order of precedence.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <iosfwd>
 #include <map>
@@ -50,6 +51,10 @@ struct host_port {
   std::string host;
   std::uint16_t port = 0;  // 0: ephemeral (tests)
 };
+
+// The sizes a --cluster-secret-file may have (after one trailing newline).
+inline constexpr std::size_t min_cluster_secret_bytes = 16;
+inline constexpr std::size_t max_cluster_secret_bytes = 4096;
 
 struct options {
   command_kind command = command_kind::train;
@@ -112,6 +117,8 @@ struct options {
   std::string tls_key;
   std::string tls_passphrase;
   std::string cluster_name = "downpour";  // nodes of other clusters are refused
+  std::string cluster_secret_file;        // a shared secret: hellos prove they hold it
+  std::string cluster_secret;             // its contents, read at start; empty: none
   std::string bind_address;               // empty: the host of this node's own entry
   // Watching a job.
   std::int64_t eval_every = 0;  // global steps between validation evaluations; 0: never

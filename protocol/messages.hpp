@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "protocol/hello.hpp"
 #include "protocol/key_list.hpp"
 #include "protocol/tensor.hpp"
 #include "caf/all.hpp"
@@ -232,15 +233,17 @@ CAF_ADD_ATOM(downpour, downpour, eval_atom, "eval")
 CAF_ADD_ATOM(downpour, downpour, restore_atom, "restore")
 CAF_ADD_ATOM(downpour, downpour, diverged_atom, "diverged")
 CAF_ADD_ATOM(downpour, downpour, settle_atom, "settle")
+CAF_ADD_ATOM(downpour, downpour, challenge_atom, "challenge")
 
 namespace downpour {
 
 // A parameter shard: owns ranges of the flat parameter buffer and their EMA.
 using shard_actor = caf::typed_actor<
-    // Cluster fingerprint of the caller, the shard it takes this one for, and
-    // its worker index (0: the chief) -> the shard's global step (-1 before
-    // init). Nothing else from a remote node is served before its hello.
-    caf::replies_to<hello_atom, std::string, std::uint32_t, std::uint32_t>::with<std::int64_t>,
+    // A nonce for the caller's next hello (protocol/hello.hpp); open to anyone.
+    caf::replies_to<challenge_atom>::with<std::string>,
+    // The caller's hello -> the shard's global step (-1 before init). Nothing
+    // else from a remote node is served before its hello.
+    caf::replies_to<hello_atom, hello_msg>::with<std::int64_t>,
     // Initial values or a restore -> the step the shard now stands at.
     caf::replies_to<init_atom, shard_init>::with<std::int64_t>,
     // A page of the rows of the next init or restore, kept until it comes
@@ -325,8 +328,10 @@ typename Inspector::result_type inspect(Inspector& f, recovery_plan& x) {
 // The stop-at-step supervisor on the chief: hands out exactly last_step
 // step tickets, so the final global step is exact, and ends the job.
 using supervisor_actor = caf::typed_actor<
-    // Cluster fingerprint of a joining node -> the current global step and the coordinator.
-    caf::replies_to<hello_atom, std::string>::with<std::int64_t, coordinator_actor>,
+    // A nonce for the caller's next hello; open to anyone.
+    caf::replies_to<challenge_atom>::with<std::string>,
+    // A joining node's hello -> the current global step and the coordinator.
+    caf::replies_to<hello_atom, hello_msg>::with<std::int64_t, coordinator_actor>,
     // Worker index and its last loss -> the global step its next push makes, or -1: stop.
     caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
     // A worker has pushed its last gradient and quits.
@@ -385,4 +390,5 @@ CAF_ADD_TYPE_ID(downpour, (downpour::key_list))
 CAF_ADD_TYPE_ID(downpour, (downpour::row_part))
 CAF_ADD_TYPE_ID(downpour, (downpour::row_pull))
 CAF_ADD_TYPE_ID(downpour, (downpour::row_page_ask))
+CAF_ADD_TYPE_ID(downpour, (downpour::hello_msg))
 CAF_END_TYPE_ID_BLOCK(downpour)

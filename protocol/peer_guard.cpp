@@ -24,6 +24,14 @@ bool peer_guard::from_chief(const caf::strong_actor_ptr& sender, const caf::node
   return sender && (sender->node() == self || (chief_ && sender->node() == *chief_));
 }
 
+bool peer_guard::speaks_for(const caf::strong_actor_ptr& sender, std::uint32_t worker,
+                            const caf::node_id& self) const {
+  if (!sender) return false;
+  if (sender->node() == self) return true;
+  auto it = workers_.find(worker);
+  return it != workers_.end() && it->second == sender->node();
+}
+
 void peer_guard::refuse(const std::string& what, const caf::strong_actor_ptr& sender,
                         const std::string& detail) {
   auto more = throttle_.pass(what);
@@ -41,6 +49,12 @@ void peer_guard::refuse_on_behalf(const std::string& what, std::uint32_t worker,
   const std::string index = std::to_string(worker);
   log_.warn("refused " + what + " for worker " + index + " from " + who +
             ": the sender is not the actor that joined as worker " + index + *more);
+}
+
+caf::error unproven_hello() {
+  return caf::make_error(errc::unauthorized,
+                         "hello refused: no proof of this cluster's secret (is "
+                         "--cluster-secret-file the same secret on every node?)");
 }
 
 caf::error unauthorized(const std::string& what) {

@@ -9,10 +9,12 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 
+#include "protocol/hello.hpp"
 #include "reporting/log.hpp"
 #include "caf/all.hpp"
 
@@ -29,6 +31,13 @@ class peer_guard {
   void admit_chief(const caf::node_id& node);
   // Every node admitted so far (the chief's too).
   const std::set<caf::node_id>& members() const { return members_; }
+  // The node whose hello came as this worker: it alone speaks for it (a
+  // worker started again says hello anew and takes the index over).
+  void bind_worker(std::uint32_t worker, const caf::node_id& node) { workers_[worker] = node; }
+  // Whether the sender may speak for this worker: on the actor's own node,
+  // or the node bound to it.
+  bool speaks_for(const caf::strong_actor_ptr& sender, std::uint32_t worker,
+                  const caf::node_id& self) const;
 
   // Senders on the actor's own node are trusted; remote ones must have been
   // admitted (as anything, or as the chief). Anonymous remote messages are
@@ -65,6 +74,7 @@ class peer_guard {
 
  private:
   std::set<caf::node_id> members_;
+  std::map<std::uint32_t, caf::node_id> workers_;
   std::optional<caf::node_id> chief_;
   logger log_;
   log_throttle throttle_;
@@ -98,6 +108,44 @@ bool from_member(Self* self, const char* what) {
   auto& guard = self->state.guard;
   if (guard.from_member(self->current_sender(), self->node())) return true;
   guard.refuse(what, self->current_sender());
+  return false;
+}
+
+// A nonce for the sender's next hello. Anonymous senders get none: they
+// could not say hello with it.
+template <class Self>
+caf::result<std::string> issue_nonce(Self* self) {
+  const auto sender = self->current_sender();
+  if (!sender) return unauthorized("an anonymous challenge");
+  return self->state.nonces.issue(sender->node());
+}
+
+// Whether a hello proves the cluster's secret (protocol/hello.hpp): nodes
+// other than the actor's own must, when the cluster has one. A failed proof
+// is logged.
+template <class Self>
+bool hello_proven(Self* self, const hello_msg& m) {
+  auto& st = self->state;
+  const auto sender = self->current_sender();
+  if (st.cfg.secret.empty() || (sender && sender->node() == self->node())) return true;
+  if (sender && proves_secret(st.cfg.secret, st.nonces, m, sender->node())) return true;
+  st.guard.refuse("a hello without proof of the cluster secret", sender);
+  return false;
+}
+
+// The error a hello without a valid proof gets back.
+caf::error unproven_hello();
+
+// The same for the node that said hello as this worker; a member speaking on
+// another worker's behalf is refused (and logged).
+template <class Self>
+bool from_worker(Self* self, const char* what, std::uint32_t worker) {
+  auto& guard = self->state.guard;
+  if (guard.speaks_for(self->current_sender(), worker, self->node())) return true;
+  if (guard.from_member(self->current_sender(), self->node()))
+    guard.refuse_on_behalf(what, worker, self->current_sender());
+  else
+    guard.refuse(what, self->current_sender());
   return false;
 }
 

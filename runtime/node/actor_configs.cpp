@@ -11,6 +11,7 @@ shard_config shard_config_for(const options& opts, const model_layout& layout, s
   shard_config c;
   c.index = static_cast<std::uint32_t>(index);
   c.fingerprint = job_fingerprint(opts, layout);
+  c.secret = opts.cluster_secret;
   c.schedule = schedule_for(opts);
   c.ema_decay = opts.ema_decay;
   c.last_step = opts.last_step;
@@ -118,6 +119,7 @@ supervisor_config supervisor_config_for(const options& opts, const model_layout&
                                         coordinator_actor coordinator, saver_actor saver) {
   supervisor_config c;
   c.fingerprint = job_fingerprint(opts, layout);
+  c.secret = opts.cluster_secret;
   c.start_step = start_step;
   c.last_step = opts.last_step;
   c.shards = std::move(shards);

@@ -11,7 +11,8 @@ namespace downpour {
 
 caf::error hello_shard(caf::scoped_actor& self, const options& opts, const model_layout& layout,
                        const shard_actor& shard, std::size_t k, caf::timespan timeout) {
-  const std::string fingerprint = job_fingerprint(opts, layout);
+  const hello_msg unsigned_hello{job_fingerprint(opts, layout), static_cast<std::uint32_t>(k),
+                                 static_cast<std::uint32_t>(opts.task), {}};
   // CAF drops what is sent to a proxy whose connection was lost, without an
   // error: a hello to such a handle would wait out its whole timeout. So the
   // hello goes in slices, the handle checked before each.
@@ -22,10 +23,13 @@ caf::error hello_shard(caf::scoped_actor& self, const options& opts, const model
                                   caf::timespan{std::chrono::seconds(1)});
     bool answered = false;
     caf::error failure;
-    self->request(shard, slice, hello_atom_v, fingerprint,
-                  static_cast<std::uint32_t>(k), static_cast<std::uint32_t>(opts.task))
-        .receive([&](std::int64_t) { answered = true; },
-                 [&](caf::error& err) { failure = std::move(err); });
+    auto hello = signed_hello(self, shard, opts, unsigned_hello, slice);
+    if (hello)
+      self->request(shard, slice, hello_atom_v, *hello)
+          .receive([&](std::int64_t) { answered = true; },
+                   [&](caf::error& err) { failure = std::move(err); });
+    else
+      failure = std::move(hello.error());
     if (answered) return caf::none;
     if (failure != caf::sec::request_timeout || until.passed()) return failure;
   }

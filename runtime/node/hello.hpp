@@ -12,6 +12,21 @@
 
 namespace downpour {
 
+// The hello to send to h: with a proof of the cluster secret, over a nonce
+// asked of h, when the cluster has one (protocol/hello.hpp).
+template <class Handle>
+caf::expected<hello_msg> signed_hello(caf::scoped_actor& self, const Handle& h,
+                                      const options& opts, hello_msg m, caf::timespan timeout) {
+  if (opts.cluster_secret.empty()) return m;
+  caf::expected<std::string> nonce{caf::make_error(caf::sec::request_timeout)};
+  self->request(h, timeout, challenge_atom_v)
+      .receive([&](std::string& n) { nonce = std::move(n); },
+               [&](caf::error& err) { nonce = std::move(err); });
+  if (!nonce) return nonce.error();
+  m.proof = hello_proof(opts.cluster_secret, *nonce, m, self->node());
+  return m;
+}
+
 // Says hello to shard k: this node's settings and the shard it takes it for
 // (with its worker index; 0 is the chief). A shard serves a remote node
 // nothing else before. The shard's refusal or a failure is returned:

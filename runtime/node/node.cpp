@@ -135,10 +135,17 @@ caf::expected<greeting> greet_chief(caf::actor_system& sys, const options& opts,
                                     const supervisor_actor& supervisor) {
   caf::scoped_actor self{sys};
   caf::expected<greeting> result{caf::make_error(errc::stopped)};
-  self->request(supervisor, timespan_of(opts.connect_timeout_s), hello_atom_v,
-                job_fingerprint(opts, layout))
-      .receive([&](std::int64_t step, coordinator_actor& c) { result = greeting{step, c}; },
-               [&](caf::error& err) { result = std::move(err); });
+  const auto timeout = timespan_of(opts.connect_timeout_s);
+  auto hello = signed_hello(self, supervisor, opts,
+                            hello_msg{job_fingerprint(opts, layout), hello_msg::to_chief,
+                                      static_cast<std::uint32_t>(opts.task), {}},
+                            timeout);
+  if (!hello)
+    result = std::move(hello.error());
+  else
+    self->request(supervisor, timeout, hello_atom_v, *hello)
+        .receive([&](std::int64_t step, coordinator_actor& c) { result = greeting{step, c}; },
+                 [&](caf::error& err) { result = std::move(err); });
   // A chief that ends while our hello is on the way never answers it (CAF
   // 0.17 fails a request to a lost proxy only by its timeout): name it.
   if (!result && result.error() == caf::sec::request_timeout)

@@ -64,7 +64,7 @@ TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resu
   end.receive([](std::int64_t, float, std::string&) {}, [&](caf::error& err) { ended = err; });
   CHECK(ended == errc::recovering);
   CHECK(ticket(sup) == -3);  // refused while recovering
-  auto hello = self->request(sup, testing::scaled(5s), hello_atom_v, std::string{"fp"});  // from this node: admitted
+  auto hello = self->request(sup, testing::scaled(5s), hello_atom_v, hello_msg{"fp", hello_msg::to_chief, 1, {}});  // from this node: admitted
   std::vector<shard_actor> back{shards[0], shard(1)};
   std::int64_t resumed = -1;
   self->request(sup, testing::scaled(5s), restore_atom_v, recovery_plan{1, back, coordinator, saver_actor{}})

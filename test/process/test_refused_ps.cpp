@@ -23,14 +23,14 @@ TEST_CASE("a shard asked for as another shard (one address listed twice) refuses
   auto shard = spawn_parameter_shard(sys, c);
   caf::scoped_actor self{sys};
   caf::error refused;
-  self->request(shard, caf::timespan{scaled(10s)}, hello_atom_v, cluster_fingerprint(opts),
-                std::uint32_t{0}, std::uint32_t{0})
+  self->request(shard, caf::timespan{scaled(10s)}, hello_atom_v,
+                hello_msg{cluster_fingerprint(opts), 0, 0, {}})
       .receive([](std::int64_t) {}, [&](caf::error& e) { refused = std::move(e); });
   CHECK(refused == errc::config_mismatch);
   CHECK(describe(refused).find("the node at the address of ps 0 is ps 1") != std::string::npos);
   std::int64_t step = 0;
-  self->request(shard, caf::timespan{scaled(10s)}, hello_atom_v, cluster_fingerprint(opts),
-                std::uint32_t{1}, std::uint32_t{0})
+  self->request(shard, caf::timespan{scaled(10s)}, hello_atom_v,
+                hello_msg{cluster_fingerprint(opts), 1, 0, {}})
       .receive([&](std::int64_t s) { step = s; }, [](caf::error&) {});
   CHECK(step == -1);  // the right one: not initialised yet
   self->send(shard, stop_atom_v);

@@ -62,7 +62,7 @@ inline void attack_shard(forged_client& stranger, const shard_actor& ps,
   caf::anon_send_exit(ps, caf::exit_reason::kill);
   self->send(caf::actor_cast<caf::actor>(ps), caf::make_error(caf::sec::runtime_error));
   caf::error hello;
-  self->request(ps, bound, hello_atom_v, stranger.fingerprint(), std::uint32_t{0}, std::uint32_t{0})
+  self->request(ps, bound, hello_atom_v, hello_msg{stranger.fingerprint(), 0, 0, {}})
       .receive([](std::int64_t) {}, [&](caf::error& e) { hello = std::move(e); });
   CHECK(hello == errc::config_mismatch);
   CHECK(describe(hello).find(expected_difference) != std::string::npos);
