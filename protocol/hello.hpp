@@ -7,13 +7,11 @@
 // same way).
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <limits>
-#include <optional>
 #include <string>
 
+#include "protocol/hello_proof.hpp"
 #include "caf/all.hpp"
 
 namespace downpour {
@@ -33,36 +31,19 @@ typename Inspector::result_type inspect(Inspector& f, hello_msg& x) {
   return f(caf::meta::type_name("hello_msg"), x.fingerprint, x.shard, x.worker, x.proof);
 }
 
-// HMAC-SHA256(key, text) as 64 lowercase hex digits.
-std::string hmac_sha256_hex(const std::string& key, const std::string& text);
-
 // The proof a node with id `node` gives for hello `m` answering `nonce`.
-std::string hello_proof(const std::string& secret, const std::string& nonce, const hello_msg& m,
-                        const caf::node_id& node);
-
-// Nonces issued to remote nodes, one per node, each good for one hello. The
-// book is bounded: a stranger asking from many nodes pushes out the oldest
-// nonces (whose holders ask again), never grows the receiver's memory.
-class nonce_book {
- public:
-  static constexpr std::size_t capacity = 1024;
-
-  // A fresh random nonce for this node (replacing one it had).
-  std::string issue(const caf::node_id& node);
-  // The nonce issued to this node, removed: a nonce proves one hello only.
-  std::optional<std::string> take(const caf::node_id& node);
-
- private:
-  struct entry {
-    caf::node_id node;
-    std::string nonce;
-  };
-  std::deque<entry> entries_;
-};
+inline std::string hello_proof(const std::string& secret, const std::string& nonce,
+                               const hello_msg& m, const caf::node_id& node) {
+  return proof_of(secret, hello_claims{nonce, m.fingerprint, m.shard, m.worker, to_string(node)});
+}
 
 // Whether the hello proves the secret for the nonce the node was issued
 // (spending that nonce either way). Without a secret every hello passes.
-bool proves_secret(const std::string& secret, nonce_book& nonces, const hello_msg& m,
-                   const caf::node_id& node);
+inline bool proves_secret(const std::string& secret, nonce_book& nonces, const hello_msg& m,
+                          const caf::node_id& node) {
+  if (secret.empty()) return true;
+  const auto nonce = nonces.take(to_string(node));
+  return nonce && same_proof(hello_proof(secret, *nonce, m, node), m.proof);
+}
 
 }  // namespace downpour

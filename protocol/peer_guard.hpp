@@ -117,7 +117,7 @@ template <class Self>
 caf::result<std::string> issue_nonce(Self* self) {
   const auto sender = self->current_sender();
   if (!sender) return unauthorized("an anonymous challenge");
-  return self->state.nonces.issue(sender->node());
+  return self->state.nonces.issue(to_string(sender->node()));
 }
 
 // Whether a hello proves the cluster's secret (protocol/hello.hpp): nodes

@@ -1,4 +1,4 @@
-#include "protocol/hello.hpp"
+#include "protocol/hello_proof.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/hmac.h>
@@ -21,17 +21,6 @@ std::string hex(const unsigned char* bytes, std::size_t n) {
   return out;
 }
 
-// Every claim of the hello, each field length-prefixed so that no two
-// hellos share a text (a fingerprint ending in digits cannot pass for a
-// shard index).
-std::string proven_text(const std::string& nonce, const hello_msg& m, const caf::node_id& node) {
-  std::string text;
-  for (const std::string& part : {nonce, m.fingerprint, std::to_string(m.shard),
-                                  std::to_string(m.worker), to_string(node)})
-    text += std::to_string(part.size()) + ":" + part + ";";
-  return text;
-}
-
 }  // namespace
 
 std::string hmac_sha256_hex(const std::string& key, const std::string& text) {
@@ -43,12 +32,20 @@ std::string hmac_sha256_hex(const std::string& key, const std::string& text) {
   return hex(mac.data(), n);
 }
 
-std::string hello_proof(const std::string& secret, const std::string& nonce, const hello_msg& m,
-                        const caf::node_id& node) {
-  return hmac_sha256_hex(secret, proven_text(nonce, m, node));
+std::string proof_of(const std::string& secret, const hello_claims& c) {
+  std::string text;
+  for (const std::string& part : {c.nonce, c.fingerprint, std::to_string(c.shard),
+                                  std::to_string(c.worker), c.node})
+    text += std::to_string(part.size()) + ":" + part + ";";
+  return hmac_sha256_hex(secret, text);
 }
 
-std::string nonce_book::issue(const caf::node_id& node) {
+bool same_proof(const std::string& expected, const std::string& given) {
+  return expected.size() == given.size() &&
+         CRYPTO_memcmp(expected.data(), given.data(), expected.size()) == 0;
+}
+
+std::string nonce_book::issue(const std::string& node) {
   std::array<unsigned char, 16> bytes{};
   if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1)
     throw std::runtime_error("no random bytes from OpenSSL for a hello nonce");
@@ -58,22 +55,13 @@ std::string nonce_book::issue(const caf::node_id& node) {
   return entries_.back().nonce;
 }
 
-std::optional<std::string> nonce_book::take(const caf::node_id& node) {
+std::optional<std::string> nonce_book::take(const std::string& node) {
   auto it = std::find_if(entries_.begin(), entries_.end(),
                          [&](const entry& e) { return e.node == node; });
   if (it == entries_.end()) return std::nullopt;
   auto nonce = std::move(it->nonce);
   entries_.erase(it);
   return nonce;
-}
-
-bool proves_secret(const std::string& secret, nonce_book& nonces, const hello_msg& m,
-                   const caf::node_id& node) {
-  if (secret.empty()) return true;
-  const auto nonce = nonces.take(node);
-  if (!nonce || m.proof.size() != 64) return false;
-  const auto expected = hello_proof(secret, *nonce, m, node);
-  return CRYPTO_memcmp(expected.data(), m.proof.data(), expected.size()) == 0;
 }
 
 }  // namespace downpour
