@@ -91,6 +91,13 @@ caf::expected<Handle> remote_actor_within(caf::actor_system& sys, bool tls,
         });
   }
   self->send_exit(asker, caf::exit_reason::kill);
+  // CAF's own failure may come before a pause lets us look: the note of a
+  // refused handshake still says why, at once rather than after every retry.
+  if (!result && tls && result.error() != errc::unreachable) {
+    const auto note = peer_failure(host, port, started);
+    if (note && note->fault == peer_fault::tls_refused)
+      result = make_node_error(errc::unreachable, note->why);
+  }
   return result;
 }
 
