@@ -60,6 +60,11 @@ expect "reporting reaches up to the protocol" \
   "reporting/log.cpp:$line: #include \"protocol/messages.hpp\": reporting/ must not include protocol/"
 
 fresh_copy
+line=$(plant model/layers/dense.hpp reporting/log.hpp)
+expect "model/layers is at model's level" \
+  "model/layers/dense.hpp:$line: #include \"reporting/log.hpp\": model/ must not include reporting/"
+
+fresh_copy
 plant protocol/floats.hpp config/options.hpp >/dev/null
 expect "protocol reaches the options" \
   "protocol/messages.hpp:1: reaches config/options.hpp through protocol/messages.hpp -> protocol/tensor.hpp -> protocol/floats.hpp -> config/options.hpp"
