@@ -3,9 +3,11 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
 #include <memory>
 
 #include "protocol/failure.hpp"
+#include "protocol/metered_config.hpp"
 #include "protocol/model_snapshot.hpp"
 #include "config/durations.hpp"
 #include "model/update.hpp"
@@ -36,6 +38,28 @@ double ms_since(clock_type::time_point t) {
   return std::chrono::duration<double, std::milli>(clock_type::now() - t).count();
 }
 
+// What /metrics says of saves (none in a test's actor system): a failure
+// counted, or the newest success's time, duration and size.
+checkpoint_meter* meter_of(saver_pointer self) {
+  auto* meters = meters_of(self->system());
+  return meters ? &meters->checkpoint() : nullptr;
+}
+
+void count_failure(saver_pointer self) {
+  if (auto* m = meter_of(self)) m->failures.fetch_add(1, std::memory_order_relaxed);
+}
+
+void count_success(saver_pointer self, const gathering& g, const std::string& path) {
+  auto* m = meter_of(self);
+  if (!m) return;
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(path, ec);
+  m->saves.fetch_add(1, std::memory_order_relaxed);
+  m->last_duration_seconds.set(ms_since(g.asked) / 1000.0);
+  m->last_size_bytes.store(ec ? 0 : bytes, std::memory_order_relaxed);
+  m->last_success_unix_seconds.set(g.ckpt.wall_time);
+}
+
 // A diverged model is never saved over the good checkpoints before it.
 bool finite_model(const checkpoint& c) {
   return all_finite(c.params.data(), c.params.size()) && all_finite(c.ema.data(), c.ema.size()) &&
@@ -49,6 +73,7 @@ void write_out(saver_pointer self, gathering& g) {
                      ": the parameters are not finite (the job diverged); the checkpoints "
                      "saved before are kept";
     st.cfg.log.error(why);
+    count_failure(self);
     g.promise.deliver(caf::make_error(errc::diverged, why));
     return;
   }
@@ -63,11 +88,13 @@ void write_out(saver_pointer self, gathering& g) {
     std::snprintf(times, sizeof times, " (shards answered in %.1f ms, written in %.1f ms)",
                   snapshot_ms, ms_since(wrote));
     st.cfg.log.info("checkpoint: saved " + path + times);
+    count_success(self, g, path);
     g.promise.deliver(path);
   } catch (const std::exception& e) {
     // Of any kind: one let through would end the saver with the asker never
     // answered. Training goes on; the next save may succeed.
     st.cfg.log.error(e.what());
+    count_failure(self);
     g.promise.deliver(caf::make_error(errc::save_failed, e.what()));
   }
 }
@@ -101,6 +128,8 @@ caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_
                           failure_level(model.error(), passed_level),
                           "checkpoint: no checkpoint at step " + std::to_string(step) + ": " +
                               self->system().render(model.error()));
+                      // A passed step is tried again further on, not a failed save.
+                      if (model.error() != errc::step_passed) count_failure(self);
                       g->promise.deliver(model.error());
                       return;
                     }

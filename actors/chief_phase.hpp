@@ -50,6 +50,9 @@
 //             or the step a stop reached), written before the end is told.
 //  stopping_nodes: the end is told; run_chief collects the model and ends the
 //             shards, its helpers and its workers.
+//
+// A chief started again on a job that completed before walks none of these:
+// it reports that job and answers the workers' hellos (runtime/node/finished.hpp).
 #pragma once
 
 #include <string>

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "protocol/failure.hpp"
+#include "protocol/metered_config.hpp"
 #include "actors/shard_state.hpp"
 #include "config/cluster_fingerprint.hpp"
 
@@ -258,6 +259,8 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
   end_on_exception(self);
   self->state.guard.set_log(cfg.log);
   self->state.cfg = std::move(cfg);
+  if (auto* meters = meters_of(self->system()))
+    self->state.meter = &meters->shard(self->state.cfg.index);
   self->state.guard.install(self);
   self->set_exit_handler([=](caf::exit_msg& m) { on_exit(self, m); });
   using step_result = caf::result<std::int64_t>;

@@ -4,6 +4,7 @@
 // the protocol: only the shard includes it.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "protocol/peer_guard.hpp"
 #include "actors/shard_config.hpp"
 #include "actors/shard_rows.hpp"
+#include "reporting/meters.hpp"
 
 namespace downpour {
 
@@ -60,6 +62,10 @@ struct parameter_shard_state {
   // difference seen from here: its exit then ends this ps with that reason.
   std::optional<std::pair<caf::node_id, std::string>> refused_by;
   caf::strong_actor_ptr chief;  // the supervisor, told of by itself (join_atom)
+  // Where this node's /metrics reads staleness and round waits (none in a
+  // test's actor system); sync: when the round in progress got its first gradient.
+  shard_meter* meter = nullptr;
+  std::chrono::steady_clock::time_point round_began;
   static inline const char* name = "parameter_shard";
 };
 

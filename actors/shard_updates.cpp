@@ -2,6 +2,7 @@
 #include <utility>
 
 #include "actors/shard_state.hpp"
+#include "config/durations.hpp"
 #include "model/sync_rule.hpp"
 
 namespace downpour {
@@ -46,6 +47,7 @@ void commit(parameter_shard_state& st, shared_tensor&& next) {
 bool apply_pushed(parameter_shard_state& st, push_msg& m) {
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
   if (!sgd_into_grad(m.grad, st.params, lr)) return false;
+  if (st.meter) st.meter->staleness_steps.observe(static_cast<double>(st.step - m.step));
   if (st.rows) st.rows->apply(m, lr);
   const std::int64_t base = st.step;
   commit(st, std::move(m.grad));
@@ -57,6 +59,7 @@ bool apply_pushed(parameter_shard_state& st, push_msg& m) {
 // arrival order.
 void accumulate(parameter_shard_state& st, push_msg& m) {
   if (st.rows) st.rows->add_to_round(m);
+  if (st.grad_count == 0) st.round_began = std::chrono::steady_clock::now();
   if (st.grad_count++ == 0)
     st.grad_sum = std::move(m.grad);
   else
@@ -74,6 +77,7 @@ void maybe_complete_round(parameter_shard_state& st) {
   else
     mean_sgd_into_sum(st.grad_sum, st.params, lr, st.grad_count);
   if (st.rows) st.rows->apply_round(lr);
+  if (st.meter) st.meter->round_wait_seconds.observe(seconds_since(st.round_began));
   st.grad_count = 0;
   commit(st, std::exchange(st.grad_sum, {}));
 }

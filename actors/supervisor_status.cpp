@@ -2,6 +2,7 @@
 // newest evaluation, and status requests, answered with facts gathered from
 // the shards, the coordinator and the saver at once and rendered by the
 // renderer the chief gave (runtime/status_json.hpp).
+#include <algorithm>
 #include <chrono>
 
 #include "actors/parameter_shard.hpp"
@@ -18,10 +19,21 @@ std::int64_t current_step(const stop_supervisor_state& st) {
   return st.cfg.mode == train_mode::sync ? st.reported_step : st.granted;
 }
 
+// The job's state as status and /metrics name it (reporting/status.hpp).
+std::string job_state(const stop_supervisor_state& st) {
+  if (st.life.is(chief_phase::failed)) return "failed";
+  if (st.life.is(chief_phase::stopping_nodes)) return told_to_stop(st) ? "stopped" : "completed";
+  if (st.life.is(chief_phase::recovering)) return "recovering";
+  if (told_to_stop(st)) return "stopping";
+  return "training";
+}
+
 // What the supervisor knows itself; the others' parts are filled in as they answer.
 status_facts own_facts(const stop_supervisor_state& st) {
   status_facts facts;
   facts.mode = to_string(st.cfg.mode);
+  facts.state = job_state(st);
+  facts.bad_batches_skipped = std::min(st.bad_batches, st.cfg.max_bad_batches);
   facts.global_step = current_step(st);
   facts.last_step = st.cfg.last_step;
   facts.steps_per_s = st.progress->steps_per_s(facts.global_step);

@@ -134,6 +134,16 @@ void return_tickets(stop_supervisor_state& st, std::int64_t n) {
   st.granted = std::max(st.cfg.start_step, st.granted - n);
 }
 
+// The ticket of a batch never pushed (a bad batch while stopping): async and
+// ssp workers hold it unsettled; sync workers hold none.
+void return_held_ticket(supervisor_pointer self) {
+  auto& st = self->state;
+  auto it = st.holders.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
+  if (it == st.holders.end() || it->second.unsettled == 0) return;
+  --it->second.unsettled;
+  return_tickets(st, 1);
+}
+
 std::string bad_batch_line(const stop_supervisor_state& st, std::uint32_t worker,
                            std::int64_t step, float loss) {
   const auto lr = learning_rate_at(st.cfg.progress.schedule, step);
@@ -259,6 +269,13 @@ caf::result<std::int64_t> on_bad_batch(supervisor_pointer self, std::uint32_t wo
   auto& st = self->state;
   if (st.life.is(phase::failed)) return st.failure;
   if (st.life.is(phase::stopping_nodes)) return caf::make_error(errc::stopped, "the job is over");
+  if (told_to_stop(st)) {
+    // The skipped batch is never pushed: its ticket goes back, so the stop
+    // step is one every shard reaches, and the worker leaves (done).
+    return_held_ticket(self);
+    return caf::make_error(errc::interrupted, "the job is stopping (" + st.stop_reason + ")");
+  }
+  st.last_loss = loss;  // status and /metrics show the non-finite loss, not an older one
   const auto where = bad_batch_line(st, worker, step, loss);
   if (++st.bad_batches <= st.cfg.max_bad_batches) {
     st.cfg.log.warn(where + "; batch skipped (" + std::to_string(st.bad_batches) + " of at most " +

@@ -1,9 +1,11 @@
 #include "actors/worker.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <utility>
 
+#include "config/durations.hpp"
 #include "protocol/failure.hpp"
 #include "actors/worker_state.hpp"
 #include "model/update.hpp"
@@ -247,13 +249,18 @@ void enter_pulling(worker_pointer self) {
   st.computed_at = st.pulled_at;
   if (prefetches(st)) request_async_pulls(self);
   st.grad = st.buffers.take(st.cfg.model_size);
-  if (has_rows(st.cfg))
+  const auto began = std::chrono::steady_clock::now();
+  double input_s = 0.0;
+  if (has_rows(st.cfg)) {
     st.grad_loss =
         st.workspace->loss_and_gradient(st.params->data(), st.rows.data(), st.batches->last_batch(),
                                         st.grad->data(), st.row_grad.data());
-  else
-    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.batches->next_batch(),
-                                                   st.grad->data());
+  } else {
+    const auto& batch = st.batches->next_batch();
+    input_s = seconds_since(began);
+    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), batch, st.grad->data());
+  }
+  meter_compute(st, input_s, seconds_since(began));
   st.phase = worker_phase::holding;
   try_push(self);
 }
@@ -303,6 +310,7 @@ void push_gradient(worker_pointer self) {
   }
   st.last_loss = st.grad_loss;
   ++st.local_step;
+  meter_step(st);
   if (st.cfg.mode == train_mode::sync) {
     self->send(st.cfg.supervisor, report_atom_v, st.cfg.index, sync_step(st) + 1, st.last_loss);
     advance_sync_barrier(st);
@@ -361,6 +369,7 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   auto& st = self->state;
   st.cfg = std::move(cfg);
   st.workspace = st.cfg.net->workspace(st.cfg.batch_size);
+  attach_meter(st, self->system());
   st.batches = std::make_unique<batcher>(st.cfg.train, st.cfg.batch_size, st.cfg.batch_seed);
   st.pulled_at.assign(st.cfg.shards.size(), 0);
   st.computed_at = st.pulled_at;

@@ -4,6 +4,8 @@
 // only the worker includes it.
 #pragma once
 
+#include <chrono>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,6 +15,7 @@
 #include "protocol/buffers.hpp"
 #include "protocol/peer_guard.hpp"
 #include "actors/worker_config.hpp"
+#include "reporting/meters.hpp"
 #include "data/batch_record.hpp"
 #include "data/batcher.hpp"
 #include "model/model.hpp"
@@ -80,6 +83,11 @@ struct worker_state {
   floats row_grad;
   peer_guard guard;        // exits and errors only from this node; nothing else served
   bool leaving = false;    // told to stop: leave after the next push
+  // Where this node's /metrics reads the worker's steps (none in a test's
+  // actor system); the time of the last push and the compute since.
+  worker_meter* meter = nullptr;
+  std::chrono::steady_clock::time_point last_push;
+  double busy_s = 0.0;  // compute and input since the last push
   static inline const char* name = "worker";
 };
 
@@ -106,6 +114,19 @@ shared_tensor outgoing_part(const worker_state& st, std::size_t k);
 
 // The batcher still holds this gradient's batch: the next is drawn after the push.
 void record_batch(worker_state& st);
+
+// worker_meter.cpp: what this node's /metrics reads of the worker
+
+// The worker's meter of the node (none in a test's actor system).
+void attach_meter(worker_state& st, caf::actor_system& sys);
+
+// A push ends a step: its time from the push before, of which what was not
+// compute or input was waiting (pulls, the ticket, a barrier).
+void meter_step(worker_state& st);
+
+// A batch taken and its loss and gradient computed: busy_s seconds in all,
+// input_s of them taking the batch.
+void meter_compute(worker_state& st, double input_s, double busy_s);
 
 // worker_rows.cpp: the rows of a sparse variable
 

@@ -10,7 +10,7 @@
 #   P                            outside a git checkout or without git
 # Run at every build; a file is rewritten only when its text changes, so a
 # build of the same commit recompiles nothing.
-# In: SOURCE_DIR, PROJECT_VERSION, OUT, OUT_TEXT.
+# In: SOURCE_DIR, PROJECT_VERSION, OUT, OUT_TEXT, VERSION_OVERRIDE (may be empty).
 set(version "${PROJECT_VERSION}")
 find_package(Git QUIET)
 if(GIT_FOUND)
@@ -49,6 +49,12 @@ if(GIT_FOUND)
       set(version "${base}${separator}git${date}.${commit}${dirty}")
     endif()
   endif()
+endif()
+
+# A build from sources without .git (a container's context, a tarball) may be
+# told its version: -DDOWNPOUR_VERSION_OVERRIDE=... (deploy/Dockerfile).
+if(NOT "${VERSION_OVERRIDE}" STREQUAL "")
+  set(version "${VERSION_OVERRIDE}")
 endif()
 
 function(write_if_changed path text)

@@ -1,11 +1,15 @@
 # Downpour as something to install (included at the end of CMakeLists.txt):
 # `cmake --install build --prefix P` and the Debian package (`make package`)
 # put under P:
-#   bin/downpour, bin/downpour-make-certs
-#   lib/libdownpour.a                one static library: the model and the runtime
+#   bin/downpour, bin/downpour-make-certs, bin/downpour-make-csv
+#   lib/ARCH/libdownpour.a           one static library: the model and the runtime
+#                                    (lib/ARCH: Debian's multiarch directory)
 #   include/downpour/...             the public headers, paths as in the source tree
 #   lib/cmake/Downpour/              find_package(Downpour CONFIG): Downpour::downpour
 #   share/man/man1/downpour.1, share/downpour/examples/ (configs, custom_model/)
+#   lib/systemd/system/downpour-{ps,worker}@.service, share/downpour/cluster.env
+#                                    (the package's postinst copies it to
+#                                    /etc/downpour/ and adds the downpour user)
 # docs/library.md has the why of each choice.
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
@@ -69,6 +73,12 @@ target_link_libraries(downpour_library INTERFACE ${DOWNPOUR_SHARED_LIBRARIES})
 install(TARGETS downpour RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(PROGRAMS scripts/make-certs DESTINATION ${CMAKE_INSTALL_BINDIR}
   RENAME downpour-make-certs)
+# The planted CSV data of the custom-model example (examples/custom_model/README.md).
+install(PROGRAMS scripts/make-csv DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME downpour-make-csv)
+# The systemd units and the cluster's settings they read (deploy/systemd).
+install(FILES deploy/systemd/downpour-ps@.service deploy/systemd/downpour-worker@.service
+  DESTINATION lib/systemd/system)
+install(FILES deploy/systemd/cluster.env DESTINATION ${CMAKE_INSTALL_DATADIR}/downpour)
 install(TARGETS downpour_library EXPORT DownpourTargets
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 foreach(header IN LISTS DOWNPOUR_INSTALLED_HEADERS)
@@ -112,7 +122,7 @@ set(CPACK_PACKAGE_DESCRIPTION "Downpour trains TensorFlow 1.x's distributed MNIS
 of your own built against its library, on parameter servers and workers: asynchronous, \
 synchronous and stale-synchronous modes, exact stop, checkpoints, TLS. The package holds the \
 downpour binary, libdownpour.a with its headers and CMake package config, example cluster \
-configs and an example project.")
+configs and an example project, and systemd units run as the downpour system user.")
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
@@ -122,6 +132,10 @@ set(CPACK_DEBIAN_PACKAGE_DEPENDS "libboost-program-options1.74.0 (>= 1.74.0+ds1)
 libc6 (>= 2.34), libcaf-core0.17 (>= 0.17.6), libcaf-io0.17 (>= 0.17.6), \
 libcaf-openssl0.17 (>= 0.17.6), libgcc-s1 (>= 3.0), \
 libssl3 (>= 3.0.0), libstdc++6 (>= 11), libzip4 (>= 1.0), zlib1g (>= 1:1.2.11.dfsg)")
+# adduser: the postinst adds the units' system user (deploy/debian/postinst).
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "${CPACK_DEBIAN_PACKAGE_DEPENDS}, adduser")
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA ${CMAKE_CURRENT_SOURCE_DIR}/deploy/debian/postinst)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION ON)
 # The default data set, and openssl for downpour-make-certs.
 set(CPACK_DEBIAN_PACKAGE_RECOMMENDS "dataset-fashion-mnist, openssl")
 # What building against libdownpour.a needs (docs/library.md).

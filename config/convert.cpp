@@ -243,6 +243,8 @@ std::string to_string(log_level l) {
   }
 }
 
+std::string to_string(log_format_kind f) { return f == log_format_kind::json ? "json" : "text"; }
+
 std::string to_string(transport_kind t) {
   return t == transport_kind::tcp ? "tcp" : "inproc";
 }

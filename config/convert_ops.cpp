@@ -66,10 +66,17 @@ options read_operations(options o, const raw_values& raw) {
   o.cluster_name = read_text(raw, "cluster-name", o.cluster_name);
   o.cluster_secret_file = read_text(raw, "cluster-secret-file", o.cluster_secret_file);
   if (find(raw, "cluster-secret-file")) o.cluster_secret = read_cluster_secret(o.cluster_secret_file);
+  // Kubeflow's operator starts a TFJob's pods minutes apart (scheduling,
+  // image pulls): under TF_CONFIG the default wait for peers covers that.
+  const raw_value* role = find(raw, "role");
+  if (role && role->source == tf_config_source && !find(raw, "connect-timeout"))
+    o.connect_timeout_s = tf_config_connect_timeout_s;
   o.heartbeat_interval_s =
       read_duration(raw, "heartbeat-interval", o.heartbeat_interval_s, duration_zero::turns_off);
   o.node_timeout_s =
       read_duration(raw, "node-timeout", o.node_timeout_s, duration_zero::refused);
+  o.stop_grace_s =
+      read_duration(raw, "stop-grace", o.stop_grace_s, duration_zero::refused);
   o.tls_ca = read_text(raw, "tls-ca", o.tls_ca);
   o.tls_cert = read_text(raw, "tls-cert", o.tls_cert);
   o.tls_key = read_text(raw, "tls-key", o.tls_key);
@@ -80,6 +87,8 @@ options read_operations(options o, const raw_values& raw) {
   o.status_json = read_flag(raw, "json", o.status_json);
   o.metrics_port = read_integer(raw, "metrics-port", o.metrics_port, 0, 65535);
   o.metrics_bind = read_text(raw, "metrics-bind", o.metrics_bind);
+  o.log_format = read_choice(raw, "log-format", o.log_format,
+                             {log_format_kind::text, log_format_kind::json});
   using L = log_level;
   o.log_threshold =
       read_choice(raw, "log-level", o.log_threshold, {L::error, L::warn, L::info, L::debug});

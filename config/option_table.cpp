@@ -102,14 +102,19 @@ std::vector<option_spec> cluster_specs(const options& d) {
        "pushes and pulls between nodes as fp32 (exact) or bf16 (half the bytes, 8-bit "
        "mantissa); in-process messages stay fp32"},
       {"connect-timeout", "SEC", text_of(d.connect_timeout_s),
-       "seconds to wait for cluster peers, and for a lost ps or chief to be started again"},
+       "seconds to wait for cluster peers (their names to resolve, the nodes to answer), and "
+       "for a lost ps or chief to be started again; 300 when TF_CONFIG gives the cluster"},
+      {"stop-grace", "SEC", text_of(d.stop_grace_s),
+       "seconds a stop (SIGTERM, SIGINT) may take: past them the node exits 4 with the "
+       "checkpoints saved so far (keep it below the orchestrator's grace period)"},
       {"scheduler-policy", "P", d.scheduler_policy, "CAF scheduler: sharing or stealing"},
       {"scheduler-threads", "N", text_of(d.scheduler_threads),
        "CAF scheduler threads; 0 means min(hardware threads, 4), at least 2 and at least "
        "one more than the node's workers"},
       {"bind", "ADDR", "",
-       "address to listen on (default: the host of this node's own host-list entry; "
-       "0.0.0.0 for every interface, :: for every IPv6 one)"},
+       "address to listen on (default: the host of this node's own host-list entry when it "
+       "is an address or localhost, every interface when it is a name, as a Kubernetes "
+       "Service's; 0.0.0.0 for every IPv4 interface, :: for every IPv6 one)"},
       {"cluster-name", "NAME", d.cluster_name,
        "cluster identity: nodes of another cluster (or Downpour version) are refused"},
       {"cluster-secret-file", "FILE", "",
@@ -129,11 +134,14 @@ std::vector<option_spec> cluster_specs(const options& d) {
       {"log-level", "LEVEL", to_string(d.log_threshold),
        "error, warn, info or debug: lines below it are not printed; errors and warnings go "
        "to stderr, the rest to stdout"},
+      {"log-format", "F", to_string(d.log_format),
+       "text (time node LEVEL message) or json (one object per line with the fields time, "
+       "node, level, message; for log shippers)"},
       {"chief", "HOST:PORT", "", "status: the chief to ask (default: the first --worker-hosts entry)"},
       {"json", "", d.status_json ? "true" : "false",
        "status: print one JSON object (fields in docs/operations.md) instead of text (switch)"},
       {"metrics-port", "PORT", text_of(d.metrics_port),
-       "chief and ps: serve Prometheus /metrics and /healthz over HTTP on PORT; 0 turns it off"},
+       "every node: serve Prometheus /metrics and /healthz over HTTP on PORT; 0 turns it off"},
       {"metrics-bind", "ADDR", d.metrics_bind,
        "address of the metrics endpoint (plain HTTP: keep it on loopback or a private network)"},
       {"help", "", "", "print this help and exit"},

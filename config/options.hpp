@@ -28,6 +28,8 @@ enum class train_mode { async, sync, ssp };
 enum class transport_kind { inproc, tcp };
 // Log thresholds, most severe first: a line is printed when its level <= --log-level.
 enum class log_level { error, warn, info, debug };
+// Log lines as text (time node LEVEL message) or one JSON object per line.
+enum class log_format_kind { text, json };
 // What the binary does: train (the default) or work with a saved checkpoint.
 enum class command_kind { train, eval, inspect, export_npz, status, plot };
 // The data files: MNIST's IDX files in --data-dir, or CSV or libsvm
@@ -105,7 +107,8 @@ struct options {
   transport_kind transport = transport_kind::inproc;
   bool pipeline = true;  // async: the next pull overlaps this step's compute
   wire_dtype wire = wire_dtype::fp32;  // pushes and pulls between nodes
-  double connect_timeout_s = 30.0;
+  double connect_timeout_s = 30.0;  // tf_config_connect_timeout_s under TF_CONFIG
+  double stop_grace_s = 20.0;  // a stop (SIGTERM) ends the node within this, whatever it waits for
   // CAF scheduler tuning (measured faster on small machines; see docs/performance.md).
   std::string scheduler_policy = "sharing";
   std::size_t scheduler_threads = 0;  // 0: min(hardware threads, 4), at least 2
@@ -128,11 +131,16 @@ struct options {
   std::uint16_t metrics_port = 0;           // chief and ps: /metrics over HTTP; 0: off
   std::string metrics_bind = "127.0.0.1";   // plain HTTP: loopback unless asked
   log_level log_threshold = log_level::info;  // --log-level
+  log_format_kind log_format = log_format_kind::text;  // --log-format
   // Where each option given was set: "--batch-size", "DOWNPOUR_BATCH_SIZE",
   // "TF_CONFIG task.index" or "FILE: batch-size" (status shows it).
   std::map<std::string, std::string> sources;
   bool tls() const { return !tls_ca.empty(); }
 };
+
+// --connect-timeout's default when TF_CONFIG gives the cluster: Kubernetes
+// starts the pods of a job minutes apart.
+inline constexpr double tf_config_connect_timeout_s = 300.0;
 
 // Parses argv (and the INI file named by --config). Returns nullopt when
 // --help or --version was printed to out. Throws config_error on bad input.
@@ -148,6 +156,7 @@ std::string to_string(placement_kind p);
 std::string to_string(transport_kind t);
 std::string to_string(wire_dtype d);
 std::string to_string(log_level l);
+std::string to_string(log_format_kind f);
 std::string to_string(command_kind c);
 std::string to_string(data_format_kind f);
 std::string to_string(csv_label_kind c);

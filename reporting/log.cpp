@@ -7,6 +7,8 @@
 #include <streambuf>
 #include <utility>
 
+#include "reporting/log_json.hpp"
+
 namespace downpour {
 
 const char* level_name(log_level level) {
@@ -114,7 +116,26 @@ std::string format_log_line(std::chrono::system_clock::time_point t, const std::
   return line;
 }
 
+std::string format_json_log_line(std::chrono::system_clock::time_point t, const std::string& node,
+                                 log_level level, const std::string& message) {
+  return format_log_json({utc_timestamp(t), node, level_name(level), printable_line(message)});
+}
+
+namespace {
+
+// A --log-format=json line as a record: the same fields, a known level.
+std::optional<log_record> parse_json_log_line(const std::string& line) {
+  auto f = parse_log_json(line);
+  if (!f) return std::nullopt;
+  for (auto level : {log_level::error, log_level::warn, log_level::info, log_level::debug})
+    if (f->level == level_name(level)) return log_record{f->time, f->node, level, f->message};
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<log_record> parse_log_line(const std::string& line) {
+  if (!line.empty() && line.front() == '{') return parse_json_log_line(line);
   static const std::regex format(R"((\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z) )"
                                  R"(([a-z]+:\d+) (ERROR|WARN|INFO|DEBUG) (.*)\n?)");
   std::smatch m;
@@ -140,16 +161,18 @@ std::string node_name(role_kind role, std::size_t task) {
   return to_string(role) + ":" + std::to_string(task);
 }
 
-logger::logger(std::string node, log_level threshold)
-    : node_(std::move(node)), threshold_(threshold) {}
+logger::logger(std::string node, log_level threshold, log_format_kind format)
+    : node_(std::move(node)), threshold_(threshold), format_(format) {}
 
 logger::logger(std::string node, log_level threshold, std::FILE* out, std::FILE* err)
     : node_(std::move(node)), threshold_(threshold), out_(out), err_(err) {}
 
 void logger::write(log_level level, const std::string& message) const {
   if (!enabled(level)) return;
-  const std::string line =
-      format_log_line(std::chrono::system_clock::now(), node_, level, message);
+  const auto now = std::chrono::system_clock::now();
+  const std::string line = format_ == log_format_kind::json
+                               ? format_json_log_line(now, node_, level, message)
+                               : format_log_line(now, node_, level, message);
   std::FILE* to = level <= log_level::warn ? err_ : out_;
   std::fwrite(line.data(), 1, line.size(), to);
   std::fflush(to);
@@ -162,7 +185,7 @@ logger logger::for_node(std::string node) const {
 }
 
 logger node_logger(const options& opts, role_kind role, std::size_t task) {
-  return logger{node_name(role, task), opts.log_threshold};
+  return logger{node_name(role, task), opts.log_threshold, opts.log_format};
 }
 
 log_throttle::log_throttle(std::chrono::steady_clock::duration interval)

@@ -42,13 +42,19 @@ inline constexpr const char* log_cut_mark = " [cut at 4096 bytes]";
 // isolates (U+202A-U+202E, U+2066-U+2069, U+200E, U+200F, U+061C) and bytes
 // that are not UTF-8 are escaped as \xHH (bytes) or \uXXXX (characters),
 // so a file or a peer cannot forge lines or reorder what a terminal shows.
-// Every line written goes through it (format_log_line), and so do the few
-// lines written before a logger exists (runtime/cli/app.cpp).
+// Every line written goes through it (format_log_line, format_json_log_line),
+// and so do the few lines written before a logger exists (runtime/cli/app.cpp).
 std::string printable_line(const std::string& text);
 
 // One whole line, newline included; the message through printable_line.
 std::string format_log_line(std::chrono::system_clock::time_point t, const std::string& node,
                             log_level level, const std::string& message);
+
+// The same fields as one JSON object, newline included (--log-format=json,
+// reporting/log_json.hpp); the message through printable_line as well, so
+// both formats carry the same bounded text.
+std::string format_json_log_line(std::chrono::system_clock::time_point t, const std::string& node,
+                                 log_level level, const std::string& message);
 
 // One line taken apart again: the only reader of the format, used by
 // everything that scrapes logs (the tests' helpers, the chaos tool), so a
@@ -60,8 +66,9 @@ struct log_record {
   std::string message;
 };
 
-// The record of one line (a trailing newline allowed); nullopt for text that is
-// not a log line (a child's stray output, a partly written line).
+// The record of one line (a trailing newline allowed), of either format
+// (--log-format text or json); nullopt for text that is not a log line (a
+// child's stray output, a partly written line).
 std::optional<log_record> parse_log_line(const std::string& line);
 
 // The records of every complete log line in text (a process's whole output),
@@ -77,7 +84,8 @@ std::string node_name(role_kind role, std::size_t task);
 class logger {
  public:
   logger() = default;  // node "downpour", level info, stdout and stderr
-  logger(std::string node, log_level threshold);
+  logger(std::string node, log_level threshold,
+         log_format_kind format = log_format_kind::text);
   // Tests write to files of their own.
   logger(std::string node, log_level threshold, std::FILE* out, std::FILE* err);
 
@@ -96,6 +104,7 @@ class logger {
  private:
   std::string node_ = "downpour";
   log_level threshold_ = log_level::info;
+  log_format_kind format_ = log_format_kind::text;
   std::FILE* out_ = stdout;
   std::FILE* err_ = stderr;
 };

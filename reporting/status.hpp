@@ -30,6 +30,9 @@ struct validation_facts {
 
 struct status_facts {
   std::string mode;
+  // What the job is doing: training, stopping, recovering, completed,
+  // stopped or failed (the supervisor's phase; /metrics' downpour_job_state).
+  std::string state = "training";
   std::int64_t global_step = 0;
   std::int64_t last_step = 0;
   double steps_per_s = 0.0;
@@ -43,6 +46,11 @@ struct status_facts {
   std::string last_checkpoint;  // empty: none yet
   std::map<std::string, std::string> config_sources;  // the chief's options.sources
   double checkpoint_age_s = 0.0;
+  std::int64_t bad_batches_skipped = 0;  // non-finite batches skipped (--max-bad-batches)
 };
+
+// The states status_facts::state takes, in the order /metrics lists them.
+inline const char* const job_states[] = {"training", "stopping", "recovering",
+                                         "completed", "stopped",  "failed"};
 
 }  // namespace downpour

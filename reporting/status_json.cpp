@@ -70,6 +70,7 @@ std::int64_t dropped_total(const status_facts& f) {
 std::string status_json(const status_facts& f) {
   json j;
   j["mode"] = f.mode;
+  j["state"] = f.state;
   j["global_step"] = f.global_step;
   j["last_step"] = f.last_step;
   j["steps_per_s"] = number(f.steps_per_s);
@@ -85,6 +86,7 @@ std::string status_json(const status_facts& f) {
   j["shards"] = json::array();
   for (std::size_t k = 0; k < f.shards.size(); ++k) j["shards"].push_back(shard_json(k, f.shards[k]));
   j["dropped_stale_gradients"] = dropped_total(f);
+  j["bad_batches_skipped"] = f.bad_batches_skipped;
   j["last_checkpoint"] =
       f.last_checkpoint.empty()
           ? json()
@@ -98,6 +100,8 @@ status_facts parse_status_json(const std::string& text) {
     const json j = json::parse(text);
     status_facts f;
     f.mode = j.at("mode").get<std::string>();
+    f.state = j.value("state", std::string("training"));
+    f.bad_batches_skipped = j.value("bad_batches_skipped", std::int64_t{0});
     f.global_step = j.at("global_step").get<std::int64_t>();
     f.last_step = j.at("last_step").get<std::int64_t>();
     f.steps_per_s = j.at("steps_per_s").is_null() ? 0.0 : j.at("steps_per_s").get<double>();

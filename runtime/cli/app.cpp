@@ -56,7 +56,14 @@ int fail(const options& opts, const logger& log, const caf::error& err) {
   return code;
 }
 
-int report(const options& opts, const run_summary& summary, const logger& log) {
+int report(const options& opts, const job_result& result, const logger& log) {
+  const run_summary& summary = result.summary;
+  if (result.reported_before) {
+    log.info("the job completed before at global step " + std::to_string(summary.global_step) +
+             "; its summary.json is kept and nothing is trained (--fresh trains again)");
+    log.info(final_line(summary) + " (completed before; summary.json kept)");
+    return exit_completed;
+  }
   report_final(opts, summary, log);
   return summary.status == job_status::stopped ? exit_stopped : exit_completed;
 }
@@ -94,7 +101,7 @@ int run_node(const options& opts, const model_factory& make_model, const logger&
       node_system sys{opts, job.layout};
       auto r = run_worker_node(sys.get(), opts, job, hooks);
       const int code = !r               ? fail(opts, log, r.error())
-                       : opts.task == 0 ? report(opts, r->summary, log)
+                       : opts.task == 0 ? report(opts, *r, log)
                                         : exit_completed;
       sys.end(code, log);
       return code;
@@ -104,7 +111,7 @@ int run_node(const options& opts, const model_factory& make_model, const logger&
     case role_kind::local: {
       auto r = run_local(opts, job, hooks);
       if (!r) return fail(opts, log, r.error());
-      return report(opts, r->summary, log);
+      return report(opts, *r, log);
     }
   }
   return exit_failed;
@@ -117,7 +124,8 @@ int train(const options& opts, const model_factory& make_model) {
   const logger log = node_logger(opts, opts.role, opts.task);
   stop_switch stops;
   std::optional<signal_watcher> watcher;
-  if (opts.role != role_kind::reference) watcher.emplace(stops, log);
+  if (opts.role != role_kind::reference) watcher.emplace(stops, log,
+                    std::chrono::milliseconds(static_cast<std::int64_t>(opts.stop_grace_s * 1000)));
   try {
     check_batch_record_environment();
     return run_node(opts, make_model, log, stops);

@@ -1,5 +1,7 @@
 #include "runtime/net/connect.hpp"
 
+#include <arpa/inet.h>
+
 #include <cstdio>
 
 #include "runtime/net/peer_notes.hpp"
@@ -28,7 +30,19 @@ std::optional<std::string> final_refusal(const caf::error& err) {
   return std::nullopt;
 }
 
+std::string listen_address(const options& opts, const host_port& at) {
+  if (!opts.bind_address.empty()) return opts.bind_address;
+  unsigned char buf[sizeof(in6_addr)];
+  if (at.host == "localhost" || inet_pton(AF_INET, at.host.c_str(), buf) == 1 ||
+      inet_pton(AF_INET6, at.host.c_str(), buf) == 1)
+    return at.host;
+  return "";
+}
+
 std::string handshake_hint(const caf::error& err) {
+  if (err == caf::sec::cannot_connect_to_node)
+    return "; nothing accepted the connection (refused, or the name does not resolve): is "
+           "that node started, at that host and port?";
   if (err == caf::sec::request_timeout)
     return "; it did not answer in time: is that node hung or stopped (SIGSTOP), cut off from "
            "this one by the network, or is another program listening on its port (accepting "

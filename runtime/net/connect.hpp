@@ -122,13 +122,18 @@ caf::expected<Handle> connect_until(caf::actor_system& sys, const options& opts,
                 std::to_string(attempt) + ")");
       return h;
     }
-    last = h.error();
+    // An attempt cut off by the deadline says less than a refusal before it.
+    if (!(last && h.error() == caf::sec::request_timeout && until.passed()))
+      last = h.error();
     if (auto why = final_refusal(last))
       return make_node_error(errc::unreachable, "refused " + what + " at " + to_string(where) +
                                                     ": " + *why);
     if (last == errc::unreachable)  // the peer refused our TLS handshake
       return make_node_error(errc::unreachable, "cannot reach " + what + " at " +
                                                     to_string(where) + ": " + describe(last));
+    if (attempt == 1)  // not yet resolvable, not yet listening: normal while a cluster starts
+      log.debug("cannot reach " + what + " at " + to_string(where) + " yet (" + describe(last) +
+                "); trying again until --connect-timeout");
     if (until.passed()) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
@@ -187,23 +192,35 @@ caf::expected<Handle> connect_live(caf::actor_system& sys, const options& opts,
                                     deadline::in_seconds(opts.connect_timeout_s));
 }
 
-// Publishes an actor on the node's own host:port (over mutual TLS when
-// configured), bound to --bind or the host of that entry.
+// Where a node listens for its entry at: --bind when given; else the entry's
+// host when it is an address (127.0.0.1, ::1, 10.0.0.5) or localhost; else,
+// for a name (a Kubernetes Service, a DNS name that may not resolve yet when
+// the node starts), every interface, as TensorFlow's servers do. Empty means
+// every interface (IPv4 and IPv6).
+std::string listen_address(const options& opts, const host_port& at);
+
+// Publishes an actor on the node's own port (over mutual TLS when
+// configured), at listen_address.
 template <class Handle>
 caf::expected<std::uint16_t> publish_on(caf::actor_system& sys, const options& opts,
                                         const Handle& h, const host_port& at,
                                         const std::string& what) {
-  const std::string& address = opts.bind_address.empty() ? at.host : opts.bind_address;
+  const std::string address = listen_address(opts, at);
+  const char* in = address.empty() ? nullptr : address.c_str();
+  const std::string shown = address.empty() ? "every interface, port " + std::to_string(at.port)
+                                            : to_string(host_port{address, at.port});
   if (opts.tls()) tls_guard_linked();
-  auto port = opts.tls() ? caf::openssl::publish(h, at.port, address.c_str(), true)
-                         : sys.middleman().publish(h, at.port, address.c_str(), true);
+  auto port = opts.tls() ? caf::openssl::publish(h, at.port, in, true)
+                         : sys.middleman().publish(h, at.port, in, true);
   if (!port)
-    return make_node_error(errc::unreachable, "cannot listen as " + what + " on " +
-                                                  to_string(host_port{address, at.port}) + " (" +
-                                                  describe(port.error()) +
+    return make_node_error(errc::unreachable, "cannot listen as " + what + " on " + shown +
+                                                  " (" + describe(port.error()) +
                                                   "); is the port in use?");
   node_logger(opts, opts.role, opts.task)
-      .info("listening as " + what + " on " + to_string(host_port{address, *port}));
+      .info("listening as " + what + " on " +
+            (address.empty() ? "every interface, port " + std::to_string(*port) + " (for " +
+                                   to_string(at) + ")"
+                             : to_string(host_port{address, *port})));
   return port;
 }
 

@@ -1,6 +1,7 @@
 #include "runtime/net/metrics_http.hpp"
 
 #include "actors/parameter_shard.hpp"
+#include "protocol/metered_config.hpp"
 #include "reporting/status_json.hpp"
 #include "runtime/net/http_server.hpp"
 #include "runtime/net/metrics_text.hpp"
@@ -12,11 +13,12 @@ namespace {
 constexpr auto ask_timeout = std::chrono::seconds(5);
 
 // A collect that throws answers 503 with its message (http_server).
-http_response exposition(const metrics_endpoint::collect_fn& collect) {
+http_response exposition_response(const metrics_endpoint::collect_fn& collect) {
   return {200, exposition_content_type, collect()};
 }
 
-std::string ask_supervisor(caf::actor_system& sys, const supervisor_actor& supervisor) {
+std::string ask_supervisor(caf::actor_system& sys, const supervisor_actor& supervisor,
+                           shard_series shards) {
   caf::scoped_actor self{sys};
   std::string facts;
   caf::error failure;
@@ -24,7 +26,7 @@ std::string ask_supervisor(caf::actor_system& sys, const supervisor_actor& super
       .receive([&](std::string& text) { facts = std::move(text); },
                [&](caf::error& err) { failure = std::move(err); });
   if (failure) throw std::runtime_error("the chief did not answer: " + to_string(failure));
-  return chief_exposition(parse_status_json(facts));
+  return chief_exposition(parse_status_json(facts), shards, meters_of(sys));
 }
 
 std::string ask_shard(caf::actor_system& sys, const shard_actor& shard, std::size_t task) {
@@ -36,7 +38,7 @@ std::string ask_shard(caf::actor_system& sys, const shard_actor& shard, std::siz
           [&](shard_stats& s) { facts = facts_of(s); },
           [&](caf::error& err) { failure = std::move(err); });
   if (failure) throw std::runtime_error("the shard did not answer: " + to_string(failure));
-  return ps_exposition({{task, facts}});
+  return ps_exposition({{task, facts}}, meters_of(sys));
 }
 
 }  // namespace
@@ -46,7 +48,7 @@ caf::expected<std::unique_ptr<metrics_endpoint>> metrics_endpoint::start(const s
                                                                           collect_fn collect) {
   http_routes routes;
   routes.fixed["/healthz"] = {200, "text/plain", "ok\n"};
-  routes.computed["/metrics"] = [collect] { return exposition(collect); };
+  routes.computed["/metrics"] = [collect] { return exposition_response(collect); };
   auto e = std::make_unique<metrics_endpoint>();
   try {
     e->server_ = std::make_unique<http_server>(bind, port, std::move(routes));
@@ -65,8 +67,12 @@ std::uint16_t metrics_endpoint::port() const { return server_ ? server_->port() 
 caf::expected<metrics_handle> serve_chief_metrics(caf::actor_system& sys, const options& opts,
                                                   const supervisor_actor& supervisor) {
   if (opts.metrics_port == 0) return metrics_handle{};
-  return metrics_endpoint::start(opts.metrics_bind, opts.metrics_port,
-                                 [&sys, supervisor] { return ask_supervisor(sys, supervisor); });
+  // A local job's shards are in this process: their series come from here.
+  const auto shards =
+      opts.role == role_kind::local ? shard_series::here : shard_series::at_each_ps;
+  return metrics_endpoint::start(
+      opts.metrics_bind, opts.metrics_port,
+      [&sys, supervisor, shards] { return ask_supervisor(sys, supervisor, shards); });
 }
 
 caf::expected<metrics_handle> serve_ps_metrics(caf::actor_system& sys, const options& opts,
@@ -76,6 +82,12 @@ caf::expected<metrics_handle> serve_ps_metrics(caf::actor_system& sys, const opt
   return metrics_endpoint::start(opts.metrics_bind, opts.metrics_port, [&sys, shard, task] {
     return ask_shard(sys, shard, task);
   });
+}
+
+caf::expected<metrics_handle> serve_worker_metrics(caf::actor_system& sys, const options& opts) {
+  if (opts.metrics_port == 0) return metrics_handle{};
+  return metrics_endpoint::start(opts.metrics_bind, opts.metrics_port,
+                                 [&sys] { return worker_exposition(meters_of(sys)); });
 }
 
 }  // namespace downpour

@@ -38,7 +38,8 @@ class metrics_endpoint {
 
 using metrics_handle = std::unique_ptr<metrics_endpoint>;
 
-// The chief's endpoint: the supervisor's status (the facts of `downpour status`).
+// The chief's endpoint: the supervisor's status (the facts of `downpour status`),
+// with the shards' series only when they are in this process (--role=local).
 // Null when --metrics-port is 0.
 caf::expected<metrics_handle> serve_chief_metrics(caf::actor_system& sys, const options& opts,
                                                   const supervisor_actor& supervisor);
@@ -46,5 +47,9 @@ caf::expected<metrics_handle> serve_chief_metrics(caf::actor_system& sys, const 
 // A ps node's endpoint: its shard's counters. Null when --metrics-port is 0.
 caf::expected<metrics_handle> serve_ps_metrics(caf::actor_system& sys, const options& opts,
                                                const shard_actor& shard);
+
+// A worker node's endpoint (not the chief's): its steps and its process.
+// Null when --metrics-port is 0.
+caf::expected<metrics_handle> serve_worker_metrics(caf::actor_system& sys, const options& opts);
 
 }  // namespace downpour

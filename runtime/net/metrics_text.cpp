@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <regex>
 
 #include "config/version.hpp"
@@ -10,27 +11,52 @@ namespace downpour {
 
 const char* const exposition_content_type = "text/plain; version=0.0.4; charset=utf-8";
 
+void exposition::family(const std::string& name, const char* type, const std::string& help) {
+  text_ += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+}
+
+void exposition::sample(const std::string& name, const std::string& labels, double value) {
+  text_ +=
+      name + (labels.empty() ? "" : "{" + labels + "}") + " " + exposition_number(value) + "\n";
+}
+
+void exposition::gauge(const std::string& name, const std::string& help, double value) {
+  family(name, "gauge", help);
+  sample(name, "", value);
+}
+
+void exposition::counter(const std::string& name, const std::string& help, double value) {
+  family(name, "counter", help);
+  sample(name, "", value);
+}
+
 namespace {
 
-// One metric family: its HELP and TYPE lines, then its samples.
-class exposition {
- public:
-  void family(const std::string& name, const char* type, const std::string& help) {
-    text_ += "# HELP " + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+// A bucket's bound as people write it: the shortest text that reads back as
+// the same double ("0.025", not "0.025000000000000001").
+std::string bound_text(double x) {
+  char buf[32];
+  for (int digits = 6; digits <= 17; ++digits) {
+    std::snprintf(buf, sizeof buf, "%.*g", digits, x);
+    if (std::strtod(buf, nullptr) == x) break;
   }
-  void sample(const std::string& name, const std::string& labels, double value) {
-    text_ += name + (labels.empty() ? "" : "{" + labels + "}") + " " + exposition_number(value) +
-             "\n";
-  }
-  void gauge(const std::string& name, const std::string& help, double value) {
-    family(name, "gauge", help);
-    sample(name, "", value);
-  }
-  const std::string& text() const { return text_; }
+  return buf;
+}
 
- private:
-  std::string text_;
-};
+}  // namespace
+
+void exposition::histogram_samples(const std::string& name, const std::string& labels,
+                                   const histogram_meter::reading& r) {
+  const std::string sep = labels.empty() ? "" : labels + ",";
+  for (std::size_t i = 0; i < r.bounds.size(); ++i)
+    sample(name + "_bucket", sep + "le=\"" + bound_text(r.bounds[i]) + "\"",
+           static_cast<double>(r.cumulative[i]));
+  sample(name + "_bucket", sep + "le=\"+Inf\"", static_cast<double>(r.count));
+  sample(name + "_sum", labels, r.sum);
+  sample(name + "_count", labels, static_cast<double>(r.count));
+}
+
+namespace {
 
 std::string shard_label(std::size_t k) {
   return "shard=\"" + std::to_string(k) + "\"";
@@ -49,9 +75,11 @@ void shard_family(exposition& e, const shard_list& shards, const std::string& na
 void shard_metrics(exposition& e, const shard_list& shards) {
   e.family("downpour_shard_up", "gauge", "1 if the shard answered, 0 if not");
   for (const auto& [k, s] : shards) e.sample("downpour_shard_up", shard_label(k), s.reachable);
-  shard_family(e, shards, "downpour_shard_step", "gauge",
-               "updates the shard has applied (its global step)",
-               [](const shard_facts& s) { return static_cast<double>(s.step); });
+  // A shard no chief has initialised yet has no step (and no sample).
+  e.family("downpour_shard_step", "gauge", "updates the shard has applied (its global step)");
+  for (const auto& [k, s] : shards)
+    if (s.reachable && s.step >= 0)
+      e.sample("downpour_shard_step", shard_label(k), static_cast<double>(s.step));
   shard_family(e, shards, "downpour_shard_parameters", "gauge", "parameters the shard holds",
                [](const shard_facts& s) {
                  double n = 0;
@@ -86,13 +114,23 @@ double checkpoint_step(const std::string& path) {
 }
 
 void progress_metrics(exposition& e, const status_facts& f) {
-  e.gauge("downpour_global_step", "global steps done", static_cast<double>(f.global_step));
+  const auto step = static_cast<double>(f.global_step);
+  e.counter("downpour_global_steps_total",
+            "global steps done (rate() of it is the job's speed; it restarts from the restored "
+            "step when the chief does)",
+            step);
+  e.gauge("downpour_global_step", "the global step the job stands at", step);
   e.gauge("downpour_last_step", "the global step the job ends at",
           static_cast<double>(f.last_step));
-  e.gauge("downpour_steps_per_second", "global steps per second since the chief started",
-          f.steps_per_s);
-  e.gauge("downpour_train_loss", "the newest training loss a worker reported", f.loss);
+  e.gauge("downpour_train_loss", "the newest training loss a worker reported (NaN: not finite)",
+          f.loss);
   e.gauge("downpour_learning_rate", "the learning rate at the global step", f.learning_rate);
+  e.counter("downpour_bad_batches_skipped_total",
+            "batches with a non-finite loss or gradient skipped (--max-bad-batches)",
+            static_cast<double>(f.bad_batches_skipped));
+  e.family("downpour_job_state", "gauge", "1 for the state the job is in, 0 for the others");
+  for (const char* state : job_states)
+    e.sample("downpour_job_state", std::string("state=\"") + state + "\"", f.state == state);
   if (f.validation) {
     e.family("downpour_validation_accuracy", "gauge",
              "accuracy on the validation split at the newest evaluation (ratio 0-1)");
@@ -113,7 +151,8 @@ std::string exposition_number(double x) {
   return buf;
 }
 
-std::string chief_exposition(const status_facts& f) {
+std::string chief_exposition(const status_facts& f, shard_series shards_at,
+                             const node_meters* meters) {
   exposition e;
   build_info(e, "chief");
   progress_metrics(e, f);
@@ -121,22 +160,40 @@ std::string chief_exposition(const status_facts& f) {
           static_cast<double>(f.live_workers.size()));
   e.gauge("downpour_workers_expected", "workers in --worker-hosts",
           static_cast<double>(f.expected_workers));
-  shard_list shards;
-  for (std::size_t k = 0; k < f.shards.size(); ++k) shards.emplace_back(k, f.shards[k]);
-  shard_metrics(e, shards);
+  std::size_t reachable = 0;
+  for (const auto& s : f.shards) reachable += s.reachable;
+  e.gauge("downpour_shards_reachable", "shards that answered the chief",
+          static_cast<double>(reachable));
+  if (shards_at == shard_series::here) {
+    shard_list shards;
+    for (std::size_t k = 0; k < f.shards.size(); ++k) shards.emplace_back(k, f.shards[k]);
+    shard_metrics(e, shards);
+  }
   if (!f.last_checkpoint.empty()) {
     e.gauge("downpour_last_checkpoint_step", "the global step of the newest checkpoint",
             checkpoint_step(f.last_checkpoint));
     e.gauge("downpour_last_checkpoint_age_seconds", "seconds since the newest checkpoint",
             f.checkpoint_age_s);
   }
+  if (meters) meter_metrics(e, *meters);
+  process_metrics(e);
   return e.text();
 }
 
-std::string ps_exposition(const shard_list& shards) {
+std::string ps_exposition(const shard_list& shards, const node_meters* meters) {
   exposition e;
   build_info(e, "ps");
   shard_metrics(e, shards);
+  if (meters) meter_metrics(e, *meters);
+  process_metrics(e);
+  return e.text();
+}
+
+std::string worker_exposition(const node_meters* meters) {
+  exposition e;
+  build_info(e, "worker");
+  if (meters) meter_metrics(e, *meters);
+  process_metrics(e);
   return e.text();
 }
 

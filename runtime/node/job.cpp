@@ -161,4 +161,35 @@ std::string summary_json(const run_summary& s) {
   return j.dump(2) + "\n";
 }
 
+namespace {
+
+std::optional<double> number_at(const nlohmann::json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || !it->is_number()) return std::nullopt;
+  return it->get<double>();
+}
+
+}  // namespace
+
+std::optional<run_summary> parse_summary_json(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object() || !j.contains("status") || !j["status"].is_string()) return std::nullopt;
+  run_summary s;
+  const auto status = j["status"].get<std::string>();
+  for (auto k : {job_status::completed, job_status::stopped, job_status::diverged})
+    if (status == to_string(k)) s.status = k;
+  if (to_string(s.status) != status) s.status = job_status::failed;
+  auto step = number_at(j, "global_step");
+  if (!step) return std::nullopt;
+  s.global_step = static_cast<std::int64_t>(*step);
+  if (auto loss = number_at(j, "loss")) s.loss = static_cast<float>(*loss);
+  s.test_accuracy = number_at(j, "test_accuracy").value_or(0.0);
+  s.ema_test_accuracy = number_at(j, "ema_test_accuracy").value_or(0.0);
+  s.test_log_loss = number_at(j, "test_log_loss");
+  s.test_auc = number_at(j, "test_auc");
+  s.wall_s = number_at(j, "wall_s").value_or(0.0);
+  s.steps_per_s = number_at(j, "steps_per_s").value_or(0.0);
+  return s;
+}
+
 }  // namespace downpour

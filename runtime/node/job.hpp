@@ -85,6 +85,9 @@ struct job_result {
   row_dump rows;              // the sparse variable's rows held, if the model has one
   std::int64_t dropped = 0;   // sync: stale gradients dropped, summed over shards
   std::int64_t replayed = 0;  // pulls answered without parameters (replay_offer)
+  // A job restarted after it completed: summary is the one written then,
+  // reported again and kept as it is (runtime/node/finished.hpp).
+  bool reported_before = false;
 };
 
 // The table of the job's sparse variable (--seed, --sparse-optimizer), or
@@ -97,5 +100,8 @@ std::string final_line(const run_summary& s);
 // {"status": ..., "global_step": ...}: the accuracies when completed, the
 // checkpoint when stopped, the error when diverged or failed.
 std::string summary_json(const run_summary& s);
+// The summary of summary_json's text; none if it is not one (a damaged or
+// foreign file is no finished job).
+std::optional<run_summary> parse_summary_json(const std::string& text);
 
 }  // namespace downpour

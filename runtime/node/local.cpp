@@ -5,6 +5,7 @@
 #include "runtime/net/ports.hpp"
 #include "runtime/node/actor_configs.hpp"
 #include "runtime/node/chief.hpp"
+#include "runtime/node/finished.hpp"
 #include "runtime/node/node.hpp"
 
 namespace downpour {
@@ -13,6 +14,7 @@ namespace {
 
 caf::expected<job_result> run_local_inproc(const options& opts, const job_model& job,
                                            stop_switch* stops) {
+  if (auto done = finished_before(opts)) return finished_result(std::move(*done));
   node_config cfg{opts, job.layout};
   caf::actor_system sys{cfg};
   std::vector<shard_actor> shards;
@@ -40,8 +42,14 @@ caf::expected<job_result> run_local_tcp(const options& opts, const job_model& jo
   options base = opts;
   const port_reservation ports(opts.ps_hosts.size() + opts.worker_hosts.size());
   std::size_t next = 0;
-  for (auto& h : base.ps_hosts) h = {"127.0.0.1", ports[next++]};
-  for (auto& h : base.worker_hosts) h = {"127.0.0.1", ports[next++]};
+  // On loopback at the host lists' ports (so `status` finds the chief where
+  // --worker-hosts says); port 0: a free one.
+  auto on_loopback = [&](host_port& h) {
+    const auto spare = ports[next++];
+    h = {"127.0.0.1", h.port != 0 ? h.port : spare};
+  };
+  for (auto& h : base.ps_hosts) on_loopback(h);
+  for (auto& h : base.worker_hosts) on_loopback(h);
   std::vector<std::thread> threads;
   std::vector<caf::error> failures(ports.size());
   caf::expected<job_result> chief{caf::make_error(errc::stopped)};
@@ -59,6 +67,7 @@ caf::expected<job_result> run_local_tcp(const options& opts, const job_model& jo
     options o = base;
     o.role = role_kind::worker;
     o.task = w;
+    if (w != 0) o.metrics_port = 0;  // the chief's endpoint covers the whole local job
     std::size_t slot = base.ps_hosts.size() + w;
     node_hooks hooks;
     if (w == 0) hooks.stops = stops;

@@ -19,6 +19,7 @@
 #include "runtime/net/tls_guard.hpp"
 #include "runtime/node/actor_configs.hpp"
 #include "runtime/node/chief.hpp"
+#include "runtime/node/finished.hpp"
 #include "runtime/node/hello.hpp"
 #include "runtime/node/ps_watch.hpp"
 #include "runtime/node/stop_forwarder.hpp"
@@ -266,7 +267,13 @@ caf::expected<job_result> run_worker_node(caf::actor_system& sys, const options&
                                           const job_model& job, const node_hooks& hooks) {
   auto shards = connect_shards(sys, opts);
   if (!shards) return shards.error();
-  if (opts.task != 0) return run_non_chief(sys, opts, job, *shards, hooks.stops);
+  if (opts.task != 0) {
+    auto metrics = serve_worker_metrics(sys, opts);
+    if (!metrics) return metrics.error();
+    return run_non_chief(sys, opts, job, *shards, hooks.stops);
+  }
+  if (auto done = finished_before(opts))
+    return serve_finished(sys, opts, job.layout, *shards, std::move(*done), hooks.on_listening);
   bool published = false;  // the supervisor outlives recoveries: published once
   auto start =
       [&](supervisor_actor supervisor, coordinator_actor coordinator,

@@ -11,6 +11,7 @@
 #include "caf/all.hpp"
 #include "config/options.hpp"
 #include "model/sparse_table.hpp"
+#include "protocol/metered_config.hpp"
 #include "runtime/node/job.hpp"
 #include "runtime/node/signals.hpp"
 
@@ -19,7 +20,7 @@ namespace downpour {
 // The CAF configuration of one node: our message types, the network layer
 // (its messages bounded by the model's size), and scheduler settings
 // measured faster on small machines (overridable).
-class node_config : public caf::actor_system_config {
+class node_config : public metered_config {
  public:
   node_config(const options& opts, const model_layout& layout);
 };

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -58,10 +59,12 @@ inline constexpr int exit_diverged = 3;
 inline constexpr int exit_stopped = 4;
 
 // Blocks SIGTERM and SIGINT in the calling thread and starts the watcher.
-// Construct it in main before any other thread exists.
+// Construct it in main before any other thread exists. A stop that has not
+// ended the process within grace (a peer it waits for is gone, say) ends it
+// with exit_stopped: saves are atomic, so the newest checkpoint is whole.
 class signal_watcher {
  public:
-  signal_watcher(stop_switch& target, logger log);
+  signal_watcher(stop_switch& target, logger log, std::chrono::milliseconds grace);
   ~signal_watcher();
   signal_watcher(const signal_watcher&) = delete;
   signal_watcher& operator=(const signal_watcher&) = delete;
@@ -71,6 +74,7 @@ class signal_watcher {
 
   stop_switch& target_;
   logger log_;
+  std::chrono::milliseconds grace_;
   std::atomic<bool> closing_{false};
   std::thread thread_;
 };

@@ -1,9 +1,12 @@
 // The stop supervisor's ticket count, with local actors: exactly last_step -
 // start_step tickets are spent, a push refused by a shard (settle_atom) or
 // lost with its worker gives its ticket back, and the end waits until every
-// push is answered. The shards' own refusal of pushes past the last step
-// hides none of it here: no shard is involved.
+// push is answered; a batch never pushed while stopping gives its ticket
+// back. The shards' own refusal of pushes past the last step hides none of
+// it here: no shard is involved.
 #include <doctest/doctest.h>
+
+#include <limits>
 
 #include "actors/stop_supervisor.hpp"
 #include "model/mlp_spec.hpp"
@@ -119,5 +122,24 @@ TEST_CASE_FIXTURE(fixture, "a worker that dies with pushes not yet answered give
   CHECK(tickets == 10);
   self->send(sup, done_atom_v, std::uint32_t{0});
   CHECK(end(sup) == 10);
+  self->send_exit(sup, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE_FIXTURE(fixture, "a bad batch reported while stopping gives its ticket back: the stop "
+                           "step counts only the pushes made") {
+  auto sup = supervisor(0, 100);
+  for (std::int64_t want : {0, 1}) {
+    CHECK(ticket(self, sup, 0) == want);
+    self->send(sup, settle_atom_v, std::uint32_t{0}, std::int64_t{0});
+  }
+  CHECK(ticket(self, sup, 0) == 2);  // computed on, never pushed: its batch is not finite
+  self->send(sup, stop_atom_v, std::string{"SIGTERM"});
+  caf::error verdict;
+  self->request(sup, testing::scaled(5s), diverged_atom_v, std::uint32_t{0}, std::int64_t{2},
+                std::numeric_limits<float>::quiet_NaN())
+      .receive([](std::int64_t) {}, [&](caf::error& err) { verdict = std::move(err); });
+  CHECK(verdict == errc::interrupted);  // not diverged: --max-bad-batches is 0 here
+  self->send(sup, done_atom_v, std::uint32_t{0});
+  CHECK(end(sup) == 2);
   self->send_exit(sup, caf::exit_reason::user_shutdown);
 }

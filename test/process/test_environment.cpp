@@ -91,6 +91,20 @@ TEST_CASE("a bad DOWNPOUR_ value is one line naming the variable") {
   CHECK(parse({"--batch-size=5"}).batch_size == 5);  // the command line wins, so no error
 }
 
+TEST_CASE("the error lines docs/operations.md shows are the ones the options give") {
+  std::ifstream page(std::string(DOWNPOUR_SOURCE_DIR) + "/docs/operations.md");
+  const std::string text((std::istreambuf_iterator<char>(page)), {});
+  std::string batch;
+  {
+    scoped_env env{{"DOWNPOUR_BATCH_SIZE", "many"}};
+    batch = error_of();
+  }
+  CHECK(text.find("\ndownpour: " + batch + "\n") != std::string::npos);
+  const auto index = tf_error(R"({"cluster": {"worker": ["a:1", "b:2"], "ps": ["p:3"]},
+                                   "task": {"type": "worker", "index": 2}})");
+  CHECK(text.find("\ndownpour: " + index + "\n") != std::string::npos);
+}
+
 TEST_CASE("DOWNPOUR_CONFIG names the config file and unknown DOWNPOUR_ variables are ignored") {
   const auto ini = std::filesystem::temp_directory_path() /
                    ("env-config-" + std::to_string(::getpid()) + ".ini");
@@ -112,6 +126,26 @@ TEST_CASE("Kubeflow's TF_CONFIG makes the chief worker 0 and worker i worker i+1
   CHECK(to_string(o.ps_hosts) == "job-ps-0.ns.svc:2222,job-ps-1.ns.svc:2222");
   CHECK(to_string(o.worker_hosts) ==
         "job-chief-0.ns.svc:2222,job-worker-0.ns.svc:2222,job-worker-1.ns.svc:2222");
+}
+
+TEST_CASE("under TF_CONFIG a node listens on every interface for its Service name and waits "
+          "300 s for its peers; an address is listened on as it is") {
+  const std::string task = R"(, "task": {"type": "ps", "index": 1}})";
+  {
+    scoped_env env{{"TF_CONFIG", "{" + kubeflow_cluster + task}};
+    const options o = parse();
+    CHECK(o.connect_timeout_s == tf_config_connect_timeout_s);
+    CHECK(listen_address(o, o.ps_hosts[1]).empty());  // every interface
+    CHECK(parse({"--connect-timeout=12"}).connect_timeout_s == 12);
+    CHECK(listen_address(parse({"--bind=127.0.0.1"}), o.ps_hosts[1]) == "127.0.0.1");
+  }
+  scoped_env no_tf_config{{"TF_CONFIG", "{}"}};
+  options o = parse();
+  CHECK(o.connect_timeout_s == 30);
+  CHECK(listen_address(o, host_port{"127.0.0.1", 2222}) == "127.0.0.1");
+  CHECK(listen_address(o, host_port{"::1", 2222}) == "::1");
+  CHECK(listen_address(o, host_port{"localhost", 2222}) == "localhost");
+  CHECK(listen_address(o, host_port{"ps0.example.internal", 2222}).empty());
 }
 
 TEST_CASE("TF_CONFIG's chief, legacy master and ps tasks map onto Downpour's roles") {

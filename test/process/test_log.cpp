@@ -145,6 +145,66 @@ TEST_CASE("the one log reader takes apart every line the logger writes, and noth
   CHECK_FALSE(parse_log_line("2026-11-30 03:43:13 worker:1 INFO x"));
 }
 
+TEST_CASE("--log-format=json writes one object per line with the text format's fields, and the "
+          "one reader takes both") {
+  std::chrono::system_clock::time_point t{std::chrono::milliseconds(1796010193123LL)};
+  CHECK(format_json_log_line(t, "worker:1", log_level::info, "global_step:120,step:60,loss:0.53") ==
+        R"({"time":"2026-11-30T03:43:13.123Z","node":"worker:1","level":"INFO",)"
+        R"("message":"global_step:120,step:60,loss:0.53"})"
+        "\n");
+  const std::string raw = "a \"quoted\"\tpath\\x\x01\xe2\x80\xae" + std::string(8000, 'x');
+  const auto tricky = format_json_log_line(t, "ps:0", log_level::warn, raw);
+  CHECK(tricky.find('\n') == tricky.size() - 1);  // one line, whatever the message holds
+  const auto back = parse_log_line(tricky);
+  REQUIRE(back);
+  // The text format's bounded, escaped message (printable_line), cut at 4096 bytes.
+  CHECK(back->message == printable_line(raw));
+  CHECK(back->message.rfind("a \"quoted\"\\x09path\\x\\x01\\u202E", 0) == 0);
+  CHECK(back->message.size() == max_log_message_bytes + std::string(log_cut_mark).size());
+  CHECK(back->level == log_level::warn);
+  CHECK(back->node == "ps:0");
+  CHECK(back->time == "2026-11-30T03:43:13.123Z");
+  CHECK_FALSE(parse_log_line(R"({"time":"x","node":"ps:0","level":"LOUD","message":"m"})"));
+  CHECK_FALSE(parse_log_line(R"({"time":"x","node":"ps:0"})"));
+  CHECK_FALSE(parse_log_line("{not json"));
+
+  options o;
+  o.log_format = log_format_kind::json;
+  std::vector<std::string> messages = {step_log_line(120, 60, 0.53f), "checkpoint: restored "
+                                       "/tmp/x/model.ckpt-1000 at global step 1000"};
+  for (const auto& m : messages) {
+    const auto as_text = parse_log_line(format_log_line(t, "worker:3", log_level::info, m));
+    const auto as_json = parse_log_line(format_json_log_line(t, "worker:3", log_level::info, m));
+    REQUIRE(as_text);
+    REQUIRE(as_json);
+    CHECK(as_text->time == as_json->time);
+    CHECK(as_text->node == as_json->node);
+    CHECK(as_text->level == as_json->level);
+    CHECK(as_text->message == as_json->message);
+  }
+  CHECK(node_logger(o, role_kind::ps, 1).node() == "ps:1");
+}
+
+TEST_CASE("a short job with --log-format=json logs only JSON lines that the log readers read") {
+  temp_dir dir("logjson");
+  process p({DOWNPOUR_BINARY, "--last-step=20", "--log-every=5", "--quiet",
+             "--save-checkpoint-secs=0", "--log-format=json", "--checkpoint-dir=" + dir.str()},
+            dir / "out.log");
+  REQUIRE(p.wait(120s) == 0);
+  const auto out = p.output();
+  CAPTURE(out);
+  std::size_t lines = 0;
+  for (const auto& line : lines_of(out)) {
+    CHECK(line.front() == '{');
+    CHECK(parse_log_line(line));
+    ++lines;
+  }
+  CHECK(lines == parse_log(out).size());
+  CHECK(progress_lines(out) >= 2);  // two workers share the 20 steps, a line every 5 of their own
+  REQUIRE(final_of(out));
+  CHECK(final_of(out)->global_step == 20);
+}
+
 TEST_CASE("nodes are named role:task and a local job's chief is worker:0") {
   CHECK(node_name(role_kind::worker, 1) == "worker:1");
   CHECK(node_name(role_kind::ps, 0) == "ps:0");
@@ -271,8 +331,8 @@ TEST_CASE("a short job logs INFO lines on stdout, DEBUG lines only at debug, not
   temp_dir dir("logjob");
   std::vector<std::string> job = {DOWNPOUR_BINARY, "--last-step=20", "--log-every=5",
                                   "--quiet", "--save-checkpoint-secs=0", "--transport=tcp",
-                                  "--ps-hosts=127.0.0.1:1,127.0.0.1:2",
-                                  "--worker-hosts=127.0.0.1:3"};
+                                  "--ps-hosts=127.0.0.1:0,127.0.0.1:0",
+                                  "--worker-hosts=127.0.0.1:0"};
   auto with = [&](const std::string& level, const std::string& sub) {
     auto args = job;
     args.push_back("--log-level=" + level);

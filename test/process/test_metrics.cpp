@@ -14,6 +14,7 @@
 #include "runtime/net/metrics_http.hpp"
 #include "runtime/net/metrics_text.hpp"
 #include "runtime/net/ports.hpp"
+#include "reporting/meters.hpp"
 
 using namespace downpour;
 using downpour::testing::process;
@@ -44,21 +45,25 @@ status_facts sample_facts() {
 void check_exposition(const std::string& text) {
   static const std::regex sample(
       R"(^([a-z_]+)(\{[a-z_]+="[^"]*"(,[a-z_]+="[^"]*")*\})? (NaN|[+-]Inf|-?[0-9.e+-]+)$)");
-  static const std::regex type(R"(^# TYPE ([a-z_]+) (gauge|counter)$)");
+  static const std::regex type(R"(^# TYPE ([a-z_]+) (gauge|counter|histogram)$)");
   std::istringstream in(text);
-  std::string line, family;
+  std::string line, family, kind;
   std::smatch m;
   while (std::getline(in, line)) {
     CAPTURE(line);
     if (line.rfind("# HELP ", 0) == 0) continue;
     if (std::regex_match(line, m, type)) {
       family = m[1];
+      kind = m[2];
       CHECK((m[2] != "counter" || family.size() > 6));
       if (m[2] == "counter") CHECK(family.substr(family.size() - 6) == "_total");
       continue;
     }
     REQUIRE(std::regex_match(line, m, sample));
-    CHECK(m[1] == family);
+    if (kind == "histogram")
+      CHECK((m[1] == family + "_bucket" || m[1] == family + "_sum" || m[1] == family + "_count"));
+    else
+      CHECK(m[1] == family);
   }
 }
 
@@ -84,7 +89,7 @@ TEST_CASE("status JSON keeps every fact of the text form and writes a diverged l
 TEST_CASE("the chief's exposition follows the text format and names") {
   status_facts f = sample_facts();
   f.loss = std::numeric_limits<float>::infinity();
-  const std::string text = chief_exposition(f);
+  const std::string text = chief_exposition(f, shard_series::here, nullptr);
   CAPTURE(text);
   check_exposition(text);
   CHECK(text.find(std::string("downpour_build_info{version=\"") + build_version() + "\",role=\"chief\"} 1\n") !=
@@ -96,16 +101,60 @@ TEST_CASE("the chief's exposition follows the text format and names") {
   CHECK(text.find("downpour_last_checkpoint_step 100\n") != std::string::npos);
   CHECK(text.find("downpour_validation_accuracy") == std::string::npos);  // not evaluated yet
   f.validation = validation_facts{100, 0.9, 0.91};
-  const std::string evaluated = chief_exposition(f);
+  const std::string evaluated = chief_exposition(f, shard_series::here, nullptr);
   check_exposition(evaluated);
   CHECK(evaluated.find("downpour_validation_accuracy{weights=\"ema\"} 0.91") != std::string::npos);
+}
+
+TEST_CASE("each series comes from one node: the chief of a cluster leaves the shards to their "
+          "ps, the step is a counter, a non-finite loss is NaN, and the job's state is one of a "
+          "few") {
+  status_facts f = sample_facts();
+  f.loss = std::numeric_limits<float>::quiet_NaN();
+  f.bad_batches_skipped = 7;
+  f.state = "stopping";
+  node_meters meters;
+  meters.worker(0).steps = 5;
+  meters.worker(0).step_seconds.observe(0.02);
+  meters.checkpoint().saves = 1;
+  meters.checkpoint().last_size_bytes = 3200000;
+  const std::string text = chief_exposition(f, shard_series::at_each_ps, &meters);
+  CAPTURE(text);
+  check_exposition(text);
+  CHECK(text.find("downpour_shard_") == std::string::npos);
+  CHECK(text.find("\ndownpour_shards_reachable 1\n") != std::string::npos);
+  CHECK(text.find("# TYPE downpour_global_steps_total counter\n"
+                  "downpour_global_steps_total 120\n") != std::string::npos);
+  CHECK(text.find("downpour_steps_per_second") == std::string::npos);  // rate() is PromQL's
+  CHECK(text.find("\ndownpour_train_loss NaN\n") != std::string::npos);
+  CHECK(text.find("\ndownpour_bad_batches_skipped_total 7\n") != std::string::npos);
+  CHECK(text.find("downpour_job_state{state=\"stopping\"} 1\n") != std::string::npos);
+  CHECK(text.find("downpour_job_state{state=\"training\"} 0\n") != std::string::npos);
+  CHECK(text.find("downpour_worker_steps_total{worker=\"0\"} 5\n") != std::string::npos);
+  CHECK(text.find("downpour_worker_step_duration_seconds_bucket{worker=\"0\",le=\"0.025\"} 1\n") !=
+        std::string::npos);
+  CHECK(text.find("\ndownpour_checkpoint_size_bytes 3200000\n") != std::string::npos);
+  for (const char* name : {"process_cpu_seconds_total", "process_resident_memory_bytes",
+                           "process_start_time_seconds", "process_open_fds", "process_max_fds"})
+    CHECK(text.find(std::string("\n") + name + " ") != std::string::npos);
+  // An uninitialised shard has no step yet (not -1); its parameters are counted once, at its ps.
+  const auto ps = ps_exposition({{0, shard_facts{true, -1, {0, 4}, 0, 0, 0}}}, nullptr);
+  check_exposition(ps);
+  CHECK(ps.find("downpour_shard_step{") == std::string::npos);
+  CHECK(ps.find("downpour_shard_parameters{shard=\"0\"} 4\n") != std::string::npos);
+  // The status JSON carries the state and the count, and the loss as null.
+  const auto j = nlohmann::json::parse(status_json(f));
+  CHECK(j.at("loss").is_null());
+  CHECK(j.at("state") == "stopping");
+  CHECK(j.at("bad_batches_skipped") == 7);
+  CHECK(parse_status_json(status_json(f)).state == "stopping");
 }
 
 TEST_CASE("the metrics endpoint serves /metrics and /healthz and answers 503 when collecting fails") {
   std::atomic<bool> fail{false};
   auto endpoint = metrics_endpoint::start("127.0.0.1", 0, [&] {
     if (fail) throw std::runtime_error("the chief did not answer");
-    return ps_exposition({{1, shard_facts{true, 7, {0, 4}, 0, 0, 0}}});
+    return ps_exposition({{1, shard_facts{true, 7, {0, 4}, 0, 0, 0}}}, nullptr);
   });
   REQUIRE(endpoint);
   httplib::Client client("127.0.0.1", (*endpoint)->port());
@@ -152,12 +201,18 @@ TEST_CASE("a running job answers status --json and serves metrics from the chief
   CAPTURE(metrics->body);
   check_exposition(metrics->body);
   CHECK(metrics->body.find("\ndownpour_workers_live 1\n") != std::string::npos);
-  CHECK(metrics->body.find("downpour_shard_parameters{shard=\"0\"} 397510\n") != std::string::npos);
+  CHECK(metrics->body.find("downpour_shard_parameters") == std::string::npos);  // the ps's
+  CHECK(metrics->body.find("downpour_worker_steps_total{worker=\"0\"} ") != std::string::npos);
+  CHECK(metrics->body.find("downpour_checkpoint_last_success_timestamp_seconds ") !=
+        std::string::npos);
   httplib::Client ps_http("127.0.0.1", job.ps_metrics_port());
   auto shard = ps_http.Get("/metrics");
   REQUIRE(shard);
   check_exposition(shard->body);
   CHECK(shard->body.find("downpour_shard_step{shard=\"0\"} ") != std::string::npos);
+  CHECK(shard->body.find("downpour_shard_parameters{shard=\"0\"} 397510\n") != std::string::npos);
+  CHECK(shard->body.find("downpour_shard_gradient_staleness_steps_count{shard=\"0\"} ") !=
+        std::string::npos);
 }
 
 TEST_CASE("a chief whose metrics port is taken ends with a line naming the address") {

@@ -52,6 +52,30 @@ TEST_CASE("status reports the running job and fails clearly when no chief answer
   CHECK(nobody.wait(30s) == 1);
   CHECK(nobody.output().find("cannot reach the chief at " + c.workers + " within 0.5 s") !=
         std::string::npos);
+  // Nothing listens there: refused, not a node that did not answer in time.
+  CAPTURE(nobody.output());
+  CHECK(nobody.output().find("did not answer in time") == std::string::npos);
+  CHECK(nobody.output().find("nothing listens on that port (connection refused)") !=
+        std::string::npos);
+}
+
+TEST_CASE("a local job over tcp listens at the host lists' ports, where status --chief finds it") {
+  temp_dir dir("local-tcp-status");
+  auto c = make_cluster(2, 1, dir, {});
+  process job({DOWNPOUR_BINARY, "--transport=tcp", "--ps-hosts=" + c.ps,
+               "--worker-hosts=" + c.workers, "--last-step=200000", "--log-every=200",
+               "--save-checkpoint-secs=0", "--checkpoint-dir=" + dir.str()},
+              dir / "job.log");
+  REQUIRE(job.wait_for_output("global_step:", 60s));
+  CHECK(job.output().find("listening as ps 1 on " + c.ps.substr(c.ps.find(',') + 1)) !=
+        std::string::npos);
+  process status({DOWNPOUR_BINARY, "status", "--chief=" + c.workers, "--connect-timeout=30"},
+                 dir / "status.log");
+  CAPTURE(status.output());
+  CHECK(status.wait(60s) == 0);
+  CHECK(status.output().find("workers: 1 live of 1") != std::string::npos);
+  job.kill(SIGTERM);
+  CHECK(job.wait(60s) == 4);
 }
 
 TEST_CASE("eval-every adds validation accuracies to the log and to metrics.csv") {

@@ -158,3 +158,80 @@ TEST_CASE("the Debian package holds what cmake --install does, depends on the pa
     check_files(usr, {libdir + "/glibc-hwcaps/" + level + "/libdownpour_model.so." +
                       DOWNPOUR_PROJECT_VERSION});
 }
+
+namespace {
+
+// The .deb of this build (cmake/package.cmake), in dir/out.
+std::string package_this_build(const temp_dir& dir) {
+  auto packed = run({DOWNPOUR_CPACK, "-G", "DEB", "-D", "DOWNPOUR_PACKAGE_NATIVE=ON", "-B",
+                     dir / "out", "--config", build_dir + "/CPackConfig.cmake"},
+                    dir / "cpack.log");
+  REQUIRE_MESSAGE(packed.code == 0, packed.output);
+  const auto debs = debs_in(dir / "out");
+  REQUIRE(debs.size() == 1);
+  return debs[0];
+}
+
+// A unit as systemd-analyze can verify it outside root: its binary and
+// EnvironmentFile at their places under root.
+std::string unit_under(const fs::path& root, const std::string& unit, const fs::path& out) {
+  std::ifstream in(root / "usr/lib/systemd/system" / unit);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  auto replace = [&](const std::string& from, const std::string& to) {
+    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+  };
+  replace("/usr/bin/downpour", (root / "usr/bin/downpour").string());
+  replace("/etc/downpour/cluster.env", (root / "etc/downpour/cluster.env").string());
+  std::string instance = unit;
+  instance.replace(instance.find('@'), 1, "@0");
+  std::ofstream(out / instance) << text;
+  return (out / instance).string();
+}
+
+}  // namespace
+
+TEST_CASE("the image's runtime stage, assembled in a clean root from the Debian package and "
+          "Debian's packages, runs a job as the downpour user; the units it installs verify") {
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: assembling a root and chroot need root");
+    return;
+  }
+  temp_dir dir("image");
+  const auto deb = package_this_build(dir);
+  const fs::path root = dir / "root";
+  auto assembled = run({"/usr/bin/python3", (source_dir / "test/support/runtime_root.py").string(),
+                        (source_dir / "deploy/Dockerfile").string(), deb, root.string()},
+                       dir / "assemble.log");
+  REQUIRE_MESSAGE(assembled.code == 0, assembled.output);
+  // The package's postinst ran there: the user, its state directory, the settings.
+  check_files(root, {"usr/bin/downpour", "usr/bin/downpour-make-csv",
+                     "usr/bin/downpour-make-certs", "usr/" + libdir + "/libdownpour.a",
+                     "usr/lib/systemd/system/downpour-ps@.service",
+                     "usr/lib/systemd/system/downpour-worker@.service",
+                     "etc/downpour/cluster.env", "var/lib/downpour"});
+  CHECK(libdir == "lib/x86_64-linux-gnu");  // Debian's multiarch directory
+  const auto passwd = read_text(root / "etc/passwd");
+  CHECK(passwd.find("\ndownpour:") != std::string::npos);
+  // As the Dockerfile's USER in its WORKDIR, the image's ENTRYPOINT with a short job.
+  auto job = run({"chroot", "--userspec=downpour:downpour", root.string(), "/bin/sh", "-c",
+                  "cd /var/lib/downpour && exec /usr/bin/downpour --last-step=20 --quiet "
+                  "--save-checkpoint-secs=0"},
+                 dir / "job.log");
+  CHECK_MESSAGE(job.code == 0, job.output);
+  REQUIRE_MESSAGE(final_of(job.output), job.output);
+  CHECK(final_of(job.output)->global_step == 20);
+  CHECK(fs::exists(root / "var/lib/downpour/logs"));
+
+  const std::string analyze = in_path("systemd-analyze");
+  if (analyze.empty()) {
+    MESSAGE("systemd-analyze is not installed (scripts/install-deps): the units are not verified");
+    return;
+  }
+  for (const std::string unit : {"downpour-ps@.service", "downpour-worker@.service"}) {
+    auto verified = run({analyze, "verify", "--man=no", unit_under(root, unit, dir.str())},
+                        dir / ("verify-" + unit + ".log"));
+    CHECK_MESSAGE(verified.code == 0, verified.output);
+    CHECK_MESSAGE(verified.output.empty(), verified.output);
+  }
+}

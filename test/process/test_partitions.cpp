@@ -188,3 +188,43 @@ TEST_CASE("a ps cut off for longer than --connect-timeout ends the chief, the ot
   CHECK(cluster[ps1].wait(60s) == 1);
   CHECK(cluster[ps1].output().find("did not come back within 3 s") != std::string::npos);
 }
+
+TEST_CASE("a TF_CONFIG cluster whose host names resolve only after its nodes started listens on "
+          "every interface, keeps resolving until it reaches its peers, and trains") {
+  temp_dir dir("tf-config-names");
+  auto net = network_or_skip();
+  // Kubernetes' names, as the training operator writes them into TF_CONFIG.
+  const std::array<std::string, 3> names = {"job-ps-0.ns.svc", "job-chief-0.ns.svc",
+                                            "job-worker-0.ns.svc"};
+  const std::string tf_cluster = R"({"cluster": {"ps": [")" + names[0] + R"(:7070"], "chief": [")" +
+                                 names[1] + R"(:7070"], "worker": [")" + names[2] + R"(:7070"]})";
+  const std::array<std::string, 3> tasks = {R"("task": {"type": "ps", "index": 0}})",
+                                            R"("task": {"type": "chief", "index": 0}})",
+                                            R"("task": {"type": "worker", "index": 0}})"};
+  for (std::size_t k = 0; k < 3; ++k) net->write_hosts(k, "127.0.0.1 localhost\n");
+  std::vector<std::unique_ptr<process>> nodes;
+  for (std::size_t k = 0; k < 3; ++k)
+    nodes.push_back(std::make_unique<process>(
+        net->on_host(k, {"/usr/bin/env", "TF_CONFIG=" + tf_cluster + ", " + tasks[k],
+                         DOWNPOUR_BINARY, "--last-step=60", "--quiet", "--log-level=debug",
+                         "--save-checkpoint-secs=0", "--checkpoint-dir=" + dir.str()}),
+        dir / ("node" + std::to_string(k) + ".log")));
+  // The ps listens although its own name does not resolve, and the workers
+  // have tried the ps's name in vain; then the names appear in every host's file.
+  REQUIRE(nodes[0]->wait_for_output("listening as ps 0 on every interface, port 7070", 60s));
+  for (std::size_t k : {1, 2})
+    REQUIRE(nodes[k]->wait_for_output("cannot reach ps 0 at " + names[0] + ":7070 yet", 60s));
+  std::string hosts = "127.0.0.1 localhost\n";
+  for (std::size_t k = 0; k < 3; ++k) hosts += net->address(k) + " " + names[k] + "\n";
+  for (std::size_t k = 0; k < 3; ++k) net->write_hosts(k, hosts);
+  for (auto& node : nodes) {
+    CAPTURE(node->output());
+    CHECK(node->wait(120s) == 0);
+  }
+  CHECK(nodes[1]->output().find("final: global_step=60 ") != std::string::npos);
+  const auto chief_log = nodes[1]->output();
+  const auto connected = chief_log.find("connected to ps 0");
+  REQUIRE(connected != std::string::npos);
+  const auto line_end = chief_log.find('\n', connected);
+  MESSAGE("the chief: " << chief_log.substr(connected, line_end - connected));
+}

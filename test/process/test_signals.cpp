@@ -4,6 +4,7 @@
 // worker told to stop leaves the job, the others train on; a ps told to stop
 // asks the chief to stop the job; a second signal exits at once.
 #include <doctest/doctest.h>
+#include <httplib.h>
 
 #include <fstream>
 #include <memory>
@@ -12,6 +13,7 @@
 #include "cluster_procs.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/node/signals.hpp"
+#include "runtime/net/ports.hpp"
 
 using namespace downpour;
 using namespace downpour::testing;
@@ -208,4 +210,57 @@ TEST_CASE("a resumed job appends to metrics.csv: one header, wall time going on"
   }
   CHECK(headers == 1);
   CHECK(last_row_step == step + 300);
+}
+
+TEST_CASE("SIGTERM while every batch is skipped as non-finite stops the job at once with exit 4 "
+          "and the checkpoint of the stop step; meanwhile the loss reads NaN, not 0") {
+  temp_dir dir("sigterm-bad-batches");
+  const port_reservation metrics(1);
+  // A learning rate that sends the parameters so far that every batch's
+  // loss is non-finite, and room to skip such batches for ever.
+  process job(local_args(dir, 1000000,
+                         {"--learning-rate=1e12", "--max-bad-batches=1000000000",
+                          "--metrics-port=" + std::to_string(metrics[0]), "--stop-grace=60"}),
+              dir / "job.log");
+  REQUIRE(job.wait_for_output("; batch skipped (200 of at most", 120s));
+  httplib::Client http("127.0.0.1", metrics[0]);
+  auto scraped = http.Get("/metrics");
+  REQUIRE(scraped);
+  CAPTURE(scraped->body);
+  CHECK((scraped->body.find("\ndownpour_train_loss NaN\n") != std::string::npos ||
+         scraped->body.find("\ndownpour_train_loss +Inf\n") != std::string::npos));
+  CHECK(scraped->body.find("\ndownpour_bad_batches_skipped_total 0\n") == std::string::npos);
+  CHECK(scraped->body.find("downpour_job_state{state=\"training\"} 1\n") != std::string::npos);
+  const auto signalled = std::chrono::steady_clock::now();
+  job.kill(SIGTERM);
+  CHECK(job.wait(120s) == exit_stopped);
+  const double stop_s = seconds_since(signalled);
+  MESSAGE("a job skipping every batch stopped " << stop_s << " s after SIGTERM");
+  CHECK(stop_s < scaled(std::chrono::duration<double>(10.0)).count());
+  check_stopped(job.output(), dir);
+}
+
+TEST_CASE("SIGTERM to a chief waiting for a lost ps ends it within --stop-grace with exit 4, its "
+          "newest checkpoint whole") {
+  temp_dir dir("sigterm-waiting");
+  auto c = make_cluster(1, 1, dir, {"--last-step=1000000", "--log-every=20",
+                                    "--save-checkpoint-secs=0", "--connect-timeout=300",
+                                    "--stop-grace=2"});
+  process ps0(c.node("ps", 0), dir / "ps0.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  REQUIRE(chief.wait_for_output("global_step:", 120s));
+  ps0.kill(SIGKILL);
+  REQUIRE(chief.wait_for_output("went down", 60s));
+  const auto signalled = std::chrono::steady_clock::now();
+  chief.kill(SIGTERM);
+  CHECK(chief.wait(120s) == exit_stopped);
+  const double stop_s = seconds_since(signalled);
+  MESSAGE("a chief waiting for its ps stopped " << stop_s << " s after SIGTERM");
+  CAPTURE(chief.output());
+  CHECK(stop_s < scaled(std::chrono::duration<double>(12.0)).count());
+  CHECK(chief.output().find("did not end this node within --stop-grace=2 s") != std::string::npos);
+  std::ostringstream warnings;
+  auto newest = find_newest_checkpoint(dir.str(), warnings);
+  REQUIRE(newest);
+  CHECK(warnings.str().empty());
 }

@@ -3,10 +3,10 @@
 
     check_deploy.py SOURCE_DIR DOWNPOUR_BINARY
 
-Kubernetes manifests: StatefulSets with headless Services, host lists that
-name their pods, TLS files from a Secret, a grace period for the graceful
-stop; every pod's environment (and the TF_CONFIG a TFJob gets) is given to
-the real binary, which must accept it. systemd units: systemd-analyze verify
+Kubernetes manifests: Indexed Jobs with headless Services, a TF_CONFIG that
+names their pods, TLS files from a Secret, a grace period for the graceful
+stop, no variable that works around a default; every pod's environment (and
+the TF_CONFIG a TFJob gets) is given to the real binary, which must accept it. systemd units: systemd-analyze verify
 (skipped where it is missing), cluster.env accepted by the binary. Dockerfile:
 its runtime packages provide every shared library the binary links.
 Prints one line per problem and exits 1, or "deploy: ok" and exits 0.
@@ -63,68 +63,102 @@ def accepted(where, env, scratch):
 
 
 def container_env(container, pod_name, pod_index):
+    """The environment Kubernetes gives the container: fieldRefs resolved,
+    $(VAR) references to variables defined before expanded."""
     env = {}
     for e in container.get("env", []):
         if "value" in e:
-            env[e["name"]] = re.sub(r"\$\(POD_NAME\)", pod_name, str(e["value"]))
-        elif "pod-index" in e["valueFrom"]["fieldRef"]["fieldPath"]:
+            env[e["name"]] = re.sub(r"\$\(([A-Z_]+)\)", lambda m: env.get(m.group(1), m.group(0)),
+                                    str(e["value"]))
+        elif "index" in e["valueFrom"]["fieldRef"]["fieldPath"]:
             env[e["name"]] = str(pod_index)
         elif e["valueFrom"]["fieldRef"]["fieldPath"] == "metadata.name":
             env[e["name"]] = pod_name
     return env
 
 
-def check_statefulset(sts, services, scratch, host_lists):
-    name, spec = sts["metadata"]["name"], sts["spec"]
+# Variables that would only paper over a default that does not fit
+# Kubernetes: a node listens on all interfaces for a name and waits 300 s for
+# its peers under TF_CONFIG by itself.
+WORKAROUNDS = ("DOWNPOUR_BIND", "DOWNPOUR_CONNECT_TIMEOUT")
+
+
+def check_workarounds(where, env):
+    for name in WORKAROUNDS:
+        if name in env:
+            problem("%s: %s works around a default that should fit" % (where, name))
+
+
+def indexed_pods(job, services):
+    """(host, index) of every pod of an Indexed Job: JOB-INDEX.SUBDOMAIN."""
+    name, spec = job["metadata"]["name"], job["spec"]
     pod = spec["template"]["spec"]
-    svc = services.get(spec["serviceName"])
+    if spec.get("completionMode") != "Indexed":
+        problem("%s: not an Indexed Job (pods need stable names)" % name)
+    if pod.get("restartPolicy") != "OnFailure":
+        problem("%s: restartPolicy should be OnFailure (a node that exited 0 stays done)" % name)
+    svc = services.get(pod.get("subdomain"))
     if svc is None or svc["spec"].get("clusterIP") != "None":
-        problem("%s: serviceName %s is not a headless Service" % (name, spec["serviceName"]))
+        problem("%s: subdomain %s is not a headless Service" % (name, pod.get("subdomain")))
     elif svc["spec"]["selector"] != spec["template"]["metadata"]["labels"]:
         problem("%s: the Service's selector does not match the pods" % name)
     if pod.get("terminationGracePeriodSeconds", 30) < 30:
         problem("%s: terminationGracePeriodSeconds below 30 s cuts the graceful stop" % name)
+    return [("%s-%d.%s" % (name, i, pod.get("subdomain")), i) for i in range(spec["completions"])]
+
+
+def check_job(job, services, scratch, hosts):
+    name = job["metadata"]["name"]
+    pod = job["spec"]["template"]["spec"]
     container = pod["containers"][0]
     ports = {p["name"]: p["containerPort"] for p in container["ports"]}
     secret_mounts = [m["mountPath"] for m in container.get("volumeMounts", [])
                      for v in pod.get("volumes", []) if v["name"] == m["name"] and "secret" in v]
-    role = spec["template"]["metadata"]["labels"]["role"]
-    expected = ",".join("%s-%d.%s:%d" % (name, i, spec["serviceName"], ports["downpour"])
-                        for i in range(spec["replicas"]))
-    host_lists[role] = expected
-    for i in range(spec["replicas"]):
-        env = container_env(container, "%s-%d" % (name, i), i)
+    for host, i in indexed_pods(job, services):
+        env = container_env(container, name + "-%d-x7k2p" % i, i)
         where = "%s pod %d" % (name, i)
         check_names(where, env)
-        if env.get("DOWNPOUR_ROLE") != role or env.get("DOWNPOUR_TASK") != str(i):
-            problem("%s: DOWNPOUR_ROLE/TASK do not say %s %d" % (where, role, i))
+        check_workarounds(where, env)
+        try:
+            config = json.loads(env.get("TF_CONFIG", ""))
+            task = config["task"]
+        except (ValueError, KeyError):
+            problem("%s: no valid TF_CONFIG" % where)
+            continue
+        if int(task["index"]) != i:
+            problem("%s: TF_CONFIG task.index is not the pod's index" % where)
+        hosts.setdefault(task["type"], {})[i] = "%s:%d" % (host, ports["downpour"])
         if env.get("DOWNPOUR_METRICS_PORT") != str(ports.get("metrics")):
             problem("%s: DOWNPOUR_METRICS_PORT is not the metrics port" % where)
         for tls in ("DOWNPOUR_TLS_CA", "DOWNPOUR_TLS_CERT", "DOWNPOUR_TLS_KEY"):
             if not any(env.get(tls, "").startswith(m + "/") for m in secret_mounts):
                 problem("%s: %s is not a file of a Secret volume" % (where, tls))
+        if host not in env.get("DOWNPOUR_TLS_CERT", ""):
+            problem("%s: the certificate is not the pod's own (%s)" % (where, host))
         accepted(where, env, scratch)
-        yield env
+        yield config["cluster"]
 
 
 def check_kubernetes(scratch):
     docs = [d for d in yaml.safe_load_all(open(os.path.join(DEPLOY, "kubernetes", "downpour.yaml")))]
     services = {d["metadata"]["name"]: d for d in docs if d["kind"] == "Service"}
-    sets = [d for d in docs if d["kind"] == "StatefulSet"]
-    host_lists, envs = {}, []
-    for sts in sets:
-        envs += list(check_statefulset(sts, services, scratch, host_lists))
-    if sorted(host_lists) != ["ps", "worker"]:
-        problem("downpour.yaml: expected one StatefulSet per role (ps, worker)")
-    for env in envs:
-        if (env.get("DOWNPOUR_PS_HOSTS"), env.get("DOWNPOUR_WORKER_HOSTS")) != \
-                (host_lists.get("ps"), host_lists.get("worker")):
-            problem("downpour.yaml: host lists are not the StatefulSets' pods: %s" % env)
-    for sts in sets:
-        probe = sts["spec"]["template"]["spec"]["containers"][0].get("readinessProbe")
-        if sts["metadata"]["name"].endswith("-ps") and \
+    if any(d["kind"] == "StatefulSet" for d in docs):
+        problem("downpour.yaml: a StatefulSet restarts pods that finished; use Indexed Jobs")
+    jobs = [d for d in docs if d["kind"] == "Job"]
+    hosts, clusters = {}, []
+    for job in jobs:
+        clusters += list(check_job(job, services, scratch, hosts))
+    actual = {role: [by_index[i] for i in sorted(by_index)] for role, by_index in hosts.items()}
+    if sorted(actual) != ["chief", "ps", "worker"]:
+        problem("downpour.yaml: expected Jobs for the chief, the ps and the workers: %s" % actual)
+    for cluster in clusters:
+        if cluster != actual:
+            problem("downpour.yaml: TF_CONFIG's cluster is not the Jobs' pods: %s" % cluster)
+    for job in jobs:
+        probe = job["spec"]["template"]["spec"]["containers"][0].get("readinessProbe")
+        if job["metadata"]["name"].endswith("-ps") and \
                 (probe or {}).get("httpGet", {}).get("path") != "/healthz":
-            problem("%s: no /healthz readiness probe" % sts["metadata"]["name"])
+            problem("%s: no /healthz readiness probe" % job["metadata"]["name"])
 
 
 def check_tfjob(scratch):
@@ -142,6 +176,7 @@ def check_tfjob(scratch):
         for i in range(spec["replicas"]):
             env = container_env(container, "%s-%s-%d" % (name, rtype.lower(), i), i)
             check_names("tfjob.yaml %s %d" % (rtype, i), env)
+            check_workarounds("tfjob.yaml %s %d" % (rtype, i), env)
             env["TF_CONFIG"] = json.dumps({"cluster": cluster, "environment": "cloud",
                                            "task": {"type": rtype.lower(), "index": i}})
             accepted("tfjob.yaml %s %d" % (rtype, i), env, scratch)
@@ -179,6 +214,14 @@ def check_dockerfile():
     text = open(os.path.join(DEPLOY, "Dockerfile")).read()
     runtime = text[text.rindex("FROM debian:12"):]
     listed = set(re.findall(r"\b(lib[a-z0-9.+-]+|dataset-[a-z-]+)\b", runtime))
+    if re.search(r"apt-get install [^&]*\.deb", runtime.replace("\\\n", " ")):
+        # The Debian package of the build stage: what its Depends name comes along.
+        cmake = open(os.path.join(SOURCE, "cmake", "package.cmake")).read()
+        depends = re.search(r'CPACK_DEBIAN_PACKAGE_DEPENDS "([^"]*)"', cmake, re.S).group(1)
+        listed |= set(re.findall(r"(?:^|, )\s*([a-z0-9.+-]+)", depends.replace("\\\n", "")))
+    elif "libdownpour_model" not in runtime:
+        problem("Dockerfile: the runtime stage neither installs the package nor copies "
+                "libdownpour_model.so, which a portable build's binary needs")
     provided = set(listed)
     for package in listed:  # what they bring along
         deps = subprocess.run(["dpkg-query", "-W", "-f=${Depends}", package],

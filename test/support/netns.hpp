@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -48,6 +49,34 @@ class partition_net {
     // Deleting a namespace deletes its end of each veth pair, and so the pair.
     for (std::size_t k = 0; k < hosts_; ++k) ip("netns delete " + host_ns(k));
     ip("netns delete " + switch_ns());
+    std::error_code ec;
+    for (std::size_t k = 0; k < hosts_; ++k) std::filesystem::remove_all(etc_of(k), ec);
+  }
+
+  // Host k's own /etc/hosts: `ip netns exec` mounts /etc/netns/NS/hosts over
+  // /etc/hosts for the command it starts, so write it before starting one.
+  // Written in place (the same file), so a running process sees new text at
+  // its next lookup: names that resolve only after the nodes started.
+  // No name server is asked meanwhile: the namespace's resolv.conf names
+  // only its own loopback.
+  void write_hosts(std::size_t k, const std::string& text) const {
+    std::filesystem::create_directories(etc_of(k));
+    if (!std::filesystem::exists(etc_of(k) + "/resolv.conf")) {
+      std::FILE* r = std::fopen((etc_of(k) + "/resolv.conf").c_str(), "w");
+      if (!r) throw std::runtime_error("cannot write " + etc_of(k) + "/resolv.conf");
+      std::fputs("nameserver 127.0.0.1\n", r);
+      std::fclose(r);
+    }
+    std::FILE* f = std::fopen((etc_of(k) + "/hosts").c_str(), "r+");
+    if (!f) f = std::fopen((etc_of(k) + "/hosts").c_str(), "w");
+    if (!f) throw std::runtime_error("cannot write " + etc_of(k) + "/hosts");
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fflush(f);
+    if (::ftruncate(::fileno(f), static_cast<off_t>(text.size())) != 0) {
+      std::fclose(f);
+      throw std::runtime_error("cannot truncate " + etc_of(k) + "/hosts");
+    }
+    std::fclose(f);
   }
 
   // 10.200.0.(k+1): a private address that exists only inside these namespaces.
@@ -70,6 +99,7 @@ class partition_net {
 
   std::string host_ns(std::size_t k) const { return prefix_ + "x" + std::to_string(k); }
   std::string switch_ns() const { return prefix_ + "sw"; }
+  std::string etc_of(std::size_t k) const { return "/etc/netns/" + host_ns(k); }
 
   bool build() {
     const std::string sw = "-n " + switch_ns() + " ";

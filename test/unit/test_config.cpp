@@ -194,7 +194,8 @@ std::vector<std::string> duration_options() {
 TEST_CASE("every duration option is bounded by 1000000 s, named with its value and range") {
   const auto names = duration_options();
   CHECK(names == std::vector<std::string>{"--save-checkpoint-secs", "--connect-timeout",
-                                          "--heartbeat-interval", "--node-timeout"});
+                                          "--stop-grace", "--heartbeat-interval",
+                                          "--node-timeout"});
   for (const auto& name : names) {
     CAPTURE(name);
     // 1e300 seconds overflowed the conversion to CAF's nanosecond timespan.
@@ -206,7 +207,8 @@ TEST_CASE("every duration option is bounded by 1000000 s, named with its value a
     CHECK(error_of({name + "=inf"}).find("is out of range") != std::string::npos);
   }
   CHECK(error_of({"--save-checkpoint-secs=1000000", "--connect-timeout=1000000",
-                  "--heartbeat-interval=400000", "--node-timeout=1000000"}) == "(no error)");
+                  "--stop-grace=1000000", "--heartbeat-interval=400000",
+                  "--node-timeout=1000000"}) == "(no error)");
   CHECK(parse({"--connect-timeout=1000000"}).connect_timeout_s == 1e6);
   CHECK(error_of({"--heartbeat-interval=0", "--save-checkpoint-secs=0"}) == "(no error)");
   CHECK(error_of({"--node-timeout=0"}) ==
