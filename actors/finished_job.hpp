@@ -19,6 +19,7 @@ struct finished_job_config {
   std::size_t other_workers = 0;  // hellos to wait for before quitting
   std::string final_line;         // what `downpour status` is told
   logger log;
+  std::string secret;  // --cluster-secret-file's contents: hellos prove it; empty: none
 };
 
 supervisor_actor spawn_finished_job(caf::actor_system& sys, finished_job_config cfg);

@@ -45,7 +45,8 @@ caf::expected<job_result> serve_finished(caf::actor_system& sys, const options& 
     return err;
   auto responder = spawn_finished_job(
       sys, finished_job_config{job_fingerprint(opts, layout), opts.last_step,
-                               opts.worker_hosts.size() - 1, final_line(done), log});
+                               opts.worker_hosts.size() - 1, final_line(done), log,
+                               opts.cluster_secret});
   caf::scoped_actor self{sys};
   auto port = publish_on(sys, opts, responder, opts.worker_hosts[0], "the chief (worker 0)");
   if (!port) {
