@@ -66,16 +66,22 @@ bench: bench-quick bench-sparse
 	  --json $(BENCH_OUT)/job-full.json
 
 # The sparse model (docs/sparse.md): one pass over 4M planted examples for
-# N = 2^20 and 2^26, in one process and as 2 ps + 2 worker processes (about
-# 5 minutes, and 1 GB of data made once in $(SPARSE_DATA)).
+# N = 2^20 and 2^26, in one process and as 2 ps + 2 worker processes, and the
+# streamed input (docs/input.md) on the same data and on Criteo-format lines
+# (about 10 minutes, and 1.5 GB of data made once in $(SPARSE_DATA) and
+# $(CRITEO_DATA)).
 SPARSE_DATA ?= $(BUILD)/sparse-data
+CRITEO_DATA ?= $(BUILD)/criteo-data
 bench-sparse: build
-	cmake --build $(BUILD) -j $(JOBS) --target bench_sparse bench_sparse_cluster
+	cmake --build $(BUILD) -j $(JOBS) --target bench_sparse bench_sparse_cluster bench_input
 	@mkdir -p $(BENCH_OUT)
 	@test -f $(SPARSE_DATA)/planted.json || $(BUILD)/gen_libsvm --out $(SPARSE_DATA)
+	@test -f $(CRITEO_DATA)/planted.json || $(BUILD)/gen_criteo --out $(CRITEO_DATA)
 	$(BUILD)/bench_sparse --data $(SPARSE_DATA) --json $(BENCH_OUT)/sparse.json
 	$(BUILD)/bench_sparse_cluster --data $(SPARSE_DATA) --binary=$(BUILD)/downpour \
 	  --json $(BENCH_OUT)/sparse_cluster.json
+	$(BUILD)/bench_input --data=$(SPARSE_DATA) --criteo=$(CRITEO_DATA) \
+	  --binary=$(BUILD)/downpour --json $(BENCH_OUT)/input.json
 
 # The tables of the last `make bench` as markdown (docs/performance.md).
 bench-table:

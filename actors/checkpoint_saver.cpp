@@ -136,6 +136,7 @@ caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_
                     g->ckpt.params = std::move(model->params);
                     g->ckpt.ema = std::move(model->ema);
                     g->ckpt.rows = std::move(model->rows);
+                    g->ckpt.positions = std::move(model->positions);
                     write_out(self, *g);
                   });
   return g->promise;

@@ -41,13 +41,18 @@
 //    draining -> stopping {told to stop}; stopping -> saving_last_checkpoint
 //    {shard 0 said where it stands: the checkpoint a few rounds ahead};
 //    saving_last_checkpoint -> stopping {the shards had passed that step}.
+//  - streamed input whose passes (--passes) every worker finished before
+//    the last step: training -> draining as for the last ticket, toward
+//    the step reached; sync, already draining, drains on toward the last
+//    round pushed for instead.
 //  - every phase before stopping_nodes -> failed {diverged, or a save or a
 //    part failed}; failed -> stopping_nodes, or -> done when nothing was
 //    started yet.
 //
 //  draining:  every push is out; each shard confirms it applied them.
 //  saving_last_checkpoint: the checkpoint of the final step (the last step,
-//             or the step a stop reached), written before the end is told.
+//             the step a stop reached, or where the passes ended), written
+//             before the end is told.
 //  stopping_nodes: the end is told; run_chief collects the model and ends the
 //             shards, its helpers and its workers.
 //

@@ -57,16 +57,25 @@ void answer(parameter_shard_state& st, pull_waiter& w) {
 
 shard_snapshot snapshot_of(parameter_shard_state& st) {
   settle_ema(st);
-  shard_snapshot snap{st.step,     st.ranges,   tensor{st.params.values()}, tensor{st.ema},
-                      st.dropped,  st.rejected, st.replayed,                {}};
+  shard_snapshot snap{st.step,    st.ranges,   tensor{st.params.values()}, tensor{st.ema},
+                      st.dropped, st.rejected, st.replayed,                {},
+                      0,          0,           st.positions};
   add_snapshot_rows(st, snap);
   return snap;
+}
+
+read_position position_of(const parameter_shard_state& st, std::uint32_t worker) {
+  for (const auto& p : st.positions)
+    if (p.worker == worker) return p.at;
+  return {};
 }
 
 }  // namespace
 
 void release_waiters(parameter_shard_state& st) {
   if (st.step < 0) return;
+  for (auto& [worker, promise] : st.position_waiters) promise.deliver(position_of(st, worker));
+  st.position_waiters.clear();
   release(st.pull_waiters, st.step, [&](pull_waiter& w) { answer(st, w); });
   settle_ema(st);
   release(st.step_waiters, st.step, [&](auto& promise) { promise.deliver(st.step); });
@@ -110,6 +119,7 @@ caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
   st.ranges = std::move(init.ranges);
   st.params = shared_tensor{std::move(init.params.values)};
   st.ema = std::move(init.ema.values);
+  st.positions = std::move(init.positions);
   st.step = init.step;
   release_waiters(st);
   return st.step;
@@ -133,6 +143,7 @@ caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   st.ranges = std::move(init.ranges);
   st.params = shared_tensor{std::move(init.params.values)};
   st.ema = std::move(init.ema.values);
+  st.positions = std::move(init.positions);
   st.ema_due.reset();
   st.replayable.reset();
   st.grad_sum = {};
@@ -322,7 +333,16 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
         if (!from_chief(self, "a stats request")) return unauthorized("stats");
         auto& st = self->state;
         return shard_stats{st.step,     st.ranges,   st.dropped,
-                           st.rejected, st.replayed, st.rows ? st.rows->rows_held() : 0};
+                           st.rejected, st.replayed, st.rows ? st.rows->rows_held() : 0,
+                           st.positions};
+      },
+      [=](position_atom, std::uint32_t worker) -> caf::result<read_position> {
+        if (!from_member(self, "a position request")) return unauthorized("position");
+        auto& st = self->state;
+        if (st.step >= 0) return position_of(st, worker);
+        auto rp = self->make_response_promise<read_position>();
+        st.position_waiters.emplace_back(worker, rp);
+        return rp;
       },
       [=](stop_atom) {
         if (from_chief(self, "a stop")) self->quit();

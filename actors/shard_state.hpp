@@ -9,6 +9,7 @@
 #include <map>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "protocol/messages.hpp"
 #include "protocol/peer_guard.hpp"
@@ -53,6 +54,11 @@ struct parameter_shard_state {
   std::map<std::uint64_t, row_part> frozen;
   std::uint64_t next_frozen = 1;
   std::optional<row_part> staged;  // pages of the rows of the next init or restore
+  // Each worker's read position from its last push taken (or the
+  // checkpoint restored), and the position requests waiting for the init.
+  std::vector<worker_position> positions;
+  std::vector<std::pair<std::uint32_t, caf::typed_response_promise<read_position>>>
+      position_waiters;
   std::multimap<std::int64_t, pull_waiter> pull_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<std::int64_t>> step_waiters;
   std::multimap<std::int64_t, caf::typed_response_promise<shard_snapshot>> snapshot_waiters;

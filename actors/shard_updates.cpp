@@ -102,6 +102,8 @@ caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m) {
     err = not_finite_error(m);
   if (err) return reject(self, std::move(err), "a push");
   if (over) return st.step;  // the job is over; nothing more is applied
+  // Before the update: a snapshot taken right after it holds the position.
+  for (const auto& at : m.position) merge_position(st.positions, m.worker, at);
   if (st.cfg.mode != train_mode::sync) {
     if (!apply_pushed(st, m)) return reject(self, not_finite_error(m), "a push");
     return st.step;

@@ -73,6 +73,7 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
   st.granted = plan.step;
   st.reported_step = plan.step;
   st.active.clear();
+  st.finished.clear();  // the workers read on from the positions restored
   st.holders.clear();  // downs of old workers then match nothing
   st.life.enter(told_to_stop(st) ? chief_phase::stopping : chief_phase::training);
   ++st.epoch;

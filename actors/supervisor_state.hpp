@@ -30,6 +30,7 @@ struct stop_supervisor_state {
   // Worker actors (monitored) and their tickets whose pushes not every shard
   // has answered yet: a push lost with its worker or refused gives it back.
   std::map<caf::actor_addr, ticket_holder> holders;
+  std::set<std::uint32_t> finished;  // said done: their passes over the data are over
   std::int64_t final_step = -1;  // told with the end (stopping_nodes)
   std::vector<caf::typed_response_promise<std::int64_t, float, std::string>> end_waiters;
   std::string stop_reason;  // why the job stops early; empty: it runs to last_step

@@ -56,6 +56,7 @@ void ask_shards(supervisor_pointer self, facts_pointer facts, answered_fn answer
         .then(
             [=](shard_stats& s) {
               facts->shards[k] = facts_of(s);
+              for (const auto& p : s.positions) merge_position(facts->positions, p.worker, p.at);
               answered();
             },
             [=](caf::error&) { answered(); });

@@ -1,5 +1,4 @@
 // The stop supervisor's tickets: exactly last_step - start_step of them in
-// The stop supervisor's tickets: exactly last_step - start_step of them in
 // async and ssp, each spent only once every shard answered its push (a
 // refused or lost push gives it back), the stop (a signal), the drain until
 // every shard applied every push, the checkpoint of the final step, and the
@@ -45,12 +44,28 @@ bool all_settled(const stop_supervisor_state& st) {
   return true;
 }
 
-// Once every worker has asked for a ticket after the last one (or left), and
-// every shard answered every push, every push is out.
+// Every worker has said done, before or at the last step: their passes
+// over the training files (--passes) end the job at the step reached.
+bool passes_done(const stop_supervisor_state& st) {
+  return st.finished.size() >= st.cfg.workers;
+}
+
+// Once every worker has asked for a ticket after the last one (or left, or
+// finished its passes), and every shard answered every push, every push is out.
 bool all_pushes_out(const stop_supervisor_state& st) {
   if (st.cfg.mode == train_mode::sync) return true;  // the shards stop by themselves
-  return (st.life.is(phase::stopping) || st.granted >= st.cfg.last_step) && st.active.empty() &&
-         all_settled(st);
+  const bool no_more = st.life.is(phase::stopping) || st.granted >= st.cfg.last_step ||
+                       passes_done(st);
+  return no_more && st.active.empty() && all_settled(st);
+}
+
+// The step every shard must have applied before the job ends: the stop's,
+// the last round pushed for (sync) or the last ticket's when the passes
+// ended first, else the last step.
+std::int64_t drain_target(const stop_supervisor_state& st) {
+  if (st.life.is(phase::stopping)) return st.granted;
+  if (passes_done(st)) return st.cfg.mode == train_mode::sync ? st.reported_step : st.granted;
+  return st.cfg.last_step;
 }
 
 void stop_sync(supervisor_pointer self);
@@ -182,8 +197,9 @@ void maybe_drain(supervisor_pointer self) {
   if (!st.life.is(phase::training) && !stopping) return;
   if (st.end_waiters.empty() || !all_pushes_out(st)) return;
   if (stopping && st.cfg.mode == train_mode::sync) return;  // stop_sync has it
+  const auto target = drain_target(st);  // while the phase still says whether it stops
   st.life.enter(phase::draining);
-  await_shards(self, stopping ? st.granted : st.cfg.last_step);
+  await_shards(self, target);
 }
 
 void go_on(supervisor_pointer self) {
@@ -211,8 +227,18 @@ caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worke
 }
 
 void on_done(supervisor_pointer self, std::uint32_t worker) {
-  self->state.active.erase(worker);
-  maybe_drain(self);
+  auto& st = self->state;
+  st.active.erase(worker);
+  const bool were_done = passes_done(st);
+  st.finished.insert(worker);
+  // Sync drains toward last_step from the first end request; workers whose
+  // passes are done end it sooner, at the last round they pushed for. The
+  // new epoch drops the answers of the old drain.
+  const bool sooner = st.cfg.mode == train_mode::sync && st.life.is(phase::draining) &&
+                      !were_done && passes_done(st) && st.reported_step < st.cfg.last_step;
+  if (!sooner) return maybe_drain(self);
+  ++st.epoch;
+  await_shards(self, drain_target(st));
 }
 
 // Every shard answered one push of the sender's: its ticket is spent, or

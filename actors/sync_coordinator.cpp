@@ -18,6 +18,7 @@ struct sync_coordinator_state {
   std::multimap<std::uint32_t, std::pair<std::int64_t, caf::typed_response_promise<std::int64_t>>>
       waiting;                                          // ssp: workers held at the bound
   std::set<std::uint32_t> gone;                         // joined, then died; not back yet
+  std::set<std::uint32_t> finished;                     // left: their data or the job is done
   std::size_t required = 0;                             // last count sent to the shards
   peer_guard guard;  // joins from nodes the supervisor admitted; exits and errors from this node
   static inline const char* name = "sync_coordinator";
@@ -30,7 +31,8 @@ void update_required(coordinator_pointer self) {
   auto& st = self->state;
   if (st.cfg.mode != train_mode::sync) return;
   // Workers not yet joined count as alive: a round at start-up waits for them.
-  const std::size_t alive = st.cfg.workers - std::min(st.cfg.workers, st.gone.size());
+  const std::size_t out = st.gone.size() + st.finished.size();
+  const std::size_t alive = st.cfg.workers - std::min(st.cfg.workers, out);
   auto n = required_gradients(st.cfg.replicas_to_aggregate, st.cfg.workers, alive);
   if (n == st.required) return;
   if (st.required != 0)
@@ -58,10 +60,28 @@ enum class departure { finished, died };
 void forget_worker(coordinator_pointer self, std::uint32_t worker, departure how) {
   auto& st = self->state;
   st.live.erase(worker);
-  if (how == departure::died) st.gone.insert(worker);
+  (how == departure::died ? st.gone : st.finished).insert(worker);
   st.clocks.erase(worker);
   update_required(self);
   release_admitted(self);
+}
+
+// Sync: a worker that leaves before the others (its passes over the data
+// are done) still counts for the round of its last gradient, which must wait
+// for the others' gradients; the rounds after it need one gradient fewer.
+void on_leave(coordinator_pointer self, std::uint32_t worker, std::int64_t last_round) {
+  auto& st = self->state;
+  if (st.cfg.mode != train_mode::sync || last_round < 0)
+    return forget_worker(self, worker, departure::finished);
+  st.live.erase(worker);  // its down is no death
+  auto remaining = std::make_shared<std::size_t>(st.cfg.shards.size());
+  for (auto& shard : st.cfg.shards)
+    self->request(shard, caf::infinite, await_atom_v, last_round + 1)
+        .then(
+            [=](std::int64_t) {
+              if (--*remaining == 0) forget_worker(self, worker, departure::finished);
+            },
+            [](caf::error&) {});
 }
 
 // Leave and clock speak for one worker: only the actor that joined as it
@@ -81,6 +101,7 @@ void on_join(coordinator_pointer self, std::uint32_t worker) {
   if (!sender || !from_member(self, "a join")) return;
   st.live[worker] = caf::actor_cast<caf::actor_addr>(sender);
   st.gone.erase(worker);
+  st.finished.erase(worker);
   self->monitor(sender);
   st.cfg.log.debug("sync_coordinator: worker " + std::to_string(worker) + " joined");
   if (st.cfg.mode == train_mode::ssp) {
@@ -128,6 +149,9 @@ coordinator_actor::behavior_type sync_coordinator(coordinator_pointer self, coor
     [=](join_atom, std::uint32_t worker) { on_join(self, worker); },
     [=](leave_atom, std::uint32_t worker) {
       if (from_joined(self, worker, "a leave")) forget_worker(self, worker, departure::finished);
+    },
+    [=](leave_atom, std::uint32_t worker, std::int64_t last_round) {
+      if (from_joined(self, worker, "a leave")) on_leave(self, worker, last_round);
     },
     [=](clock_atom, std::uint32_t worker, std::int64_t finished) -> caf::result<std::int64_t> {
       if (!from_joined(self, worker, "a clock"))

@@ -11,7 +11,6 @@
 #include "model/update.hpp"
 
 namespace downpour {
-namespace {
 
 // ---- leaving the job --------------------------------------------------------
 
@@ -26,7 +25,7 @@ void leave_job(worker_pointer self, caf::error reason) {
     return;
   }
   self->send(st.cfg.supervisor, done_atom_v, st.cfg.index);
-  self->send(st.cfg.coordinator, leave_atom_v, st.cfg.index);
+  self->send(st.cfg.coordinator, leave_atom_v, st.cfg.index, st.last_round);
   self->quit(std::move(reason));
 }
 
@@ -36,6 +35,8 @@ void finish_job(worker_pointer self) {
   if (!self->state.unsettled.empty()) return;
   leave_job(self, caf::none);
 }
+
+namespace {
 
 // Stopped or diverged: the chief says why; this worker just leaves with it.
 // Anything else is a warning, not an error: the worker's exit reason goes to
@@ -48,6 +49,8 @@ void fail(worker_pointer self, const char* what, const caf::error& err) {
   self->quit(err);
 }
 
+}  // namespace
+
 // Shards and the supervisor are monitored: when one is gone, its down
 // message (or, at the end of a job, the shards') says why, not the failed
 // request, which may arrive first and knows only that the receiver is gone.
@@ -55,6 +58,8 @@ void request_failed(worker_pointer self, const char* what, const caf::error& err
   if (err == caf::sec::request_receiver_down) return;
   fail(self, what, err);
 }
+
+namespace {
 
 // A refused push is not fatal (the shard applied nothing); the worker goes
 // on with fresh parameters and says why.
@@ -80,49 +85,6 @@ void settle_push(worker_pointer self, std::int64_t id, std::int64_t refused) {
   if (!st.unsettled.empty()) return;
   if (st.leave_reason) return leave_job(self, *std::exchange(st.leave_reason, std::nullopt));
   if (st.ticket && *st.ticket < 0) request_ticket(self);
-}
-
-// ---- where the modes differ -------------------------------------------------
-
-bool prefetches(const worker_state& st) {
-  return st.cfg.pipeline && st.cfg.mode == train_mode::async && !has_rows(st.cfg);
-}
-
-// Sync: the global step a push is for. Shards may stand at different steps
-// (each completes its rounds as its own gradients arrive); the lowest is
-// the step every shard still needs.
-std::int64_t sync_step(const worker_state& st) {
-  return *std::min_element(st.pulled_at.begin(), st.pulled_at.end());
-}
-
-// Async/ssp: the ticket says so. Sync: only when every shard is at the last
-// step; a worker that quit when the first one got there could leave another
-// a gradient short forever.
-bool job_over(const worker_state& st) {
-  if (st.cfg.mode == train_mode::sync) return sync_step(st) >= st.cfg.last_step;
-  return st.ticket && *st.ticket < 0;
-}
-
-// Async/ssp push only with a ticket. A pipelined worker that replays its own
-// update applies it to the prefetched parameters, so it waits for them too.
-bool may_push(const worker_state& st) {
-  if (st.cfg.mode == train_mode::sync) return true;
-  return st.ticket && !(st.replays && st.pulls_pending > 0);
-}
-
-// Sync: push again for the same step while this worker owes the round more
-// gradients; otherwise wait for the next step, but never for one past the
-// last: a shard that is done answers at the last step, so the worker keeps
-// feeding the shards that are not done yet instead of waiting forever.
-void advance_sync_barrier(worker_state& st) {
-  st.pushed_this_step = st.pulled_at[0] == st.min_step ? st.pushed_this_step + 1 : 1;
-  const std::int64_t next = st.pushed_this_step >= st.cfg.gradients_per_step ? 1 : 0;
-  st.min_step = std::min(st.pulled_at[0] + next, st.cfg.last_step);
-}
-
-// The global step the push just sent makes.
-std::int64_t pushed_step(const worker_state& st) {
-  return st.cfg.mode == train_mode::sync ? sync_step(st) + 1 : *st.ticket + 1;
 }
 
 // ---- the phases (worker.hpp draws them) -------------------------------------
@@ -159,15 +121,15 @@ void request_pull(worker_pointer self, std::size_t k, Message msg) {
             [=](caf::error& err) { request_failed(self, "pull failed", err); });
 }
 
-// A model with a sparse variable draws its next batch here: the pulls name
-// its rows (and never offer a replay).
+// A model with a sparse variable names the rows of the step's batch in its
+// pulls (and never offers a replay).
 template <class Pull>
 void request_pulls(worker_pointer self, const Pull& pull) {
   auto& st = self->state;
   st.pulls_pending = st.cfg.shards.size();
   if constexpr (std::is_same<Pull, std::int64_t>::value) {
     if (has_rows(st.cfg)) {
-      draw_batch(st);
+      cut_rows(st);
       for (std::size_t k = 0; k < st.cfg.shards.size(); ++k)
         request_pull(self, k, row_pull_for(st, k, pull));
       return;
@@ -202,12 +164,14 @@ void request_ticket(worker_pointer self) {
 }
 
 void begin_async_step(worker_pointer self) {
+  if (!draw(self)) return;
   request_ticket(self);
   if (!prefetches(self->state)) request_async_pulls(self);  // else they are out already
   enter_pulling(self);
 }
 
 void begin_ssp_step(worker_pointer self) {
+  if (!draw(self)) return;
   auto& st = self->state;
   st.phase = worker_phase::admitting;
   self->request(st.cfg.coordinator, caf::infinite, clock_atom_v, st.cfg.index, st.local_step)
@@ -222,6 +186,7 @@ void begin_ssp_step(worker_pointer self) {
 
 // The pulls wait at the shards for the next global step: the token barrier.
 void begin_sync_step(worker_pointer self) {
+  if (!draw(self)) return;
   request_pulls(self, self->state.min_step);
   enter_pulling(self);
 }
@@ -250,17 +215,13 @@ void enter_pulling(worker_pointer self) {
   if (prefetches(st)) request_async_pulls(self);
   st.grad = st.buffers.take(st.cfg.model_size);
   const auto began = std::chrono::steady_clock::now();
-  double input_s = 0.0;
-  if (has_rows(st.cfg)) {
+  if (has_rows(st.cfg))
+    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.rows.data(), *st.current,
+                                                   st.grad->data(), st.row_grad.data());
+  else
     st.grad_loss =
-        st.workspace->loss_and_gradient(st.params->data(), st.rows.data(), st.batches->last_batch(),
-                                        st.grad->data(), st.row_grad.data());
-  } else {
-    const auto& batch = st.batches->next_batch();
-    input_s = seconds_since(began);
-    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), batch, st.grad->data());
-  }
-  meter_compute(st, input_s, seconds_since(began));
+        st.workspace->loss_and_gradient(st.params->data(), *st.current, st.grad->data());
+  meter_compute(st, seconds_since(began));
   st.phase = worker_phase::holding;
   try_push(self);
 }
@@ -277,6 +238,7 @@ bool finite_batch(const worker_state& st) {
 // parameters; a sparse one must first pull the next batch's rows.
 void after_skip(worker_pointer self) {
   auto& st = self->state;
+  if (!draw(self)) return;
   if (has_rows(st.cfg))
     request_pulls(self, st.cfg.mode == train_mode::sync ? st.min_step : std::int64_t{0});
   enter_pulling(self);
@@ -301,6 +263,7 @@ void push_gradient(worker_pointer self) {
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
     push_msg m{st.computed_at[k], st.cfg.index, outgoing_part(st, k)};
     if (has_rows(st.cfg)) add_outgoing_rows(st, k, m);
+    if (st.cfg.stream) m.position.push_back(st.source->position());
     self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(m))
         .then([=](std::int64_t) { settle_push(self, id, 0); },
               [=](caf::error& err) {
@@ -312,6 +275,7 @@ void push_gradient(worker_pointer self) {
   ++st.local_step;
   meter_step(st);
   if (st.cfg.mode == train_mode::sync) {
+    st.last_round = sync_step(st);
     self->send(st.cfg.supervisor, report_atom_v, st.cfg.index, sync_step(st) + 1, st.last_loss);
     advance_sync_barrier(st);
   }
@@ -330,7 +294,6 @@ void try_push(worker_pointer self) {
   begin_step(self);
 }
 
-// The first step: async asks for its ticket and pulls at once.
 void start(worker_pointer self) {
   auto& st = self->state;
   try {
@@ -341,10 +304,8 @@ void start(worker_pointer self) {
     st.cfg.log.error(std::string(e.what()) + "; no batches recorded");
   }
   self->send(st.cfg.coordinator, join_atom_v, st.cfg.index);
-  if (st.cfg.mode != train_mode::async) return begin_step(self);
-  request_ticket(self);
-  request_pulls(self, std::int64_t{0});
-  enter_pulling(self);
+  if (!st.cfg.stream) return begin_training(self);
+  start_stream(self);
 }
 
 void watch_peers(worker_pointer self) {
@@ -370,7 +331,8 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   st.cfg = std::move(cfg);
   st.workspace = st.cfg.net->workspace(st.cfg.batch_size);
   attach_meter(st, self->system());
-  st.batches = std::make_unique<batcher>(st.cfg.train, st.cfg.batch_size, st.cfg.batch_seed);
+  if (!st.cfg.stream)
+    st.source = std::make_unique<memory_batches>(st.cfg.train, st.cfg.batch_size, st.cfg.batch_seed);
   st.pulled_at.assign(st.cfg.shards.size(), 0);
   st.computed_at = st.pulled_at;
   st.replies.assign(st.cfg.shards.size(), shared_tensor{});
@@ -385,6 +347,15 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
 }
 
 }  // namespace
+
+// The first step: async asks for its ticket and pulls at once.
+void begin_training(worker_pointer self) {
+  if (self->state.cfg.mode != train_mode::async) return begin_step(self);
+  if (!draw(self)) return;
+  request_ticket(self);
+  request_pulls(self, std::int64_t{0});
+  enter_pulling(self);
+}
 
 worker_actor spawn_worker(caf::actor_system& sys, worker_config cfg) {
   return sys.spawn(worker, std::move(cfg));

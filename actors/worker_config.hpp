@@ -10,6 +10,7 @@
 #include "protocol/placement.hpp"
 #include "config/options.hpp"
 #include "data/dataset.hpp"
+#include "data/streamed_input.hpp"
 #include "model/model.hpp"
 #include "model/schedule.hpp"
 
@@ -22,7 +23,10 @@ struct worker_config {
   std::size_t batch_size = 100;
   std::int64_t log_every = 10;  // local steps between progress lines
   std::uint64_t batch_seed = 0;
-  std::shared_ptr<const dataset> train;
+  std::shared_ptr<const dataset> train;  // in memory, or:
+  // streamed: the worker reads its share of the files on a thread of its
+  // own, from where the shards say its last push left off.
+  std::shared_ptr<const streamed_input> stream;
   std::vector<shard_actor> shards;
   std::vector<shard_layout> layouts;  // one per shard
   supervisor_actor supervisor;

@@ -24,11 +24,14 @@ void meter_step(worker_state& st) {
   st.busy_s = 0.0;
 }
 
-void meter_compute(worker_state& st, double input_s, double busy_s) {
-  st.busy_s += busy_s;
-  if (!st.meter) return;
-  st.meter->input_seconds.add(input_s);
-  st.meter->compute_seconds.add(busy_s - input_s);
+void meter_input(worker_state& st, double seconds) {
+  st.busy_s += seconds;
+  if (st.meter) st.meter->input_seconds.add(seconds);
+}
+
+void meter_compute(worker_state& st, double seconds) {
+  st.busy_s += seconds;
+  if (st.meter) st.meter->compute_seconds.add(seconds);
 }
 
 }  // namespace downpour

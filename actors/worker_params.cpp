@@ -99,7 +99,7 @@ shared_tensor outgoing_part(const worker_state& st, std::size_t k) {
 
 void record_batch(worker_state& st) {
   const auto stamp = *std::min_element(st.computed_at.begin(), st.computed_at.end());
-  if (st.record->write(stamp, st.batches->last_batch())) return;
+  if (st.record->write(stamp, *st.current)) return;
   st.cfg.log.error("cannot write " + st.record->path() + "; no more batches recorded");
   st.record.reset();
 }

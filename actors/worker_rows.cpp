@@ -8,9 +8,8 @@
 
 namespace downpour {
 
-void draw_batch(worker_state& st) {
-  const batch& b = st.batches->next_batch();
-  st.keys = st.workspace->touched_rows(b);
+void cut_rows(worker_state& st) {
+  st.keys = st.workspace->touched_rows(*st.current);
   const auto& bounds = st.cfg.row_bounds;
   st.key_cuts.assign(bounds.size(), 0);
   for (std::size_t k = 0; k < bounds.size(); ++k)

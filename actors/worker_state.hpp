@@ -17,7 +17,7 @@
 #include "actors/worker_config.hpp"
 #include "reporting/meters.hpp"
 #include "data/batch_record.hpp"
-#include "data/batcher.hpp"
+#include "data/batch_source.hpp"
 #include "model/model.hpp"
 
 namespace downpour {
@@ -40,7 +40,10 @@ struct worker_state {
   worker_config cfg;
   worker_phase phase = worker_phase::pulling;
   std::unique_ptr<model_workspace> workspace;
-  std::unique_ptr<batcher> batches;
+  std::unique_ptr<batch_source> source;  // null until a streamed worker knows where it stands
+  const batch* current = nullptr;        // the batch of this step (drawn when it began)
+  std::uint64_t pass = 0;                // streamed: the pass the last batch ended in
+  std::uint64_t pass_examples = 0;       // and the examples of it so far
   std::unique_ptr<batch_record> record;  // only when the environment asks (tests)
   // The parameters computed on: the buffer the pull replies share when it
   // holds every shard's part at the model's own offsets (one shard with the
@@ -71,6 +74,7 @@ struct worker_state {
   std::optional<caf::error> leave_reason;  // leaving once every push is answered
   std::int64_t min_step = 0;         // sync: the step the next pull must wait for
   std::size_t pushed_this_step = 0;  // sync: gradients pushed for pulled_at[0]
+  std::int64_t last_round = -1;      // sync: the round of the last gradient pushed
   std::int64_t local_step = 0;
   float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
   float last_loss = 0.0f;  // the loss of the last pushed gradient
@@ -93,6 +97,28 @@ struct worker_state {
 
 using worker_pointer = worker_actor::stateful_pointer<worker_state>;
 
+// worker.cpp
+
+// Done, told to stop, or the job ended early: the supervisor and the
+// coordinator count this worker out.
+void leave_job(worker_pointer self, caf::error reason);
+void finish_job(worker_pointer self);
+// A request to a shard or the supervisor failed (a down peer's own message says why).
+void request_failed(worker_pointer self, const char* what, const caf::error& err);
+// The first step of the worker (or of a streamed worker that knows where it stands).
+void begin_training(worker_pointer self);
+
+// worker_input.cpp
+
+// The batch of the step that begins, before its ticket is asked for: a
+// worker whose passes are done leaves holding no ticket. False when there
+// is none (the worker has left: done, or bad data stopped the job).
+bool draw(worker_pointer self);
+
+// Asks every shard where this worker's reading stood, then opens its
+// stream there and begins training.
+void start_stream(worker_pointer self);
+
 // worker_params.cpp
 
 // Only worth it between nodes: locally a pull reply shares a buffer, no copy.
@@ -112,7 +138,7 @@ void apply_own_update(worker_state& st);
 // Every shard gets the whole gradient buffer and owns its own ranges of it.
 shared_tensor outgoing_part(const worker_state& st, std::size_t k);
 
-// The batcher still holds this gradient's batch: the next is drawn after the push.
+// The batch of this gradient: the next is drawn after the push.
 void record_batch(worker_state& st);
 
 // worker_meter.cpp: what this node's /metrics reads of the worker
@@ -126,7 +152,17 @@ void meter_step(worker_state& st);
 
 // A batch taken and its loss and gradient computed: busy_s seconds in all,
 // input_s of them taking the batch.
-void meter_compute(worker_state& st, double input_s, double busy_s);
+// Where the modes differ (worker_modes.cpp).
+bool prefetches(const worker_state& st);
+std::int64_t sync_step(const worker_state& st);
+bool job_over(const worker_state& st);
+bool may_push(const worker_state& st);
+void advance_sync_barrier(worker_state& st);
+std::int64_t pushed_step(const worker_state& st);
+
+// Time taking the next batch, and computing on it (busy_s counts both).
+void meter_input(worker_state& st, double seconds);
+void meter_compute(worker_state& st, double seconds);
 
 // worker_rows.cpp: the rows of a sparse variable
 
@@ -134,8 +170,8 @@ inline bool has_rows(const worker_config& cfg) {
   return !cfg.row_bounds.empty();
 }
 
-// Draws the next batch and cuts the rows it touches by shard: the keys to pull.
-void draw_batch(worker_state& st);
+// Cuts the rows the batch of this step touches by shard: the keys to pull.
+void cut_rows(worker_state& st);
 
 // Shard k's pull of its rows of the batch, answered at min_step.
 row_pull row_pull_for(const worker_state& st, std::size_t k, std::int64_t min_step);

@@ -22,7 +22,7 @@ endif()
 function(downpour_model_library name type)
   add_library(${name} ${type} ${MODEL_SOURCES})
   target_include_directories(${name} PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}>)
-  target_link_libraries(${name} PRIVATE Eigen3::Eigen ZLIB::ZLIB)
+  target_link_libraries(${name} PRIVATE Eigen3::Eigen ZLIB::ZLIB Threads::Threads)
   # GCC 12 warns inside its own AVX-512 intrinsics when Eigen uses them.
   target_compile_options(${name} PRIVATE -Wno-maybe-uninitialized)
   if(type STREQUAL "SHARED")

@@ -21,11 +21,12 @@ options read_files_and_model(options o, const raw_values& raw) {
   o.data_dir = read_text(raw, "data-dir", o.data_dir);
   o.data_format = read_choice(raw, "data-format", o.data_format,
                               {data_format_kind::idx, data_format_kind::csv,
-                               data_format_kind::libsvm});
+                               data_format_kind::libsvm, data_format_kind::criteo});
   o.train_file = read_text(raw, "train-file", o.train_file);
   o.test_file = read_text(raw, "test-file", o.test_file);
   o.csv_label =
       read_choice(raw, "csv-label", o.csv_label, {csv_label_kind::first, csv_label_kind::last});
+  o = read_input_options(o, raw);
   o.checkpoint_dir = read_text(raw, "checkpoint-dir", o.checkpoint_dir);
   o.validation_size = read_integer(raw, "validation-size", o.validation_size, 0, max_examples);
   o.model = read_word(raw, "model", o.model, {"mlp", "softmax", "cnn", "logreg", "fm"});
@@ -103,18 +104,22 @@ void check_data_and_model(const options& o, const raw_values& raw) {
       throw config_error("config: " + label(*v, name) + " is for " + what);
   };
   const bool csv = o.data_format == data_format_kind::csv;
-  const bool libsvm = o.data_format == data_format_kind::libsvm;
+  const bool sparse =
+      o.data_format == data_format_kind::libsvm || o.data_format == data_format_kind::criteo;
   for (const char* name : {"train-file", "test-file"})
-    refuse_unless(csv || libsvm, name, "--data-format=csv or libsvm");
+    refuse_unless(csv || sparse, name, "--data-format=csv, libsvm or criteo");
   refuse_unless(csv, "csv-label", "--data-format=csv");
   refuse_unless(o.model != "softmax", "hidden-units", "--model=mlp (softmax has no hidden layer)");
   refuse_unless(o.model == "fm", "fm-factors", "--model=fm");
-  if ((csv || libsvm) && (o.train_file.empty() || o.test_file.empty()))
-    throw config_error("config: --data-format=" + to_string(o.data_format) +
-                       " needs --train-file and --test-file");
-  // The built-in sparse models hash libsvm's feature indices; other data has none.
-  if ((o.model == "logreg" || o.model == "fm") && !libsvm)
-    throw config_error("config: --model=" + o.model + " needs --data-format=libsvm");
+  // eval reads only the test files.
+  const bool trains = o.command != command_kind::eval;
+  if ((csv || sparse) && ((trains && o.train_file.empty()) || o.test_file.empty()))
+    throw config_error("config: --data-format=" + to_string(o.data_format) + " needs " +
+                       (trains ? "--train-file and --test-file" : "--test-file"));
+  // The built-in sparse models hash sparse features; other data has none.
+  if ((o.model == "logreg" || o.model == "fm") && !sparse)
+    throw config_error("config: --model=" + o.model + " needs --data-format=libsvm or criteo");
+  check_input(o, raw);
 }
 
 // Limits that depend on another option; the error names the option whose
@@ -148,9 +153,11 @@ void check_value_lengths(const raw_values& raw) {
 
 }  // namespace
 
-options build_options(const raw_values& raw) {
+options build_options(const raw_values& raw, command_kind command) {
   check_value_lengths(raw);
-  options o = read_operations(read_cluster(read_files_and_model(options{}, raw), raw), raw);
+  options start;
+  start.command = command;
+  options o = read_operations(read_cluster(read_files_and_model(start, raw), raw), raw);
   check_data_and_model(o, raw);
   check_cluster(o, raw);
   for (const auto& [name, v] : raw) o.sources[name] = label(v, name);
@@ -207,6 +214,8 @@ std::string to_string(data_format_kind f) {
       return "csv";
     case data_format_kind::libsvm:
       return "libsvm";
+    case data_format_kind::criteo:
+      return "criteo";
     default:
       return "idx";
   }

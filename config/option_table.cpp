@@ -22,13 +22,25 @@ std::vector<option_spec> file_and_model_specs(const options& d) {
        "(optional [downpour] section); the command line and the environment win"},
       {"data-dir", "DIR", d.data_dir, "directory holding the MNIST IDX files"},
       {"data-format", "F", to_string(d.data_format),
-       "idx (the MNIST files in --data-dir), csv or libsvm (--train-file and --test-file)"},
-      {"train-file", "FILE", "",
-       "csv, libsvm: the training examples, one per line (csv: numbers; libsvm: label "
-       "index:value ...)"},
-      {"test-file", "FILE", "", "csv, libsvm: the test examples, as --train-file"},
+       "idx (the MNIST files in --data-dir), csv, libsvm or criteo (--train-file and "
+       "--test-file)"},
+      {"train-file", "FILES", "",
+       "csv, libsvm, criteo: the training examples, one per line (csv: numbers; libsvm: label "
+       "index:value ...; criteo: label, I1..I13, C1..C26 tab-separated); comma-separated "
+       "files and globs (train-*.gz), gzip or plain"},
+      {"test-file", "FILES", "", "csv, libsvm, criteo: the test examples, as --train-file"},
       {"csv-label", "COL", to_string(d.csv_label),
        "csv: the column holding the integer class label: first or last"},
+      {"input", "HOW", to_string(d.input),
+       "memory (the whole training set, TF's next_batch) or stream (blocks read in the "
+       "background, each worker its share of the files); auto: stream for libsvm and criteo"},
+      {"shuffle-buffer", "N", text_of(d.shuffle_buffer),
+       "streamed: examples shuffled at once (files and blocks are shuffled too); 1: none"},
+      {"passes", "N", text_of(d.passes),
+       "streamed: stop after N passes over the training files (or at --last-step, whichever "
+       "is first); 0: no limit"},
+      {"max-line-bytes", "N", text_of(d.max_line_bytes),
+       "libsvm, criteo and streamed csv: the longest line read; a longer one is refused"},
       {"checkpoint-dir", "DIR", d.checkpoint_dir, "where checkpoints and logs are written"},
       {"validation-size", "N", text_of(d.validation_size),
        "training images held out for validation"},

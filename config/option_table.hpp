@@ -59,8 +59,13 @@ raw_values read_tf_config(const std::string& json_text);
 // The options of failure detection, security, watching and transfer.
 options read_operations(options o, const raw_values& raw);
 
-// Converts and range-checks every value; options absent from raw keep their
-// defaults. Throws config_error.
-options build_options(const raw_values& raw);
+// The options of how the data files are read (config/convert_input.cpp),
+// and their checks against the data format and the command.
+options read_input_options(options o, const raw_values& raw);
+void check_input(const options& o, const raw_values& raw);
+
+// Converts and range-checks every value for the command; options absent
+// from raw keep their defaults. Throws config_error.
+options build_options(const raw_values& raw, command_kind command = command_kind::train);
 
 }  // namespace downpour::config_detail

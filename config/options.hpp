@@ -32,9 +32,13 @@ enum class log_level { error, warn, info, debug };
 enum class log_format_kind { text, json };
 // What the binary does: train (the default) or work with a saved checkpoint.
 enum class command_kind { train, eval, inspect, export_npz, status, plot };
-// The data files: MNIST's IDX files in --data-dir, or CSV or libsvm
-// --train-file and --test-file.
-enum class data_format_kind { idx, csv, libsvm };
+// The data files: MNIST's IDX files in --data-dir, or CSV, libsvm or
+// Criteo TSV --train-file and --test-file.
+enum class data_format_kind { idx, csv, libsvm, criteo };
+// How the training files are read (docs/input.md): whole into memory
+// (TensorFlow's next_batch over the set; IDX always), or streamed in blocks
+// with each worker its share; automatic: streamed for libsvm and criteo.
+enum class input_kind { automatic, memory, stream };
 // The column of a CSV file that holds the label.
 enum class csv_label_kind { first, last };
 // How a shard updates the rows of a sparse variable (model/sparse_table.hpp):
@@ -64,9 +68,13 @@ struct options {
   std::string config_file;
   std::string data_dir = DOWNPOUR_DEFAULT_DATA_DIR;
   data_format_kind data_format = data_format_kind::idx;
-  std::string train_file;  // csv, libsvm
-  std::string test_file;   // csv, libsvm
+  std::string train_file;  // csv, libsvm, criteo: paths and globs, comma-separated
+  std::string test_file;   // csv, libsvm, criteo
   csv_label_kind csv_label = csv_label_kind::first;
+  input_kind input = input_kind::automatic;
+  std::size_t shuffle_buffer = 65536;  // streamed: examples shuffled at once
+  std::uint64_t passes = 0;            // streamed: passes over the training files; 0: no end
+  std::size_t max_line_bytes = std::size_t{1} << 20;  // the longest line read
   std::string checkpoint_dir = "logs/log_async";
   std::size_t validation_size = 5000;
   // Model and training.
@@ -160,6 +168,11 @@ std::string to_string(log_format_kind f);
 std::string to_string(command_kind c);
 std::string to_string(data_format_kind f);
 std::string to_string(csv_label_kind c);
+std::string to_string(input_kind k);
+
+// Whether the job's training files are streamed (input, resolved by the
+// data format).
+bool streams_input(const options& o);
 std::string to_string(sparse_optimizer_kind k);
 std::string to_string(const std::vector<std::size_t>& sizes);  // "500,300"
 std::string to_string(const host_port& h);

@@ -200,9 +200,7 @@ std::optional<options> parse_options(int argc, const char* const* argv, std::ost
         read_config_file(it->second.text, config_detail::label(it->second, "config"));
     raw.insert(from_file.begin(), from_file.end());
   }
-  options o = config_detail::build_options(raw);
-  o.command = command;
-  return o;
+  return config_detail::build_options(raw, command);
 }
 
 }  // namespace downpour

@@ -19,7 +19,9 @@ batch_record::batch_record(const std::string& dir, std::uint32_t worker)
 
 bool batch_record::write(std::int64_t stamp, const batch& b) {
   out_ << worker_ << ' ' << stamp;
+  // A streamed batch names its examples by file and byte: "F:OFFSET".
   for (auto example : b.examples) out_ << ' ' << example;
+  for (auto origin : b.origins) out_ << ' ' << (origin >> 40) << ':' << (origin & ((std::uint64_t{1} << 40) - 1));
   out_ << '\n' << std::flush;
   return static_cast<bool>(out_);
 }

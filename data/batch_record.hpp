@@ -23,7 +23,9 @@ class batch_record {
   batch_record(const std::string& dir, std::uint32_t worker);
 
   // One line "W STAMP i0 ... iB-1": the worker, the global step the
-  // gradient's parameters were read at, the examples' indices in the set.
+  // gradient's parameters were read at, the examples' indices in the set
+  // (streamed: "FILE:OFFSET", the file's index in the list and the byte
+  // its line starts at).
   // Flushed at once, so a killed process leaves whole lines. False if the
   // line could not be written.
   bool write(std::int64_t stamp, const batch& b);

@@ -20,8 +20,12 @@ struct batch {
   std::vector<float> x;
   std::vector<std::int32_t> y;
   std::vector<std::uint32_t> examples;  // each row's index in the set (batch records)
+  // Streamed batches (data/example_stream.hpp): each row's file and the
+  // byte its line starts at, file << 40 | offset (batch records), instead
+  // of `examples`.
+  std::vector<std::uint64_t> origins;
   std::vector<std::uint64_t> offsets;   // sparse: size + 1 entries, offsets[0] == 0
-  std::vector<std::uint64_t> keys;      // sparse: feature indices, ascending per example
+  std::vector<std::uint64_t> keys;      // sparse: feature indices (libsvm: ascending per example)
   std::vector<float> values;
 };
 

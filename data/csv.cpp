@@ -20,7 +20,6 @@ namespace downpour {
 namespace {
 
 constexpr std::size_t kReadChunk = std::size_t{1} << 20;
-constexpr std::size_t kShownFieldChars = 40;
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
 struct file_closer {
@@ -110,21 +109,6 @@ std::string_view trimmed(std::string_view field) {
   return field.substr(first, field.find_last_not_of(" \t") - first + 1);
 }
 
-// A field as an error message shows it: quoted, shortened, control bytes escaped.
-std::string shown(std::string_view field) {
-  std::string out = "'";
-  for (char c : field.substr(0, kShownFieldChars)) {
-    if (static_cast<unsigned char>(c) >= 0x20 && c != 0x7f) {
-      out += c;
-    } else {
-      char escaped[8];
-      std::snprintf(escaped, sizeof escaped, "\\x%02x", static_cast<unsigned char>(c));
-      out += escaped;
-    }
-  }
-  return out + (field.size() > kShownFieldChars ? "...'" : "'");
-}
-
 enum class float_fault { none, not_a_number, out_of_range };
 
 struct parsed_float {
@@ -155,6 +139,93 @@ parsed_float parse_float(std::string_view field) {
 
 bool is_blank(std::string_view line) { return trimmed(line).empty(); }
 
+template <class Visit>
+void for_each_field(std::string_view line, Visit visit) {
+  for (std::size_t pos = 0;;) {
+    const std::size_t comma = line.find(',', pos);
+    visit(line.substr(pos, comma == std::string_view::npos ? comma : comma - pos));
+    if (comma == std::string_view::npos) return;
+    pos = comma + 1;
+  }
+}
+
+[[noreturn]] void fault(std::size_t column, std::string what) {
+  throw line_fault{column, std::move(what)};
+}
+
+// Before the fields are counted: a quoted field may hold a comma.
+void refuse_quotes(std::string_view line) {
+  const std::size_t quote = line.find('"');
+  if (quote == std::string_view::npos) return;
+  const std::string_view before = line.substr(0, quote);
+  fault(1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), ',')),
+        "a quote (\"): quoted fields are not supported, only plain numbers");
+}
+
+float feature(std::string_view field, std::size_t column) {
+  const parsed_float parsed = parse_float(field);
+  if (parsed.fault == float_fault::none && std::isfinite(parsed.value)) return parsed.value;
+  if (parsed.fault == float_fault::out_of_range)
+    fault(column, "feature " + shown_token(field) + " is out of the range of a float");
+  if (parsed.fault == float_fault::none)
+    fault(column, "feature " + shown_token(field) + " is not finite (NaN or infinity)");
+  if (trimmed(field).empty()) fault(column, "empty field, expected a number");
+  fault(column, "feature " + shown_token(field) + " is not a number");
+}
+
+std::int32_t label_of(std::string_view field, std::size_t column) {
+  const std::string_view text = trimmed(field);
+  std::int64_t value = -1;
+  const char* end = text.data() + text.size();
+  const auto [stop, ec] = std::from_chars(text.data(), end, value);
+  if (!text.empty() && stop == end && ec == std::errc() && value >= 0 &&
+      value <= std::numeric_limits<std::int32_t>::max())
+    return static_cast<std::int32_t>(value);
+  fault(column, "label " + shown_token(field) + " is not a non-negative integer (at most " +
+                    std::to_string(std::numeric_limits<std::int32_t>::max()) + ")");
+}
+
+}  // namespace
+
+csv_row_layout csv_layout_of(std::string_view first, csv_label_column label) {
+  csv_row_layout layout;
+  layout.fields = 1 + static_cast<std::size_t>(std::count(first.begin(), first.end(), ','));
+  if (layout.fields < 2) fault(1, "1 field, expected at least 2 (features and a label)");
+  layout.label_column = label == csv_label_column::first ? 1 : layout.fields;
+  return layout;
+}
+
+bool csv_is_header(std::string_view line, const csv_row_layout& layout) {
+  refuse_quotes(line);
+  bool header = false;
+  std::size_t column = 0;
+  for_each_field(line, [&](std::string_view field) {
+    if (++column != layout.label_column && parse_float(field).fault == float_fault::not_a_number)
+      header = true;
+  });
+  return header;
+}
+
+std::int32_t parse_csv_row(std::string_view line, const csv_row_layout& layout, float* out) {
+  refuse_quotes(line);
+  const std::size_t found = 1 + static_cast<std::size_t>(std::count(line.begin(), line.end(), ','));
+  if (found != layout.fields)
+    fault(std::min(found, layout.fields) + 1,
+          "row has " + std::to_string(found) + " fields, expected " +
+              std::to_string(layout.fields) + " as the first line has");
+  std::int32_t label = 0;
+  std::size_t column = 0;
+  for_each_field(line, [&](std::string_view field) {
+    if (++column == layout.label_column)
+      label = label_of(field, column);
+    else
+      *out++ = feature(field, column);
+  });
+  return label;
+}
+
+namespace {
+
 class csv_dataset final : public dataset {
  public:
   csv_dataset(std::size_t features, std::vector<float> values, std::vector<std::int32_t> labels)
@@ -183,7 +254,7 @@ class csv_reader {
     while (line && is_blank(*line)) line = in_.next();
     if (!line) in_.fail("empty file: expected lines of comma-separated features and a label");
     if (in_.line() != 1) in_.fail_at(1, "blank lines before the first row");
-    start(*line);
+    at_line([&] { start(*line); });
     for (line = in_.next(); line; line = in_.next()) {
       if (is_blank(*line)) {
         if (!first_blank_line_) first_blank_line_ = in_.line();
@@ -192,101 +263,38 @@ class csv_reader {
           in_.fail_at(1, "a row after the blank line " + std::to_string(*first_blank_line_) +
                              " (blank lines may only end the file)");
         }
-        read_row(*line);
+        at_line([&] { read_row(*line); });
       }
     }
     if (labels_.empty()) in_.fail("line 1 is a header and no rows follow it");
-    return std::make_shared<csv_dataset>(fields_ - 1, std::move(values_), std::move(labels_));
+    return std::make_shared<csv_dataset>(layout_.fields - 1, std::move(values_), std::move(labels_));
   }
 
  private:
-  void start(std::string_view first) {
-    fields_ = 1 + static_cast<std::size_t>(std::count(first.begin(), first.end(), ','));
-    if (fields_ < 2) {
-      in_.fail_at(1, "1 field, expected at least 2 (features and a label)");
+  // A fault of the line at hand, as "line N, column M: ..." (M in fields).
+  template <class Read>
+  void at_line(Read read) {
+    try {
+      read();
+    } catch (const line_fault& f) {
+      in_.fail_at(f.column, f.what);
     }
-    label_column_ = label_ == csv_label_column::first ? 1 : fields_;
-    if (!is_header(first)) read_row(first);
   }
 
-  bool is_header(std::string_view line) const {
-    refuse_quotes(line);
-    bool header = false;
-    std::size_t column = 0;
-    for_each_field(line, [&](std::string_view field) {
-      if (++column != label_column_ && parse_float(field).fault == float_fault::not_a_number)
-        header = true;
-    });
-    return header;
+  void start(std::string_view first) {
+    layout_ = csv_layout_of(first, label_);
+    if (!csv_is_header(first, layout_)) read_row(first);
   }
 
   void read_row(std::string_view line) {
-    refuse_quotes(line);
-    const std::size_t found = 1 + static_cast<std::size_t>(std::count(line.begin(), line.end(), ','));
-    if (found != fields_) {
-      in_.fail_at(std::min(found, fields_) + 1,
-                  "row has " + std::to_string(found) + " fields, expected " +
-                      std::to_string(fields_) + " as the first line has");
-    }
     const std::size_t base = values_.size();
-    values_.resize(base + fields_ - 1);
-    float* out = values_.data() + base;
-    std::size_t column = 0;
-    for_each_field(line, [&](std::string_view field) {
-      if (++column == label_column_) {
-        labels_.push_back(label(field, column));
-      } else {
-        *out++ = feature(field, column);
-      }
-    });
-  }
-
-  float feature(std::string_view field, std::size_t column) const {
-    const parsed_float parsed = parse_float(field);
-    if (parsed.fault == float_fault::none && std::isfinite(parsed.value)) return parsed.value;
-    if (parsed.fault == float_fault::out_of_range)
-      in_.fail_at(column, "feature " + shown(field) + " is out of the range of a float");
-    if (parsed.fault == float_fault::none)
-      in_.fail_at(column, "feature " + shown(field) + " is not finite (NaN or infinity)");
-    if (trimmed(field).empty()) in_.fail_at(column, "empty field, expected a number");
-    in_.fail_at(column, "feature " + shown(field) + " is not a number");
-  }
-
-  std::int32_t label(std::string_view field, std::size_t column) const {
-    const std::string_view text = trimmed(field);
-    std::int64_t value = -1;
-    const char* end = text.data() + text.size();
-    const auto [stop, ec] = std::from_chars(text.data(), end, value);
-    if (!text.empty() && stop == end && ec == std::errc() && value >= 0 &&
-        value <= std::numeric_limits<std::int32_t>::max())
-      return static_cast<std::int32_t>(value);
-    in_.fail_at(column, "label " + shown(field) + " is not a non-negative integer (at most " +
-                            std::to_string(std::numeric_limits<std::int32_t>::max()) + ")");
-  }
-
-  // Before the fields are counted: a quoted field may hold a comma.
-  void refuse_quotes(std::string_view line) const {
-    const std::size_t quote = line.find('"');
-    if (quote == std::string_view::npos) return;
-    const std::string_view before = line.substr(0, quote);
-    in_.fail_at(1 + static_cast<std::size_t>(std::count(before.begin(), before.end(), ',')),
-                "a quote (\"): quoted fields are not supported, only plain numbers");
-  }
-
-  template <class Visit>
-  static void for_each_field(std::string_view line, Visit visit) {
-    for (std::size_t pos = 0;;) {
-      const std::size_t comma = line.find(',', pos);
-      visit(line.substr(pos, comma == std::string_view::npos ? comma : comma - pos));
-      if (comma == std::string_view::npos) return;
-      pos = comma + 1;
-    }
+    values_.resize(base + layout_.fields - 1);
+    labels_.push_back(parse_csv_row(line, layout_, values_.data() + base));
   }
 
   line_source in_;
   csv_label_column label_;
-  std::size_t fields_ = 0;
-  std::size_t label_column_ = 0;
+  csv_row_layout layout_;
   std::optional<std::size_t> first_blank_line_;
   std::vector<float> values_;
   std::vector<std::int32_t> labels_;

@@ -2,10 +2,14 @@
 // features and one integer class label, in the first or the last column.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include "data/dataset.hpp"
+#include "data/line_reader.hpp"
 
 namespace downpour {
 
@@ -22,5 +26,25 @@ enum class csv_label_column { first, last };
 // of another length, an empty file, a header without rows, or a file that
 // cannot be read.
 std::shared_ptr<const dataset> load_csv(const std::string& path, csv_label_column label);
+
+// One line at a time, for the reader above and the streamed one
+// (data/text_format.hpp). Faults are line_fault with the column counted in
+// fields (1-based), as the reader's messages name it.
+
+// A file's rows: fields per line, and the label's column (1-based).
+struct csv_row_layout {
+  std::size_t fields = 0;
+  std::size_t label_column = 0;
+};
+
+// The layout the first line of a file fixes. Throws line_fault for fewer
+// than 2 fields.
+csv_row_layout csv_layout_of(std::string_view first_line, csv_label_column label);
+
+// A header line: one of its feature fields is not a number.
+bool csv_is_header(std::string_view line, const csv_row_layout& layout);
+
+// The row's label; its features (fields - 1 floats) written to features.
+std::int32_t parse_csv_row(std::string_view line, const csv_row_layout& layout, float* features);
 
 }  // namespace downpour

@@ -53,13 +53,18 @@ struct data_summary {
   std::size_t classes = 0;  // class_count of the data
 };
 
-// The three splits of a job's data.
+struct streamed_input;  // data/streamed_input.hpp
+
+// The three splits of a job's data. Streamed input (docs/input.md) holds no
+// training or test set in memory: train and test are null, and `stream`
+// says how each worker reads its share and the evaluation the test files.
 struct data_splits {
   std::shared_ptr<const dataset> train;
   std::shared_ptr<const dataset> validation;  // may hold 0 examples
   std::shared_ptr<const dataset> test;
   data_shape shape;
   std::size_t classes = 0;  // class_count of the data
+  std::shared_ptr<const streamed_input> stream;
   data_summary summary() const { return {shape, classes}; }
 };
 

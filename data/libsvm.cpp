@@ -8,13 +8,8 @@
 #include <optional>
 #include <utility>
 
-#include "io/input_file.hpp"
-
 namespace downpour {
 namespace {
-
-// Big enough that a read costs little per line; a longer line grows it.
-constexpr std::size_t kInitialBuffer = std::size_t{1} << 22;
 
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\r'; }
 
@@ -29,7 +24,7 @@ const char* token_end(const char* p, const char* end) {
 }
 
 std::string quoted(const char* begin, const char* end) {
-  return "'" + std::string(begin, end) + "'";
+  return shown_token(std::string_view(begin, static_cast<std::size_t>(end - begin)));
 }
 
 // -1 and 0 read as 0, +1 as 1 (in any float spelling: "1.0" too).
@@ -78,105 +73,65 @@ std::string index_fault(const char* p, const char* end) {
 
 }  // namespace
 
-libsvm_reader::libsvm_reader(std::string path)
-    : path_(std::move(path)), file_(nullptr, &std::fclose), buffer_(kInitialBuffer) {
-  try {
-    input_file file(path_);  // a regular file: a FIFO or a device is refused, never waited on
-    errno = 0;
-    file_.reset(::fdopen(file.fd(), "rb"));
-    if (file_) file.release();
-  } catch (const input_error& e) {
-    throw data_error(std::string("data: ") + e.what());
-  }
-  if (!file_)
-    throw data_error("data: " + path_ + ": cannot open: " +
-                     (errno ? std::strerror(errno) : "unknown error"));
-  refill();
-  if (end_ >= 2 && static_cast<unsigned char>(buffer_[0]) == 0x1f &&
-      static_cast<unsigned char>(buffer_[1]) == 0x8b)
-    throw data_error("data: " + path_ +
-                     ": is gzip-compressed; libsvm files are read uncompressed (gunzip it first)");
-}
-
-libsvm_reader::~libsvm_reader() = default;
-
-// Moves the unparsed tail to the front and reads more after it; false at
-// the end of the file.
-bool libsvm_reader::refill() {
-  std::memmove(buffer_.data(), buffer_.data() + begin_, end_ - begin_);
-  end_ -= begin_;
-  begin_ = 0;
-  if (end_ == buffer_.size()) buffer_.resize(2 * buffer_.size());
-  const std::size_t got = std::fread(buffer_.data() + end_, 1, buffer_.size() - end_, file_.get());
-  if (got == 0 && std::ferror(file_.get()))
-    throw data_error("data: " + path_ + ": read error after line " + std::to_string(line_) +
-                     ": " + std::strerror(errno));
-  end_ += got;
-  eof_ = got == 0;
-  return !eof_;
-}
-
-sparse_examples libsvm_reader::next(std::size_t max_examples) {
-  block_ = sparse_examples{};
-  while (block_.size() < max_examples) {
-    const char* data = buffer_.data();
-    const auto* newline =
-        static_cast<const char*>(std::memchr(data + begin_, '\n', end_ - begin_));
-    if (newline) {
-      ++line_;
-      parse_line(data + begin_, newline);
-      begin_ = static_cast<std::size_t>(newline - data) + 1;
-    } else if (!eof_) {
-      refill();
-    } else if (begin_ != end_) {  // a last line without a newline
-      ++line_;
-      parse_line(data + begin_, data + end_);
-      begin_ = end_;
-    } else {
-      break;
-    }
-  }
-  return std::exchange(block_, sparse_examples{});
-}
-
-// Appends the example of the line [begin, end) to block_, if it holds one.
-void libsvm_reader::parse_line(const char* begin, const char* end) {
-  if (const void* hash = std::memchr(begin, '#', static_cast<std::size_t>(end - begin)))
-    end = static_cast<const char*>(hash);
-  const auto fail = [&](const char* at, const std::string& what) {
-    throw data_error("data: " + path_ + ":" + std::to_string(line_) + ":" +
-                     std::to_string(at - begin + 1) + ": " + what);
+std::optional<std::uint8_t> parse_libsvm_line(std::string_view line,
+                                              std::vector<std::uint64_t>& keys,
+                                              std::vector<float>& values) {
+  const char* begin = line.data();
+  const char* end = begin + line.size();
+  if (const void* hash = std::memchr(begin, '#', line.size())) end = static_cast<const char*>(hash);
+  const auto fail = [&](const char* at, std::string what) {
+    throw line_fault{static_cast<std::size_t>(at - begin) + 1, std::move(what)};
   };
   const char* p = skip_space(begin, end);
-  if (p == end) return;
+  if (p == end) return std::nullopt;
   const char* token = token_end(p, end);
   const auto label = parse_label(p, token);
   if (!label) fail(p, "bad label " + quoted(p, token) + " (expected 0 or 1, or -1 or +1)");
-  const std::size_t first = block_.keys.size();
+  const std::size_t first = keys.size();
   for (p = skip_space(token, end); p != end; p = skip_space(token, end)) {
     // The index is read up to the colon in one pass; only a bad one is
     // looked at again, to say what is wrong with it.
     std::uint64_t key = 0;
     const auto [colon, ec] = std::from_chars(p, end, key);
     if (ec != std::errc{} || colon == end || *colon != ':') fail(p, index_fault(p, end));
-    if (block_.keys.size() > first && key <= block_.keys.back())
-      fail(p, (key == block_.keys.back() ? "duplicate index " + std::to_string(key)
-                                      : "index " + std::to_string(key) + " after index " +
-                                            std::to_string(block_.keys.back())) +
+    if (keys.size() > first && key <= keys.back())
+      fail(p, (key == keys.back() ? "duplicate index " + std::to_string(key)
+                                  : "index " + std::to_string(key) + " after index " +
+                                        std::to_string(keys.back())) +
                   " (indices must ascend within a line)");
     const char* v = colon + 1;
     token = token_end(v, end);
     // The common binary feature skips the float parser.
     const auto value = token - v == 1 && *v == '1' ? 1.0f : parse_value(v, token);
     if (!value) fail(v, value_fault(v, token, key));
-    block_.keys.push_back(key);
-    block_.values.push_back(*value);
+    keys.push_back(key);
+    values.push_back(*value);
   }
-  block_.close_example(*label);
+  return label;
 }
 
-sparse_examples load_libsvm(const std::string& path) {
-  libsvm_reader reader(path);
+libsvm_reader::libsvm_reader(std::string path, std::size_t max_line_bytes)
+    : bytes_(std::move(path), std::nullopt), lines_(bytes_, max_line_bytes) {}
+
+libsvm_reader::~libsvm_reader() = default;
+
+sparse_examples libsvm_reader::next(std::size_t max_examples) {
+  sparse_examples block;
+  while (block.size() < max_examples) {
+    const auto line = lines_.next();
+    if (!line) break;
+    try {
+      if (const auto label = parse_libsvm_line(line->text, block.keys, block.values))
+        block.close_example(*label);
+    } catch (const line_fault& f) {
+      throw lines_.fault(*line, f);
+    }
+  }
+  return block;
+}
+
+sparse_examples load_libsvm(const std::string& path, std::size_t max_line_bytes) {
+  libsvm_reader reader(path, max_line_bytes);
   sparse_examples set = reader.next(std::numeric_limits<std::size_t>::max());
   if (set.size() == 0) throw data_error("data: " + path + ": contains no examples");
   return set;

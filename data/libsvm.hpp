@@ -4,18 +4,19 @@
 // 64-bit integers, strictly ascending within a line (as libsvm itself
 // requires); values are finite floats. Blank and comment-only lines are
 // skipped. Every malformed line is one data_error naming the file, line and
-// column.
+// column. A gzip-compressed file is read as its text.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
-#include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "data/dataset.hpp"
+#include "data/line_reader.hpp"
 
 namespace downpour {
 
@@ -36,12 +37,19 @@ struct sparse_examples {
   }
 };
 
-// Reads a libsvm file block by block, so a trainer can stream a file larger
-// than it wants to hold. Not copyable.
+// The example of one libsvm line appended to keys and values (the label
+// returned), or nullopt for a blank or comment-only line. Throws
+// line_fault (data/line_reader.hpp) naming the column and the fault.
+std::optional<std::uint8_t> parse_libsvm_line(std::string_view line,
+                                              std::vector<std::uint64_t>& keys,
+                                              std::vector<float>& values);
+
+// Reads a libsvm file (plain or gzip) block by block, so a trainer can
+// stream a file larger than it wants to hold. Not copyable.
 class libsvm_reader {
  public:
-  // Throws data_error if the file cannot be opened or is gzip-compressed.
-  explicit libsvm_reader(std::string path);
+  // Throws data_error if the file cannot be opened.
+  explicit libsvm_reader(std::string path, std::size_t max_line_bytes = default_max_line_bytes);
   ~libsvm_reader();
   libsvm_reader(const libsvm_reader&) = delete;
   libsvm_reader& operator=(const libsvm_reader&) = delete;
@@ -51,21 +59,13 @@ class libsvm_reader {
   sparse_examples next(std::size_t max_examples);
 
  private:
-  bool refill();
-  void parse_line(const char* begin, const char* end);
-
-  std::string path_;
-  std::unique_ptr<std::FILE, int (*)(std::FILE*)> file_;
-  std::vector<char> buffer_;
-  std::size_t begin_ = 0;  // unparsed bytes are buffer_[begin_, end_)
-  std::size_t end_ = 0;
-  bool eof_ = false;
-  std::uint64_t line_ = 0;  // of the last line parsed
-  sparse_examples block_;   // what next() has read so far
+  byte_reader bytes_;
+  line_reader lines_;
 };
 
 // The whole file. Throws data_error, also for a file without examples.
-sparse_examples load_libsvm(const std::string& path);
+sparse_examples load_libsvm(const std::string& path,
+                            std::size_t max_line_bytes = default_max_line_bytes);
 
 // Examples held in memory as a data set: sparse(), no fixed features
 // (features() is 0, copy_features writes nothing), labels 0 or 1.

@@ -102,7 +102,7 @@ downpour::checkpoint make_checkpoint(const downpour::model_layout& layout, std::
 }
 
 // The format-1 seeds (format1-*, before models had names) were written by
-// an earlier build and stay as they are: this build writes format 2 only.
+// an earlier build and stay as they are: this build writes formats 2 to 4.
 void checkpoint_seeds(const fs::path& dir) {
   using downpour::mlp_spec;
   const bytes tiny =
@@ -117,6 +117,10 @@ void checkpoint_seeds(const fs::path& dir) {
   special.params[1] = std::numeric_limits<float>::infinity();
   special.ema[2] = -0.0f;
   put(dir / "valid-custom-sync-nan-inf", downpour::encode_checkpoint(special));
+  // Format 4: a streamed job's read positions after the arrays.
+  downpour::checkpoint streamed = make_checkpoint(mlp_spec{2, {3}, 2}.layout("mlp"), 9, "async", 1);
+  streamed.positions = {{0, {7, 1, 3, 4096, 12, 900, 40}}, {1, {7, 0, 2, ~0ull, 0, 850, 0}}};
+  put(dir / "valid-mlp-positions", downpour::encode_checkpoint(streamed));
   put(dir / "bad-truncated", tiny.substr(0, tiny.size() - 5));
   bytes damaged = tiny;
   damaged[damaged.size() / 2] ^= 0x40;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "data/read_position.hpp"
 #include "model/layout.hpp"
 #include "model/sparse_table.hpp"
 
@@ -21,6 +22,8 @@ struct checkpoint {
   std::vector<float> params;   // layout.size() floats, the flat buffer
   std::vector<float> ema;      // layout.size() floats, the moving averages
   row_dump rows;               // the sparse variable's rows held, if the model has one
+  // Streamed input: where each worker's reading stood (none for input in memory).
+  std::vector<worker_position> positions;
 };
 
 // Writes a checkpoint and returns the path written; throws std::runtime_error

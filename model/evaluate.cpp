@@ -79,6 +79,7 @@ class tally {
   }
   accuracy_report report(std::size_t examples) const {
     accuracy_report r;
+    r.examples = examples;
     std::size_t total_correct = 0;
     for (std::size_t c = 0; c < seen_.size(); ++c) {
       total_correct += correct_[c];
@@ -103,41 +104,87 @@ class tally {
 
 using chunk_scorer = std::function<const float*(model_workspace&, const batch&)>;
 
-accuracy_report evaluate_chunks(const model& m, const dataset& set, const chunk_scorer& score) {
+// Each scorer's tally over the batches next_chunk hands out (nullptr: done).
+template <class NextChunk>
+std::vector<accuracy_report> evaluate_chunks(const model& m, std::size_t chunk,
+                                             const std::vector<chunk_scorer>& scorers,
+                                             NextChunk next_chunk) {
   const std::size_t classes = m.classes();
-  const std::size_t chunk = std::max<std::size_t>(1, std::min(chunk_size, set.size()));
   auto ws = m.workspace(chunk);
-  chunk_reader reader(set, chunk);
-  tally counts(classes);
-  for (std::size_t start = 0; start < set.size(); start += chunk) {
-    const batch& b = reader.read(start, std::min(chunk, set.size() - start));
-    const float* scores = score(*ws, b);
-    for (std::size_t i = 0; i < b.size; ++i) counts.add(scores + i * classes, b.y[i], start + i);
+  std::vector<tally> counts(scorers.size(), tally(classes));
+  std::size_t seen = 0;
+  while (const batch* b = next_chunk()) {
+    for (std::size_t s = 0; s < scorers.size(); ++s) {
+      const float* scores = scorers[s](*ws, *b);
+      for (std::size_t i = 0; i < b->size; ++i)
+        counts[s].add(scores + i * classes, b->y[i], seen + i);
+    }
+    seen += b->size;
   }
-  return counts.report(set.size());
+  std::vector<accuracy_report> out;
+  for (const auto& c : counts) out.push_back(c.report(seen));
+  return out;
+}
+
+accuracy_report evaluate_set(const model& m, const dataset& set, const chunk_scorer& score) {
+  const std::size_t chunk = std::max<std::size_t>(1, std::min(chunk_size, set.size()));
+  chunk_reader reader(set, chunk);
+  std::size_t start = 0;
+  return evaluate_chunks(m, chunk, {score}, [&]() -> const batch* {
+    if (start >= set.size()) return nullptr;
+    const batch& b = reader.read(start, std::min(chunk, set.size() - start));
+    start += b.size;
+    return &b;
+  })[0];
+}
+
+// Scores with the rows of the batch read from rows (none for no rows: a
+// row source may be a round trip to every shard).
+const float* scores_with_rows(model_workspace& ws, const float* params, const row_source& rows,
+                              std::size_t cols, const batch& b) {
+  const std::vector<std::uint64_t>& keys = ws.touched_rows(b);
+  const std::vector<float> values = keys.empty() ? std::vector<float>{} : rows(keys);
+  if (values.size() != keys.size() * cols)
+    throw std::invalid_argument("evaluate: the row source gave " + std::to_string(values.size()) +
+                                " values for " + std::to_string(keys.size()) + " rows of " +
+                                std::to_string(cols));
+  return ws.scores(params, values.data(), b);
+}
+
+std::size_t row_cols(const model& m) {
+  const model_layout layout = m.layout();
+  return layout.row_variable() ? layout.row_variable()->cols : 0;
 }
 
 }  // namespace
 
 accuracy_report evaluate(const model& m, const float* params, const dataset& set) {
-  return evaluate_chunks(m, set,
-                         [&](model_workspace& ws, const batch& b) { return ws.scores(params, b); });
+  return evaluate_set(m, set,
+                      [&](model_workspace& ws, const batch& b) { return ws.scores(params, b); });
 }
 
 accuracy_report evaluate(const model& m, const float* params, const row_source& rows,
                          const dataset& set) {
-  const model_layout layout = m.layout();
-  const std::size_t cols = layout.row_variable() ? layout.row_variable()->cols : 0;
-  return evaluate_chunks(m, set, [&](model_workspace& ws, const batch& b) {
-    const std::vector<std::uint64_t>& keys = ws.touched_rows(b);
-    // A row source may be a round trip to every shard: none for no rows.
-    const std::vector<float> values = keys.empty() ? std::vector<float>{} : rows(keys);
-    if (values.size() != keys.size() * cols)
-      throw std::invalid_argument("evaluate: the row source gave " + std::to_string(values.size()) +
-                                  " values for " + std::to_string(keys.size()) + " rows of " +
-                                  std::to_string(cols));
-    return ws.scores(params, values.data(), b);
+  const std::size_t cols = row_cols(m);
+  return evaluate_set(m, set, [&](model_workspace& ws, const batch& b) {
+    return scores_with_rows(ws, params, rows, cols, b);
   });
+}
+
+std::vector<accuracy_report> evaluate_each(const model& m, const std::vector<const float*>& params,
+                                           const row_source* rows, batch_source& source,
+                                           std::size_t chunk) {
+  const std::size_t cols = row_cols(m);
+  std::vector<chunk_scorer> scorers;
+  for (const float* p : params) {
+    if (rows)
+      scorers.push_back([=](model_workspace& ws, const batch& b) {
+        return scores_with_rows(ws, p, *rows, cols, b);
+      });
+    else
+      scorers.push_back([=](model_workspace& ws, const batch& b) { return ws.scores(p, b); });
+  }
+  return evaluate_chunks(m, chunk, scorers, [&] { return source.next(); });
 }
 
 }  // namespace downpour

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "data/batch_source.hpp"
 #include "data/batcher.hpp"
 #include "data/dataset.hpp"
 #include "model/layout.hpp"
@@ -112,6 +113,7 @@ struct accuracy_report {
   std::vector<double> per_class;  // NaN-free: a class with no examples reads 0
   double log_loss = 0.0;
   double auc = 0.0;  // 0 unless the model has two classes
+  std::size_t examples = 0;
 };
 
 // The arg max of the model's scores against the labels, in chunks of at
@@ -127,5 +129,12 @@ using row_source = std::function<std::vector<float>(const std::vector<std::uint6
 // chunk by chunk (a worker never holds the whole variable).
 accuracy_report evaluate(const model& m, const float* params, const row_source& rows,
                          const dataset& set);
+
+// evaluate() of each parameter set (the weights and their moving averages)
+// over the batches of source (at most chunk examples each), each batch read
+// once; rows: a model's sparse variable, null for a dense model.
+std::vector<accuracy_report> evaluate_each(const model& m, const std::vector<const float*>& params,
+                                           const row_source* rows, batch_source& source,
+                                           std::size_t chunk);
 
 }  // namespace downpour

@@ -1,6 +1,7 @@
-// Every message, atom, error code and typed handle of Downpour, in one
-// type-ID block. Tensors travel as raw blobs: CAF 0.17's element-wise float
-// serializer is slow, corrupts NaN and hangs on +inf (shared notes, caf-0.17).
+// Every message, atom and typed handle of Downpour, in one type-ID block
+// (the error codes: protocol/errc.hpp). Tensors travel as raw blobs: CAF
+// 0.17's element-wise float serializer is slow, corrupts NaN and hangs on
+// +inf (shared notes, caf-0.17).
 #pragma once
 
 #include <algorithm>
@@ -11,9 +12,11 @@
 #include <vector>
 
 #include "protocol/hello.hpp"
+#include "protocol/errc.hpp"
 #include "protocol/key_list.hpp"
 #include "protocol/tensor.hpp"
 #include "caf/all.hpp"
+#include "data/read_position.hpp"
 
 namespace downpour {
 
@@ -33,19 +36,34 @@ typename Inspector::result_type inspect(Inspector& f, row_part& x) {
   return f(caf::meta::type_name("row_part"), x.first, x.last, x.keys, x.values, x.accumulators);
 }
 
+// Where a worker's streamed input stands (data/read_position.hpp).
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, read_position& x) {
+  return f(caf::meta::type_name("read_position"), x.plan, x.pass, x.unit, x.offset, x.taken,
+           x.batches, x.examples);
+}
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, worker_position& x) {
+  return f(caf::meta::type_name("worker_position"), x.worker, x.at);
+}
+
 // Chief -> shard: the ranges it owns (offset/size pairs), the step to start
-// from, and initial parameters and EMA shadows.
+// from, and initial parameters and EMA shadows; the workers' read
+// positions of the checkpoint restored (none for a fresh job).
 struct shard_init {
   std::vector<std::uint64_t> ranges;
   std::int64_t step = 0;
   tensor params;
   tensor ema;
   row_part rows;
+  std::vector<worker_position> positions;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
-  return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, x.rows);
+  return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, x.rows,
+           x.positions);
 }
 
 // Worker -> shard: a pull of the dense parameters and of the rows of the
@@ -98,13 +116,16 @@ typename Inspector::result_type inspect(Inspector& f, replay_offer& x) {
 
 // Worker -> shard: a gradient for the shard's ranges, stamped with the global
 // step its parameters were pulled at; with a sparse variable also the
-// gradient of the rows keys (those of the worker's last row_pull), in order.
+// gradient of the rows keys (those of the worker's last row_pull), in order;
+// with streamed input, where the worker's reading stands after the
+// gradient's batch (one entry; none for data in memory: a byte on the wire).
 struct push_msg {
   std::int64_t step = 0;
   std::uint32_t worker = 0;
   shared_tensor grad;
   key_list keys;
   tensor rows;
+  std::vector<read_position> position;
 
   push_msg() = default;
   push_msg(std::int64_t s, std::uint32_t w, shared_tensor g, key_list k = {}, tensor r = {})
@@ -113,7 +134,8 @@ struct push_msg {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
-  return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad, x.keys, x.rows);
+  return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad, x.keys, x.rows,
+           x.position);
 }
 
 // Shard -> chief: everything needed to evaluate or checkpoint the shard, and
@@ -129,12 +151,15 @@ struct shard_snapshot {
   row_part rows;              // the first page of the sparse variable's rows this shard holds
   std::uint64_t frozen = 0;     // the shard's id of the frozen rows (row_page_ask)
   std::uint64_t row_pages = 0;  // pages of rows in all (protocol/row_pages.hpp)
+  // Each worker's read position as of the last push the shard took from it.
+  std::vector<worker_position> positions;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
   return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema, x.dropped,
-           x.rejected, x.replayed, x.rows, x.frozen, x.row_pages);
+           x.rejected, x.replayed, x.rows, x.frozen, x.row_pages,
+           x.positions);
 }
 
 // Chief -> shard: a further page of a snapshot's rows, frozen when it was taken.
@@ -156,12 +181,13 @@ struct shard_stats {
   std::int64_t rejected = 0;
   std::int64_t replayed = 0;
   std::uint64_t rows_held = 0;  // rows of the sparse variable created here
+  std::vector<worker_position> positions;  // as in a snapshot
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
   return f(caf::meta::type_name("shard_stats"), x.step, x.ranges, x.dropped, x.rejected, x.replayed,
-           x.rows_held);
+           x.rows_held, x.positions);
 }
 
 // Coordinator -> chief: the live workers and the dead ones (gone, not back).
@@ -175,39 +201,7 @@ typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
   return f(caf::meta::type_name("worker_stats"), x.live, x.gone);
 }
 
-// The one error enum between actors: one value per distinct failure (the
-// context string says which peer, step or size). Values keep their numbers:
-// new ones go last, with their name and meaning in protocol/messages.cpp.
-enum class errc : std::uint8_t {
-  config_mismatch = 1,  // a peer was started with a different cluster config
-  shape_mismatch,       // sizes of a push, pull reply, init or restore do not fit
-  not_finite,           // a gradient holds NaN or inf
-  stopped,              // the job is over
-  unreachable,          // a peer could not be reached or listened for
-  recovering,           // a ps went down: no tickets until every shard is restored
-  failed,               // an exception ended an actor; the context is its message
-  unauthorized,         // a message from a node that did not prove it belongs to the cluster
-  interrupted,          // the job was stopped (a signal) with a checkpoint at its stop step
-  diverged,             // a non-finite loss or gradient: the job fails, nothing more is saved
-  not_initialised,      // a push reached a shard before the chief initialised it
-  future_step,          // a push stamped with a step the shard has not reached
-  unoffered_replay,     // a shard answered "replayed" to a pull that offered no update
-  save_failed,          // a checkpoint could not be written; training goes on
-  restored,             // the shard was restored: waits from before the restore fail
-  step_passed,          // a snapshot for a step the shard has already passed
-  bad_keys,             // row keys out of the shard's range, not ascending or twice
-  unpulled_rows,        // a push of rows the worker did not pull
-};
-
-// The value's name, as CAF renders it: "shape_mismatch".
-std::string to_string(errc x);
-
-// What the value means, one line, for an error that carries no context.
-const char* explain(errc x);
-
 }  // namespace downpour
-
-CAF_ERROR_CODE_ENUM(downpour::errc, "downpour")
 
 CAF_ADD_ATOM(downpour, downpour, hello_atom, "hello")
 CAF_ADD_ATOM(downpour, downpour, init_atom, "init")
@@ -234,6 +228,7 @@ CAF_ADD_ATOM(downpour, downpour, restore_atom, "restore")
 CAF_ADD_ATOM(downpour, downpour, diverged_atom, "diverged")
 CAF_ADD_ATOM(downpour, downpour, settle_atom, "settle")
 CAF_ADD_ATOM(downpour, downpour, challenge_atom, "challenge")
+CAF_ADD_ATOM(downpour, downpour, position_atom, "position")
 
 namespace downpour {
 
@@ -278,6 +273,10 @@ using shard_actor = caf::typed_actor<
     caf::replies_to<snapshot_atom, row_page_ask>::with<row_part>,
     // Step, ranges and counters for `downpour status`.
     caf::replies_to<stats_atom>::with<shard_stats>,
+    // A worker starting (or starting again): where its streamed input
+    // stood at its last push here, or at the checkpoint restored (a
+    // default position: none), once the shard is initialised.
+    caf::replies_to<position_atom, std::uint32_t>::with<read_position>,
     // The job is over: quit (a ps node exits when its shard is gone).
     caf::reacts_to<stop_atom>,
     // From the chief's supervisor: it is where a stop request on this ps goes.
@@ -295,6 +294,9 @@ using coordinator_actor = caf::typed_actor<
     caf::reacts_to<join_atom, std::uint32_t>,
     // A worker has finished the job (only from the actor that joined as it).
     caf::reacts_to<leave_atom, std::uint32_t>,
+    // Sync: a worker leaves after its gradient for this round (its passes
+    // over the data are done); rounds after it need one gradient fewer.
+    caf::reacts_to<leave_atom, std::uint32_t, std::int64_t>,
     // ssp: worker and the steps it has finished -> answered once it may start
     // another (only to the actor that joined as it).
     caf::replies_to<clock_atom, std::uint32_t, std::int64_t>::with<std::int64_t>,
@@ -391,4 +393,5 @@ CAF_ADD_TYPE_ID(downpour, (downpour::row_part))
 CAF_ADD_TYPE_ID(downpour, (downpour::row_pull))
 CAF_ADD_TYPE_ID(downpour, (downpour::row_page_ask))
 CAF_ADD_TYPE_ID(downpour, (downpour::hello_msg))
+CAF_ADD_TYPE_ID(downpour, (downpour::read_position))
 CAF_END_TYPE_ID_BLOCK(downpour)

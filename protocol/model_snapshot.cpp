@@ -4,6 +4,7 @@
 #include <memory>
 #include <utility>
 
+#include "data/streamed_input.hpp"
 #include "protocol/placement.hpp"
 #include "protocol/row_pages.hpp"
 
@@ -27,6 +28,18 @@ raw_and_ema evaluate_both(const model& m, const float* params, const float* ema,
   if (!spec) return {evaluate(m, params, set), evaluate(m, ema, set)};
   const row_source source = rows_from(rows, *spec);
   return {evaluate(m, params, source, set), evaluate(m, ema, source, set)};
+}
+
+raw_and_ema evaluate_test(const model& m, const float* params, const float* ema,
+                          const row_dump& rows, const std::optional<sparse_table_spec>& spec,
+                          const data_splits& data) {
+  if (!data.stream) return evaluate_both(m, params, ema, rows, spec, *data.test);
+  constexpr std::size_t chunk = 1000;
+  auto batches = test_batches(*data.stream, chunk);
+  std::optional<row_source> source;
+  if (spec) source = rows_from(rows, *spec);
+  auto reports = evaluate_each(m, {params, ema}, source ? &*source : nullptr, *batches, chunk);
+  return {reports[0], reports[1]};
 }
 
 namespace snapshot_detail {
@@ -65,6 +78,7 @@ void assembly::add(shard_snapshot& part) {
   model_.replayed += part.replayed;
   if (part.rows.keys.size() > 0 || part.rows.last > part.rows.first)
     row_parts_.push_back(std::move(part.rows));
+  for (const auto& p : part.positions) merge_position(model_.positions, p.worker, p.at);
   if (--missing_ > 0) return;
   model_.rows = merge_rows(row_parts_);
   std::exchange(done_, {})(std::move(model_));

@@ -24,6 +24,9 @@ struct model_snapshot {
   std::int64_t dropped = 0;   // summed over the shards
   std::int64_t replayed = 0;
   row_dump rows;  // the sparse variable's rows held, keys ascending (shards in order)
+  // Each worker's newest read position any shard holds: a batch some shard
+  // has applied is not read again after a resume (docs/input.md).
+  std::vector<worker_position> positions;
 };
 
 // evaluate() of the parameters and of their moving averages, with the rows
@@ -34,6 +37,12 @@ struct raw_and_ema {
 raw_and_ema evaluate_both(const model& m, const float* params, const float* ema,
                           const row_dump& rows, const std::optional<sparse_table_spec>& spec,
                           const dataset& set);
+
+// The same on the job's test split: the set in memory, or the test files
+// streamed once (data.stream).
+raw_and_ema evaluate_test(const model& m, const float* params, const float* ema,
+                          const row_dump& rows, const std::optional<sparse_table_spec>& spec,
+                          const data_splits& data);
 
 using snapshot_done = std::function<void(caf::expected<model_snapshot>)>;
 

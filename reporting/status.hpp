@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "data/read_position.hpp"
+
 namespace downpour {
 
 struct shard_facts {
@@ -43,6 +45,8 @@ struct status_facts {
   std::vector<std::uint32_t> dead_workers;
   std::size_t expected_workers = 0;
   std::vector<shard_facts> shards;
+  // Streamed input: each worker's newest read position the shards hold.
+  std::vector<worker_position> positions;
   std::string last_checkpoint;  // empty: none yet
   std::map<std::string, std::string> config_sources;  // the chief's options.sources
   double checkpoint_age_s = 0.0;

@@ -65,6 +65,30 @@ std::int64_t dropped_total(const status_facts& f) {
   return dropped;
 }
 
+// Passes counted from 1, as the workers' log lines name them.
+json input_json(const std::vector<worker_position>& positions) {
+  json all = json::array();
+  for (const auto& p : positions)
+    all.push_back({{"worker", p.worker},
+                   {"pass", p.at.pass + 1},
+                   {"examples", p.at.examples},
+                   {"batches", p.at.batches}});
+  return all;
+}
+
+std::vector<worker_position> input_from(const json& j) {
+  std::vector<worker_position> out;
+  for (const auto& p : j) {
+    worker_position w;
+    w.worker = p.at("worker").get<std::uint32_t>();
+    w.at.pass = p.at("pass").get<std::uint64_t>() - 1;
+    w.at.examples = p.at("examples").get<std::uint64_t>();
+    w.at.batches = p.at("batches").get<std::uint64_t>();
+    out.push_back(w);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string status_json(const status_facts& f) {
@@ -87,6 +111,7 @@ std::string status_json(const status_facts& f) {
   for (std::size_t k = 0; k < f.shards.size(); ++k) j["shards"].push_back(shard_json(k, f.shards[k]));
   j["dropped_stale_gradients"] = dropped_total(f);
   j["bad_batches_skipped"] = f.bad_batches_skipped;
+  j["input"] = input_json(f.positions);
   j["last_checkpoint"] =
       f.last_checkpoint.empty()
           ? json()
@@ -115,6 +140,7 @@ status_facts parse_status_json(const std::string& text) {
     f.live_workers = w.at("live").get<std::vector<std::uint32_t>>();
     f.dead_workers = w.at("dead").get<std::vector<std::uint32_t>>();
     for (const auto& s : j.at("shards")) f.shards.push_back(shard_from(s));
+    if (j.contains("input")) f.positions = input_from(j.at("input"));
     if (const json& c = j.at("last_checkpoint"); !c.is_null()) {
       f.last_checkpoint = c.at("path").get<std::string>();
       f.checkpoint_age_s = number_of(c, "age_s");

@@ -74,6 +74,9 @@ int run_reference_role(const options& opts, const job_model& job, const logger& 
     throw config_error("--role=reference trains dense models only, and model " + job.layout.kind() +
                        " has the sparse variable " + rows->name +
                        " (expected --role=local, ps or worker)");
+  if (job.data.stream)
+    throw config_error("--role=reference trains on data in memory, and --data-format=" +
+                       to_string(opts.data_format) + " streams (expected --input=memory)");
   log_stream steps{log, log_level::info};
   auto result = run_reference(opts, job, steps);
   report_final(opts, result.summary, log);

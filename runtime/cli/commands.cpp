@@ -47,12 +47,11 @@ int run_eval(const options& opts, const model_factory& make_model, std::ostream&
   const job_model job = build_job_model(opts, load_data_splits(opts), make_model);
   check_layout(c, job.layout, found.path);
   const auto rows = row_table_for(opts, job.layout);
-  const auto both =
-      evaluate_both(*job.net, c.params.data(), c.ema.data(), c.rows, rows, *job.data.test);
+  const auto both = evaluate_test(*job.net, c.params.data(), c.ema.data(), c.rows, rows, job.data);
   const accuracy_report& raw = both.raw;
   const accuracy_report& ema = both.ema;
   out << "eval: checkpoint=" << found.path << " mode=" << c.mode << " model=" << c.layout.kind()
-      << " spec=" << c.layout.spec() << " test_examples=" << job.data.test->size() << "\n";
+      << " spec=" << c.layout.spec() << " test_examples=" << raw.examples << "\n";
   for (std::size_t k = 0; k < raw.per_class.size(); ++k)
     out << "eval: class=" << k << " test_accuracy=" << fixed_text(raw.per_class[k], 4)
         << " ema_test_accuracy=" << fixed_text(ema.per_class[k], 4) << "\n";
@@ -108,6 +107,10 @@ int run_inspect(const options& opts, std::ostream& out, std::ostream& err) {
     out << "variable: " << v.name << " offset=" << v.offset << " shape=" << shape_text(tf_shape(v))
         << "\n";
   if (info.row_variable) inspect_rows(info, opts, out);
+  if (info.positions > 0 && info.checksum_ok())
+    for (const auto& p : read_checkpoint(info.path).positions)
+      out << "position: worker " << p.worker << " pass=" << p.at.pass + 1
+          << " examples=" << p.at.examples << " batches=" << p.at.batches << "\n";
   char crc[64];
   std::snprintf(crc, sizeof crc, "0x%08x", static_cast<unsigned>(info.stored_checksum));
   out << "payload_bytes: " << info.payload_bytes << " (file " << info.file_bytes << " bytes)\n"

@@ -58,6 +58,9 @@ std::string format_status(const status_facts& f) {
       << " (live: " << join(f.live_workers) << "; dead: " << join(f.dead_workers) << ")\n";
   for (std::size_t k = 0; k < f.shards.size(); ++k) out << shard_line(k, f.shards[k]) << "\n";
   out << "dropped_stale_gradients: " << dropped << "\n";
+  for (const auto& p : f.positions)
+    out << "input: worker " << p.worker << " in pass " << p.at.pass + 1 << " after "
+        << p.at.examples << " examples of it (" << p.at.batches << " batches in all)\n";
   out << "config_sources:";
   const char* separator = " ";
   for (const auto& [name, where] : f.config_sources) {

@@ -7,7 +7,8 @@
 //   payload, its own archive: the model's kind and spec, its variables (name,
 //     offset, rows, cols, regularized), i64 global step, mode, f64 wall time,
 //     u64 counts, then the parameters and the EMA shadows as
-//     cereal::binary_data (bit-exact, NaNs kept)
+//     cereal::binary_data (bit-exact, NaNs kept); format 3 and 4 add the
+//     sparse variable's rows, format 4 the workers' read positions last
 // Format 1 (before models other than the MLP) opened the payload with the
 // MLP's u64 input, hidden and classes instead of kind and spec; it is read
 // as the MLP it names.
@@ -42,9 +43,12 @@ struct checkpoint_error : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Format 3 adds a sparse variable and its rows; a dense model's checkpoint
-// is still written as format 2, byte for byte as before.
-inline constexpr std::uint32_t checkpoint_format_version = 3;
+// Format 3 adds a sparse variable and its rows; format 4 the workers' read
+// positions of streamed input (and a flag for whether there is a sparse
+// variable). A checkpoint without positions is still written as format 2
+// (dense) or 3 (sparse), byte for byte as before.
+inline constexpr std::uint32_t checkpoint_format_version = 4;
+inline constexpr std::uint32_t sparse_checkpoint_format_version = 3;
 inline constexpr std::uint32_t dense_checkpoint_format_version = 2;
 inline constexpr std::uint32_t oldest_checkpoint_format_version = 1;  // still read
 
@@ -58,6 +62,7 @@ struct checkpoint_info {
   std::vector<variable_info> variables;  // as stored in the file
   std::optional<row_variable_info> row_variable;  // format 3: the sparse variable
   std::uint64_t rows_held = 0;                    // its rows stored
+  std::uint64_t positions = 0;                    // format 4: the workers' read positions
   std::int64_t global_step = 0;
   std::string mode;
   double wall_time = 0.0;

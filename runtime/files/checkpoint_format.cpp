@@ -1,6 +1,4 @@
 // The file format; runtime/files/checkpoint.cpp keeps the directory.
-#include <zlib.h>
-
 #include <algorithm>
 #include <cereal/archives/portable_binary.hpp>
 #include <cerrno>
@@ -13,16 +11,12 @@
 #include "io/input_file.hpp"
 #include "model/mlp_spec.hpp"
 #include "runtime/files/checkpoint.hpp"
+#include "runtime/files/checkpoint_codec.hpp"
 
 namespace downpour {
 namespace {
 
-using out_archive = cereal::PortableBinaryOutputArchive;
-using in_archive = cereal::PortableBinaryInputArchive;
-using u64 = std::uint64_t;
-
-constexpr char magic[] = "DOWNPOUR-CKPT";
-constexpr std::size_t magic_size = sizeof(magic) - 1;
+using namespace checkpoint_codec;
 // magic, the archive's endianness byte, version, payload length, CRC.
 constexpr std::size_t preamble_size = magic_size + 1 + 4 + 8 + 4;
 // Names are short and models have few variables; more means a damaged
@@ -40,17 +34,8 @@ std::string hex(std::uint32_t v) {
   return buf;
 }
 
-std::uint32_t crc_of(const char* data, std::size_t size) {
-  auto crc = crc32_z(crc32_z(0, nullptr, 0), reinterpret_cast<const Bytef*>(data), size);
-  return static_cast<std::uint32_t>(crc);
-}
-
 bool known_mode(const std::string& m) {
   return m == "async" || m == "sync" || m == "ssp";
-}
-
-void write_name(out_archive& ar, const std::string& s) {
-  ar(u64(s.size()), cereal::binary_data(s.data(), s.size()));
 }
 
 std::string read_name(in_archive& ar) {
@@ -62,13 +47,10 @@ std::string read_name(in_archive& ar) {
   return s;
 }
 
-std::uint32_t format_of(const checkpoint& c) {
-  return c.layout.row_variable() ? checkpoint_format_version : dense_checkpoint_format_version;
-}
-
-template <class T>
-void write_array(out_archive& ar, const std::vector<T>& v) {
-  ar(cereal::binary_data(v.data(), v.size() * sizeof(T)));
+void read_positions(in_archive& ar, std::vector<worker_position>& positions) {
+  for (auto& p : positions)
+    ar(p.worker, p.at.plan, p.at.pass, p.at.unit, p.at.offset, p.at.taken, p.at.batches,
+       p.at.examples);
 }
 
 template <class T>
@@ -84,40 +66,6 @@ void check_keys(const std::string& path, const checkpoint& c) {
     if ((i > 0 && keys[i] <= keys[i - 1]) || (v && keys[i] >= v->rows))
       fail(path, "its sparse rows are not stored by ascending key below the row count (row " +
                      std::to_string(keys[i]) + ")");
-}
-
-std::string encode_payload(const checkpoint& c) {
-  const bool rows = format_of(c) >= 3;
-  std::ostringstream os(std::ios::binary);
-  {
-    out_archive ar(os);
-    write_name(ar, c.layout.kind());
-    write_name(ar, c.layout.spec());
-    const auto& vars = c.layout.variables();
-    ar(u64(vars.size()));
-    for (const auto& v : vars) {
-      write_name(ar, v.name);
-      ar(u64(v.offset), u64(v.rows), u64(v.cols), v.regularized);
-    }
-    if (rows) {
-      const auto& v = *c.layout.row_variable();
-      write_name(ar, v.name);
-      ar(u64(v.rows), u64(v.cols));
-    }
-    ar(c.global_step);
-    write_name(ar, c.mode);
-    ar(c.wall_time, u64(c.params.size()), u64(c.ema.size()));
-    if (rows)
-      ar(u64(c.rows.keys.size()), u64(c.rows.values.size()), u64(c.rows.accumulators.size()));
-    write_array(ar, c.params);
-    write_array(ar, c.ema);
-    if (rows) {
-      write_array(ar, c.rows.keys);
-      write_array(ar, c.rows.values);
-      write_array(ar, c.rows.accumulators);
-    }
-  }
-  return os.str();
 }
 
 // Parses a part of the file in place: a checkpoint is megabytes, not worth copying.
@@ -191,7 +139,8 @@ checkpoint_bytes read_file(const std::string& path) {
 struct array_counts {
   u64 params = 0;
   u64 ema = 0;
-  u64 keys = 0, row_values = 0, row_accumulators = 0;  // format 3
+  u64 keys = 0, row_values = 0, row_accumulators = 0;  // format 3, or 4 with rows
+  u64 positions = 0;                                   // format 4
   std::optional<mlp_spec> format1_mlp;  // format 1: the MLP its sizes name
 };
 
@@ -233,7 +182,15 @@ array_counts read_header(in_archive& ar, checkpoint_info& info) {
     v.offset = offset, v.rows = rows, v.cols = cols, v.regularized = regularized != 0;
     info.variables.push_back(v);
   }
-  if (info.format_version >= 3) {
+  // Format 3 always has a sparse variable; format 4 says whether.
+  bool rows = info.format_version == 3;
+  if (info.format_version >= 4) {
+    std::uint8_t flag = 0;
+    ar(flag);
+    if (flag > 1) throw std::domain_error("bad flag");
+    rows = flag != 0;
+  }
+  if (rows) {
     row_variable_info v;
     v.name = read_name(ar);
     u64 rows = 0, cols = 0;
@@ -244,8 +201,10 @@ array_counts read_header(in_archive& ar, checkpoint_info& info) {
   ar(info.global_step);
   info.mode = read_name(ar);
   ar(info.wall_time, counts.params, counts.ema);
-  if (info.format_version >= 3) ar(counts.keys, counts.row_values, counts.row_accumulators);
+  if (rows) ar(counts.keys, counts.row_values, counts.row_accumulators);
+  if (info.format_version >= 4) ar(counts.positions);
   info.rows_held = counts.keys;
+  info.positions = counts.positions;
   return counts;
 }
 
@@ -317,25 +276,14 @@ model_layout check_contents(const checkpoint_info& info, const array_counts& cou
                         std::to_string(counts.ema) + " shadows, " + layout.to_string() +
                         " has " + std::to_string(layout.size()));
   if (!known_mode(info.mode)) fail(info.path, "unknown mode '" + info.mode + "'");
-  if (counts.params > info.payload_bytes / (2 * sizeof(float)))
+  if (counts.params > info.payload_bytes / (2 * sizeof(float)) ||
+      counts.positions > info.payload_bytes / position_bytes)
     fail(info.path, "the payload is too short for its arrays");
   check_row_counts(info, counts);
   return layout;
 }
 
 }  // namespace
-
-std::string encode_checkpoint(const checkpoint& c) {
-  std::string payload = encode_payload(c);
-  std::ostringstream os(std::ios::binary);
-  os.write(magic, magic_size);
-  {
-    out_archive ar(os);
-    ar(format_of(c), u64(payload.size()), crc_of(payload.data(), payload.size()));
-  }
-  os.write(payload.data(), static_cast<std::streamsize>(payload.size()));
-  return os.str();
-}
 
 std::string checkpoint_name(std::int64_t global_step) {
   return "model.ckpt-" + std::to_string(global_step);
@@ -371,16 +319,19 @@ checkpoint read_checkpoint(const std::string& path) {
                info.wall_time,
                std::vector<float>(counts.params),
                std::vector<float>(counts.ema),
+               {},
                {}};
   c.rows.keys.resize(counts.keys);
   c.rows.values.resize(counts.row_values);
   c.rows.accumulators.resize(counts.row_accumulators);
+  c.positions.resize(counts.positions);
   try {
     read_array(ar, c.params);
     read_array(ar, c.ema);
     read_array(ar, c.rows.keys);
     read_array(ar, c.rows.values);
     read_array(ar, c.rows.accumulators);
+    read_positions(ar, c.positions);
   } catch (const std::exception&) {
     fail(path, "the payload ends inside the arrays");
   }

@@ -35,6 +35,7 @@ worker_config worker_config_for(const options& opts, std::size_t index, const jo
   w.batch_seed = worker_batch_seed(opts.seed, index);
   w.layouts = partition(job.layout, shards.size(), opts.placement);
   w.train = job.data.train;
+  w.stream = job.data.stream;
   w.shards = std::move(shards);
   w.supervisor = std::move(supervisor);
   w.coordinator = std::move(coordinator);

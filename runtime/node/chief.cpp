@@ -89,8 +89,7 @@ void finish_summary(job_result& r, const job_model& job,
   auto& sum = r.summary;
   sum.wall_s = wall;
   sum.steps_per_s = wall > 0 ? static_cast<double>(sum.global_step - start_step) / wall : 0.0;
-  const auto both =
-      evaluate_both(*job.net, r.params.data(), r.ema.data(), r.rows, rows, *job.data.test);
+  const auto both = evaluate_test(*job.net, r.params.data(), r.ema.data(), r.rows, rows, job.data);
   const accuracy_report& raw = both.raw;
   sum.test_accuracy = raw.overall;
   sum.ema_test_accuracy = both.ema.overall;

@@ -5,12 +5,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 #include "actors/parameter_shard.hpp"
 #include "config/cluster_fingerprint.hpp"
 #include "data/csv.hpp"
 #include "data/idx.hpp"
 #include "data/libsvm.hpp"
+#include "data/streamed_input.hpp"
 
 namespace downpour {
 
@@ -25,11 +27,58 @@ data_splits load_csv_splits(const options& opts) {
                     data_shape{{train->features()}}, opts.validation_size);
 }
 
-data_splits load_libsvm_splits(const options& opts) {
-  auto train = std::make_shared<libsvm_set>(load_libsvm(opts.train_file));
-  auto test = std::make_shared<libsvm_set>(load_libsvm(opts.test_file));
+text_spec text_spec_of(const options& opts) {
+  text_spec t;
+  t.format = opts.data_format == data_format_kind::csv      ? text_format::csv
+             : opts.data_format == data_format_kind::criteo ? text_format::criteo
+                                                            : text_format::libsvm;
+  t.label = opts.csv_label == csv_label_kind::last ? csv_label_column::last
+                                                   : csv_label_column::first;
+  t.max_line_bytes = opts.max_line_bytes;
+  return t;
+}
+
+// libsvm and criteo files read whole: every file of the list, in order.
+sparse_examples load_sparse_files(const options& opts, const std::string& files) {
+  streamed_input in = open_input(input_request{text_spec_of(opts), "", files});
+  sparse_examples all;
+  auto batches = in_order_batches(in, 65536, "the reader of " + files);
+  while (const batch* b = batches->next()) {
+    for (std::size_t r = 0; r < b->size; ++r) {
+      all.keys.insert(all.keys.end(), b->keys.begin() + b->offsets[r], b->keys.begin() + b->offsets[r + 1]);
+      all.values.insert(all.values.end(), b->values.begin() + b->offsets[r], b->values.begin() + b->offsets[r + 1]);
+      all.close_example(static_cast<std::uint8_t>(b->y[r]));
+    }
+  }
+  return all;
+}
+
+data_splits load_sparse_splits(const options& opts) {
+  auto train = std::make_shared<libsvm_set>(load_sparse_files(opts, opts.train_file));
+  auto test = std::make_shared<libsvm_set>(load_sparse_files(opts, opts.test_file));
   return split_data({opts.train_file, train}, {opts.test_file, test}, data_shape{{0}},
                     opts.validation_size);
+}
+
+// The files listed and each worker's share planned; nothing read whole.
+// eval reads the test files only.
+data_splits open_streamed(const options& opts, const std::string& train_files) {
+  input_request r;
+  r.text = text_spec_of(opts);
+  r.train_files = train_files;
+  r.test_files = opts.test_file;
+  r.workers = opts.worker_hosts.size();
+  r.validation_size = train_files.empty() ? 0 : opts.validation_size;
+  r.shuffle_buffer = opts.shuffle_buffer;
+  r.passes = opts.passes;
+  auto in = std::make_shared<streamed_input>(open_input(r));
+  data_splits s;
+  s.validation = batch_dataset(std::exchange(in->validation, batch{}));
+  const bool sparse = is_sparse(in->text.format);
+  s.shape = data_shape{{sparse ? 0 : in->csv_fields - 1}};
+  s.classes = sparse ? 2 : in->classes;
+  s.stream = std::move(in);
+  return s;
 }
 
 std::string data_source(const options& opts) {
@@ -39,13 +88,17 @@ std::string data_source(const options& opts) {
 }  // namespace
 
 data_splits load_data_splits(const options& opts) {
+  if (streams_input(opts))
+    return open_streamed(opts, opts.command == command_kind::eval ? "" : opts.train_file);
   if (opts.data_format == data_format_kind::csv) return load_csv_splits(opts);
-  if (opts.data_format == data_format_kind::libsvm) return load_libsvm_splits(opts);
+  if (opts.data_format != data_format_kind::idx) return load_sparse_splits(opts);
   return load_mnist(opts.data_dir, opts.validation_size);
 }
 
 data_splits load_job_data(const options& opts) {
   auto data = load_data_splits(opts);
+  // A stream ends each pass with what is left: any batch size trains.
+  if (data.stream) return data;
   if (opts.batch_size > data.train->size())
     throw data_error("data: --batch-size=" + std::to_string(opts.batch_size) + " exceeds the " +
                      std::to_string(data.train->size()) + " training examples of " +
@@ -55,10 +108,17 @@ data_splits load_job_data(const options& opts) {
 }
 
 data_summary summarize_job_data(const options& opts) {
-  if (opts.data_format == data_format_kind::csv) return load_csv_splits(opts).summary();
-  // libsvm examples have no fixed features and two classes by the format:
+  // Sparse examples have no fixed features and two classes by the format:
   // a ps (millions of examples, none of which it trains on) reads nothing.
-  if (opts.data_format == data_format_kind::libsvm) return data_summary{data_shape{{0}}, 2};
+  if (opts.data_format == data_format_kind::libsvm || opts.data_format == data_format_kind::criteo)
+    return data_summary{data_shape{{0}}, 2};
+  // Streamed CSV: the first training line's fields and the test files' labels.
+  if (opts.data_format == data_format_kind::csv && streams_input(opts)) {
+    streamed_input in = open_input(input_request{text_spec_of(opts), "", opts.test_file});
+    const std::size_t fields = csv_fields_of(list_data_files(opts.train_file)[0].path, in.text);
+    return data_summary{data_shape{{fields - 1}}, in.classes};
+  }
+  if (opts.data_format == data_format_kind::csv) return load_csv_splits(opts).summary();
   return summarize_mnist(opts.data_dir);
 }
 

@@ -46,6 +46,7 @@ shard_init make_init(const model_layout& model, const std::vector<shard_layout>&
     init.ranges.push_back(r.size);
   }
   init.step = start.step;
+  init.positions = start.positions;
   init.params.values.resize(layout.size());
   init.ema.values.resize(layout.size());
   gather_into(layout, start.params.data(), init.params.values.data());
@@ -114,6 +115,7 @@ start_state restore_or_init(const options& opts, const model_layout& layout, con
     restored.ema = std::move(found->data.ema);
     restored.rows = std::move(found->data.rows);
     restored.restored = true;
+    restored.positions = std::move(found->data.positions);
     return restored;
   }
   start_state fresh;

@@ -22,6 +22,7 @@ struct start_state {
   std::vector<float> ema;
   row_dump rows;  // the sparse variable's rows held (a restore)
   bool restored = false;
+  std::vector<worker_position> positions;  // streamed input: where each worker stood
 };
 
 // Logs "checkpoint: restored PATH at global step S" when a checkpoint is used.

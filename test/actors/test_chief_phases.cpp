@@ -286,6 +286,51 @@ TEST_CASE_FIXTURE(supervisor_fixture,
 }
 
 TEST_CASE_FIXTURE(supervisor_fixture,
+                  "every worker's passes done before the last step: the supervisor drains at "
+                  "the step reached and has its checkpoint written") {
+  start(train_mode::async, 0, 100);
+  ticket();
+  ticket();
+  ask_end();
+  CHECK(now() == phase::training);
+  done();  // streamed input: its passes over its share are done
+  CHECK(now() == phase::draining);
+  REQUIRE(s->awaits == std::vector<std::pair<std::size_t, std::int64_t>>{{0, 2}, {1, 2}});
+  answer_await(0, 2);
+  answer_await(1, 2);
+  CHECK(s->saves == std::vector<std::int64_t>{2});
+  answer_save(0);
+  CHECK(now() == phase::stopping_nodes);
+  REQUIRE(s->end);
+  CHECK(std::get<0>(*s->end) == 2);
+  CHECK(std::get<2>(*s->end).empty());  // completed, not stopped
+}
+
+TEST_CASE_FIXTURE(supervisor_fixture,
+                  "sync, draining toward the last step, drains on toward the last round "
+                  "pushed for once every worker's passes are done") {
+  start(train_mode::sync, 0, 100);
+  ask_end();
+  REQUIRE(s->awaits.size() == 2);
+  CHECK(s->awaits[0].second == 100);
+  (*chief)->send(sup, report_atom_v, std::uint32_t{0}, std::int64_t{7}, 0.5f);
+  run();
+  done();
+  CHECK(now() == phase::draining);
+  REQUIRE(s->awaits.size() == 4);
+  CHECK(s->awaits[2].second == 7);
+  CHECK(s->awaits[3].second == 7);
+  answer_await(0, 100);  // the old drain's answers change nothing
+  CHECK(s->saves.empty());
+  answer_await(2, 7);
+  answer_await(3, 7);
+  CHECK(s->saves == std::vector<std::int64_t>{7});
+  answer_save(0);
+  REQUIRE(s->end);
+  CHECK(std::get<0>(*s->end) == 7);
+}
+
+TEST_CASE_FIXTURE(supervisor_fixture,
                   "a stop walks training, stopping, draining and saving_last_checkpoint to "
                   "stopping_nodes, with the checkpoint at the step reached") {
   start(train_mode::async, 0, 100);

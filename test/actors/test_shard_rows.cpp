@@ -239,6 +239,49 @@ TEST_CASE_FIXTURE(rows_fixture,
   stop(shard);
 }
 
+TEST_CASE_FIXTURE(rows_fixture,
+                  "the workers' read positions come with a restore of paged rows, and a paged "
+                  "snapshot carries the newest one of each worker in its first part") {
+  auto shard = rows_shard(train_mode::async, 0, kRows);
+  const std::uint64_t page_rows = rows_per_page(1);
+  row_part all;
+  all.first = 0;
+  all.last = kRows;
+  for (std::uint64_t k = 0; k < kRows; ++k) all.keys.keys.push_back(k);
+  all.values.values.assign(kRows, 0.5f);
+  REQUIRE(page_count(kRows, page_rows) == 2);
+  ask<std::uint64_t>(shard, init_atom_v, page_of(all, 0, page_rows));
+  shard_init back;
+  back.ranges = {0, 1};
+  back.step = 7;
+  back.params.values = floats{0.25f};
+  back.ema.values = floats{0.25f};
+  back.rows = page_of(all, 1, page_rows);
+  read_position at;
+  at.plan = 9;
+  at.pass = 2;
+  at.batches = 5;
+  back.positions = {worker_position{1, at}};
+  (*chief)->send(shard, restore_atom_v, std::move(back));
+  run();
+  CHECK(ask<read_position>(shard, position_atom_v, std::uint32_t{1}).batches == 5);
+  CHECK(ask<read_position>(shard, position_atom_v, std::uint32_t{2}).plan == 0);  // none saved
+  pull(shard, 1, {kRows - 1});
+  push_msg m{7, 1, shared_tensor{std::vector<float>{0.0f}}, key_list{{kRows - 1}},
+             tensor{std::vector<float>{1.0f}}};
+  at.batches = 6;
+  m.position = {at};
+  CHECK(answer<std::int64_t>(shard, push_atom_v, std::move(m)) == "accepted at 8");
+  auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
+  CHECK(s.row_pages == 2);
+  REQUIRE(s.positions.size() == 1);
+  CHECK(s.positions[0].worker == 1);
+  CHECK(s.positions[0].at.batches == 6);
+  CHECK(s.positions[0].at.pass == 2);
+  ask<row_part>(shard, snapshot_atom_v, row_page_ask{s.frozen, 1});
+  stop(shard);
+}
+
 TEST_CASE_FIXTURE(rows_fixture, "sizes computed from 2^62 rows never overflow into a small bound") {
   const std::uint64_t huge = std::uint64_t{1} << 62;
   CHECK(row_message_bound(huge, 8) == row_message_bound(std::uint64_t{1} << 40, 8));

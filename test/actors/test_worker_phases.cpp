@@ -104,6 +104,7 @@ caf::behavior fake_coordinator(caf::event_based_actor* self, std::shared_ptr<see
       [=](answer_atom, clock_atom, std::size_t i, std::int64_t x) { s->clocks.at(i).deliver(x); },
       [=](join_atom, std::uint32_t worker) { s->joins.push_back(worker); },
       [=](leave_atom, std::uint32_t worker) { s->leaves.push_back(worker); },
+      [=](leave_atom, std::uint32_t worker, std::int64_t) { s->leaves.push_back(worker); },
       [=](clock_atom, std::uint32_t, std::int64_t) {
         s->clocks.push_back(self->make_response_promise());
         return s->clocks.back();

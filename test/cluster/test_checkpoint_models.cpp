@@ -41,7 +41,7 @@ TEST_CASE("a checkpoint stores its model's kind, spec and variables and reads th
                             {{"dense/kernel", 7, 3, {}, true}, {"dense/bias", 1, 3, {}, false}});
   checkpoint c{
       custom, 12, "ssp", 1718000000.0, initial_parameters(custom, 1), initial_parameters(custom, 2),
-      {}};
+      {}, {}};
   const std::string path = save_checkpoint(dir.str(), c, 5);
   const checkpoint back = read_checkpoint(path);
   CHECK(back.layout == custom);
@@ -85,7 +85,7 @@ TEST_CASE("a job restores a format-1 checkpoint of its MLP and trains on bit for
 
 TEST_CASE("restoring another model's checkpoint is refused in one line naming both") {
   const model_layout seed = mlp_spec{}.layout("mlp");
-  const checkpoint c{seed, 200, "async", 0.0, {}, {}, {}};
+  const checkpoint c{seed, 200, "async", 0.0, {}, {}, {}, {}};
   CHECK(refusal(c, mlp_spec{784, {}, 10}.layout("softmax")) ==
         "checkpoint DIR/model.ckpt-200 holds mlp 784-500-10, this job trains softmax 784-10");
   CHECK(refusal(c, mlp_spec{784, {500, 300}, 10}.layout("mlp")) ==
@@ -94,7 +94,7 @@ TEST_CASE("restoring another model's checkpoint is refused in one line naming bo
   CHECK(refusal(c, seed).empty());
   // Named alike, the models differ in their variables: those are named.
   const checkpoint a{
-      model_layout("net", "1", {{"w", 2, 2, {}, false}}), 200, "async", 0.0, {}, {}, {}};
+      model_layout("net", "1", {{"w", 2, 2, {}, false}}), 200, "async", 0.0, {}, {}, {}, {}};
   CHECK(refusal(a, model_layout("net", "1", {{"v", 2, 2, {}, false}})) ==
         "checkpoint DIR/model.ckpt-200 holds net 1 (w 2x2), this job trains net 1 (v 2x2)");
 }

@@ -108,6 +108,24 @@ TEST_CASE("a saved checkpoint reads back bit for bit, NaN payloads, infinities a
   CHECK(read_text(dir / "checkpoint") == index_of({1200}));
 }
 
+TEST_CASE("a streamed job's read positions come back from format 4, and inspect counts them") {
+  temp_dir dir("ckpt-positions");
+  checkpoint c = sample(300);
+  c.positions = {{0, {7, 1, 3, 4096, 12, 900, 40}}, {2, {7, 0, 2, read_position::unit_start, 0, 850, 0}}};
+  const std::string path = save_checkpoint(dir.str(), c, 5);
+  const checkpoint back = read_checkpoint(path);
+  CHECK(same_bits(back.params, c.params));
+  REQUIRE(back.positions.size() == 2);
+  CHECK(back.positions[0].at.offset == 4096);
+  CHECK(back.positions[0].at.batches == 900);
+  CHECK(back.positions[1].worker == 2);
+  CHECK(back.positions[1].at.offset == read_position::unit_start);
+  const checkpoint_info info = inspect_checkpoint(path);
+  CHECK(info.format_version == checkpoint_format_version);
+  CHECK(info.positions == 2);
+  CHECK_FALSE(info.row_variable);
+}
+
 TEST_CASE("inspect reports the format, the variables and a matching checksum") {
   temp_dir dir("ckpt-inspect");
   std::string path = save_checkpoint(dir.str(), sample(42), 5);

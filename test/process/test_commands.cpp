@@ -291,6 +291,7 @@ TEST_CASE("eval of the reference trainer's final state repeats the accuracies of
                1718000000.0,
                result.params,
                result.ema,
+               {},
                {}};
   std::string path = save_checkpoint(dir.str(), c, 5);
   std::string accuracies = "test_accuracy=" + fixed4(result.summary.test_accuracy) +

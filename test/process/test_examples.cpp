@@ -112,6 +112,15 @@ TEST_CASE("every example config parses and trains a step") {
       args.push_back("--train-file=" + (dir / "sparse/train.libsvm"));
       args.push_back("--test-file=" + (dir / "sparse/test.libsvm"));
     }
+    if (contains(text, "data-format = criteo")) {
+      auto data = run_in(dir.str(), {DOWNPOUR_GEN_CRITEO, "--out", dir / "criteo", "--train",
+                                     "1000", "--test", "100", "--files", "2", "--gzip",
+                                     "--vocabulary-scale", "0.01"});
+      REQUIRE_MESSAGE(data.code == 0, data.output);
+      args[3] = "--role=local";
+      args.push_back("--train-file=" + (dir / "criteo/train-*.tsv.gz"));
+      args.push_back("--test-file=" + (dir / "criteo/test.tsv.gz"));
+    }
     auto r = run_in(dir.str(), args);
     CHECK_MESSAGE(r.code == 0, r.output);
     CHECK_MESSAGE(contains(r.output, "final: global_step=1 "), r.output);

@@ -50,9 +50,9 @@ line=$(plant actors/worker_state.hpp actors/worker.hpp)
 expect "cycle between files" "include cycle between actors/worker, actors/worker_state"
 
 fresh_copy
-line=$(plant protocol/messages.cpp actors/worker.hpp)
+line=$(plant protocol/errc.cpp actors/worker.hpp)
 expect "protocol reaches up to the actors" \
-  "protocol/messages.cpp:$line: #include \"actors/worker.hpp\": protocol/ must not include actors/"
+  "protocol/errc.cpp:$line: #include \"actors/worker.hpp\": protocol/ must not include actors/"
 
 fresh_copy
 line=$(plant reporting/log.cpp protocol/messages.hpp)

@@ -54,15 +54,15 @@ TEST_CASE("CSV data needs both files and the files need CSV data") {
   CHECK(error_of({"--data-format=csv", "--train-file=a.csv"}) ==
         "config: --data-format=csv needs --train-file and --test-file");
   CHECK(error_of({"--train-file=a.csv"}) ==
-        "config: --train-file is for --data-format=csv or libsvm");
+        "config: --train-file is for --data-format=csv, libsvm or criteo");
   CHECK(error_of({"--csv-label=last"}) == "config: --csv-label is for --data-format=csv");
   CHECK(error_of({"--data-format=svm"}) ==
-        "config: --data-format=svm is not valid (expected idx|csv|libsvm)");
+        "config: --data-format=svm is not valid (expected idx|csv|libsvm|criteo)");
   CHECK(error_of({"--data-format=csv", "--train-file=a", "--test-file=b", "--csv-label=2"}) ==
         "config: --csv-label=2 is not valid (expected first|last)");
 }
 
-TEST_CASE("libsvm data needs both files; the sparse models need libsvm data") {
+TEST_CASE("libsvm data needs both files; the sparse models need libsvm or Criteo data") {
   const options o = parse(
       {"--data-format=libsvm", "--train-file=a.libsvm", "--test-file=b.libsvm", "--model=logreg"});
   CHECK(o.data_format == data_format_kind::libsvm);
@@ -74,9 +74,55 @@ TEST_CASE("libsvm data needs both files; the sparse models need libsvm data") {
         "config: --data-format=libsvm needs --train-file and --test-file");
   CHECK(error_of({"--data-format=libsvm", "--train-file=a", "--test-file=b", "--csv-label=last"}) ==
         "config: --csv-label is for --data-format=csv");
-  CHECK(error_of({"--model=logreg"}) == "config: --model=logreg needs --data-format=libsvm");
+  CHECK(error_of({"--model=logreg"}) ==
+        "config: --model=logreg needs --data-format=libsvm or criteo");
   CHECK(error_of({"--model=fm", "--data-format=csv", "--train-file=a", "--test-file=b"}) ==
-        "config: --model=fm needs --data-format=libsvm");
+        "config: --model=fm needs --data-format=libsvm or criteo");
+  CHECK(parse({"--data-format=criteo", "--train-file=a", "--test-file=b", "--model=fm"})
+            .data_format == data_format_kind::criteo);
+  // eval reads the test files only.
+  CHECK(parse({"eval", "--data-format=libsvm", "--test-file=b"}).train_file.empty());
+  CHECK(error_of({"eval", "--data-format=criteo"}) ==
+        "config: --data-format=criteo needs --test-file");
+}
+
+TEST_CASE("streamed input: --input, --shuffle-buffer, --passes, --max-line-bytes and refusals") {
+  const std::vector<std::string> libsvm = {"--data-format=libsvm", "--train-file=a",
+                                           "--test-file=b"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), libsvm.begin(), libsvm.end());
+    return more;
+  };
+  const options d = parse(libsvm);
+  CHECK(streams_input(d));
+  CHECK(d.shuffle_buffer == 65536);
+  CHECK(d.passes == 0);
+  CHECK(d.max_line_bytes == 1048576);
+  CHECK_FALSE(streams_input(parse({})));
+  CHECK_FALSE(streams_input(parse(with({"--input=memory"}))));
+  CHECK(streams_input(parse({"--data-format=csv", "--train-file=a", "--test-file=b",
+                             "--input=stream", "--passes=2"})));
+  const options o = parse(with({"--passes=3", "--shuffle-buffer=1", "--max-line-bytes=4096"}));
+  CHECK(o.passes == 3);
+  CHECK(o.shuffle_buffer == 1);
+  CHECK(o.max_line_bytes == 4096);
+  CHECK(error_of({"--input=stream"}) ==
+        "config: --input=stream is for --data-format=csv, libsvm or criteo (IDX images are read "
+        "into memory)");
+  CHECK(error_of({"--data-format=csv", "--train-file=a", "--test-file=b", "--passes=2"}) ==
+        "config: --passes is for streamed input (--input=stream; libsvm and criteo files stream "
+        "unless --input=memory)");
+  CHECK(error_of(with({"--input=memory", "--shuffle-buffer=10"})).find("--shuffle-buffer is for "
+                                                                       "streamed input") !=
+        std::string::npos);
+  CHECK(error_of(with({"--shuffle-buffer=0"})) ==
+        "config: --shuffle-buffer=0 is out of range (expected an integer from 1 to 67108864)");
+  CHECK(error_of({"--max-line-bytes=100"}) ==
+        "config: --max-line-bytes is for --data-format=csv, libsvm or criteo");
+  // Every node shares how the files are shared.
+  CHECK(fingerprint_difference(cluster_fingerprint(parse(with({"--passes=1"}))),
+                               cluster_fingerprint(parse(with({"--passes=2"}))), "ps 0") ==
+        "passes=1 here but passes=2 at ps 0");
 }
 
 TEST_CASE("--sparse-rows, --fm-factors and --sparse-optimizer, and their one-line refusals") {

@@ -12,6 +12,7 @@
 #include "data/batcher.hpp"
 #include "data/idx.hpp"
 #include "data/libsvm.hpp"
+#include "data/streamed_input.hpp"
 #include "model/builtin.hpp"
 #include "parse_options.hpp"
 #include "runtime/node/job.hpp"
@@ -145,14 +146,14 @@ TEST_CASE("sparse batches stop allocating once the buffers have grown") {
   }
 }
 
-TEST_CASE("--data-format libsvm loads both files, and a ps's summary reads neither") {
+TEST_CASE("--data-format libsvm --input=memory loads both files, and a ps's summary reads neither") {
   testing::temp_dir dir("sparse-data");
   std::ofstream(dir / "train.libsvm") << libsvm_text(counted_examples(50));
   std::ofstream(dir / "test.libsvm") << libsvm_text(counted_examples(7));
   const options opts =
       testing::parse({"--data-format=libsvm", "--train-file=" + (dir / "train.libsvm"),
                       "--test-file=" + (dir / "test.libsvm"), "--validation-size=10",
-                      "--batch-size=40", "--model=logreg", "--sparse-rows=4096"});
+                      "--batch-size=40", "--model=logreg", "--sparse-rows=4096", "--input=memory"});
   const data_splits data = load_job_data(opts);
   CHECK(data.train->sparse());
   CHECK(data.train->size() == 40);
@@ -176,10 +177,37 @@ TEST_CASE("--data-format libsvm loads both files, and a ps's summary reads neith
                        "data: /nonexistent/a: cannot open: No such file or directory", data_error);
   const options too_big = testing::parse(
       {"--data-format=libsvm", "--train-file=" + (dir / "train.libsvm"),
-       "--test-file=" + (dir / "test.libsvm"), "--validation-size=10", "--batch-size=41"});
+       "--test-file=" + (dir / "test.libsvm"), "--validation-size=10", "--batch-size=41",
+       "--input=memory"});
   const std::string expected = "data: --batch-size=41 exceeds the 40 training examples of " +
                                (dir / "train.libsvm") + " (--validation-size=10 are held out)";
   CHECK_THROWS_WITH_AS(load_job_data(too_big), expected.c_str(), data_error);
+}
+
+TEST_CASE("streamed libsvm holds the validation split only; the workers' shares are planned") {
+  testing::temp_dir dir("sparse-data");
+  std::ofstream(dir / "train.libsvm") << libsvm_text(counted_examples(50));
+  std::ofstream(dir / "test.libsvm") << libsvm_text(counted_examples(7));
+  const options opts = testing::parse(
+      {"--data-format=libsvm", "--train-file=" + (dir / "train.libsvm"),
+       "--test-file=" + (dir / "test.libsvm"), "--validation-size=10", "--batch-size=100",
+       "--model=logreg", "--sparse-rows=4096", "--worker-hosts=a:1,a:2,a:3"});
+  const data_splits data = load_job_data(opts);  // a batch larger than the set: a pass ends short
+  CHECK_FALSE(data.train);
+  CHECK_FALSE(data.test);
+  REQUIRE(data.stream);
+  CHECK(data.stream->train.size() == 3);
+  CHECK(data.validation->size() == 10);
+  CHECK(keys_of(*data.validation, 2) == std::vector<std::uint64_t>{20, 21});
+  CHECK(data.classes == 2);
+  std::size_t lines = 0;
+  for (const auto& plan : data.stream->train) lines += plan.lines.value_or(0);
+  CHECK(lines == 40);
+  const options eval = testing::parse({"eval", "--data-format=libsvm",
+                                       "--test-file=" + (dir / "test.libsvm"), "--model=logreg"});
+  const data_splits test_only = load_data_splits(eval);
+  CHECK(test_only.stream->train.empty());
+  CHECK(test_only.stream->test.size() == 1);
 }
 
 }  // namespace downpour

@@ -1,4 +1,4 @@
-#include "protocol/messages.hpp"
+#include "protocol/errc.hpp"
 
 #include <iterator>
 
