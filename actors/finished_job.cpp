@@ -13,6 +13,7 @@ struct finished_job_state {
   finished_job_config cfg;
   std::set<caf::node_id> greeted;
   nonce_book nonces;
+  peer_guard guard;  // logs a refused hello, as the supervisor's does
   static inline const char* name = "finished_job";
 };
 
@@ -22,20 +23,9 @@ caf::error over(const finished_job_state& st) {
   return caf::make_error(errc::stopped, "the job completed before: " + st.cfg.final_line);
 }
 
-// As the supervisor's: a proof of the secret first, then the settings.
-bool proven(finished_pointer self, const hello_msg& m) {
-  auto& st = self->state;
-  const auto sender = self->current_sender();
-  if (st.cfg.secret.empty() || (sender && sender->node() == self->node())) return true;
-  return sender && proves_secret(st.cfg.secret, st.nonces, m, sender->node());
-}
-
 caf::result<std::int64_t, coordinator_actor> on_hello(finished_pointer self, const hello_msg& m) {
   auto& st = self->state;
-  if (!proven(self, m)) {
-    st.cfg.log.warn("refused a hello without proof of the cluster secret");
-    return unproven_hello();
-  }
+  if (!hello_proven(self, m)) return unproven_hello();  // as the supervisor: the proof first
   if (auto diff = fingerprint_difference(m.fingerprint, st.cfg.fingerprint, "the chief")) {
     st.cfg.log.warn("refused a hello with other settings (" + *diff + ")");
     return caf::make_error(errc::config_mismatch, *diff);
@@ -49,13 +39,10 @@ caf::result<std::int64_t, coordinator_actor> on_hello(finished_pointer self, con
 supervisor_actor::behavior_type finished_job(finished_pointer self, finished_job_config cfg) {
   end_on_exception(self);
   self->state.cfg = std::move(cfg);
+  self->state.guard.set_log(self->state.cfg.log);
   if (self->state.cfg.other_workers == 0) self->send(self, stop_atom_v, std::string{"alone"});
   return {
-      [=](challenge_atom) -> caf::result<std::string> {
-        const auto sender = self->current_sender();
-        if (!sender) return unauthorized("an anonymous challenge");
-        return self->state.nonces.issue(to_string(sender->node()));
-      },
+      [=](challenge_atom) { return issue_nonce(self); },
       [=](hello_atom, const hello_msg& m) { return on_hello(self, m); },
       [=](ticket_atom, std::uint32_t, float) -> caf::result<std::int64_t> {
         return std::int64_t{-1};  // no ticket: the job is over
