@@ -1,105 +1,57 @@
 #include "data/csv.hpp"
 
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
-#include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <limits>
 #include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "io/input_file.hpp"
+#include "data/byte_reader.hpp"
+#include "data/line_reader.hpp"
 
 namespace downpour {
 namespace {
 
-constexpr std::size_t kReadChunk = std::size_t{1} << 20;
 constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
 
-struct file_closer {
-  void operator()(std::FILE* file) const { std::fclose(file); }
-};
-
-// The lines of a file, read in chunks (an MNIST-sized CSV is ~100 MB of
-// text: it is never held whole), numbered from 1; errors name the file and
-// the current line.
-class line_source {
+// The lines of a file through the one line reader (plain or gzip, at most
+// max_line_bytes a line: a file of any size is never held whole), numbered
+// from 1; errors name the file and the current line.
+class numbered_lines {
  public:
-  explicit line_source(std::string path) : path_(std::move(path)), buffer_(kReadChunk) {
-    try {
-      input_file file(path_);  // a regular file: a FIFO or a device is refused, never waited on
-      errno = 0;
-      file_.reset(::fdopen(file.fd(), "rb"));
-      if (!file_) fail(std::string("cannot open: ") + std::strerror(errno));
-      file.release();
-    } catch (const input_error& e) {
-      fail(e.reason());
-    }
-  }
+  numbered_lines(const std::string& path, std::size_t max_line_bytes)
+      : bytes_(path, std::nullopt), lines_(bytes_, max_line_bytes) {}
 
   // The next line without its line end, valid until the next call; nullopt
   // at the end of the file.
   std::optional<std::string_view> next() {
-    for (;;) {
-      const char* begin = buffer_.data() + start_;
-      const auto* newline = static_cast<const char*>(std::memchr(begin, '\n', end_ - start_));
-      if (newline) {
-        start_ = static_cast<std::size_t>(newline - buffer_.data()) + 1;
-        return numbered(std::string_view(begin, static_cast<std::size_t>(newline - begin)));
-      }
-      if (at_eof_) {
-        if (start_ == end_) return std::nullopt;
-        const std::string_view last(begin, end_ - start_);
-        start_ = end_;
-        return numbered(last);
-      }
-      refill();
-    }
-  }
-
-  std::size_t line() const { return line_; }
-
-  [[noreturn]] void fail(const std::string& what) const {
-    throw data_error("data: " + path_ + ": " + what);
-  }
-  [[noreturn]] void fail_at(std::size_t column, const std::string& what) const {
-    fail("line " + std::to_string(line_) + ", column " + std::to_string(column) + ": " + what);
-  }
-
- private:
-  std::string_view numbered(std::string_view text) {
+    const std::optional<line_reader::line> got = lines_.next();
+    if (!got) return std::nullopt;
     ++line_;
+    std::string_view text = got->text;
     if (line_ == 1 && text.substr(0, kByteOrderMark.size()) == kByteOrderMark)
       text.remove_prefix(kByteOrderMark.size());
     if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
     return text;
   }
 
-  // Keeps the unfinished line, grows the buffer if that line fills it, and reads on.
-  void refill() {
-    std::memmove(buffer_.data(), buffer_.data() + start_, end_ - start_);
-    end_ -= start_;
-    start_ = 0;
-    if (end_ == buffer_.size()) buffer_.resize(2 * buffer_.size());
-    errno = 0;
-    const std::size_t got = std::fread(buffer_.data() + end_, 1, buffer_.size() - end_, file_.get());
-    end_ += got;
-    if (std::ferror(file_.get())) fail(std::string("read error: ") + std::strerror(errno));
-    at_eof_ = std::feof(file_.get()) != 0;
+  std::size_t line() const { return line_; }
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw data_error("data: " + bytes_.path() + ": " + what);
+  }
+  [[noreturn]] void fail_at(std::size_t column, const std::string& what) const {
+    fail("line " + std::to_string(line_) + ", column " + std::to_string(column) + ": " + what);
   }
 
-  std::string path_;
-  std::unique_ptr<std::FILE, file_closer> file_;
-  std::vector<char> buffer_;
-  std::size_t start_ = 0;  // the unread part is buffer_[start_, end_)
-  std::size_t end_ = 0;
-  bool at_eof_ = false;
+ private:
+  byte_reader bytes_;
+  line_reader lines_;
   std::size_t line_ = 0;
 };
 
@@ -247,7 +199,8 @@ class csv_dataset final : public dataset {
 // and is either the header or the first row.
 class csv_reader {
  public:
-  csv_reader(const std::string& path, csv_label_column label) : in_(path), label_(label) {}
+  csv_reader(const std::string& path, csv_label_column label, std::size_t max_line_bytes)
+      : in_(path, max_line_bytes), label_(label) {}
 
   std::shared_ptr<const dataset> read() {
     std::optional<std::string_view> line = in_.next();
@@ -292,7 +245,7 @@ class csv_reader {
     labels_.push_back(parse_csv_row(line, layout_, values_.data() + base));
   }
 
-  line_source in_;
+  numbered_lines in_;
   csv_label_column label_;
   csv_row_layout layout_;
   std::optional<std::size_t> first_blank_line_;
@@ -302,8 +255,9 @@ class csv_reader {
 
 }  // namespace
 
-std::shared_ptr<const dataset> load_csv(const std::string& path, csv_label_column label) {
-  return csv_reader(path, label).read();
+std::shared_ptr<const dataset> load_csv(const std::string& path, csv_label_column label,
+                                        std::size_t max_line_bytes) {
+  return csv_reader(path, label, max_line_bytes).read();
 }
 
 }  // namespace downpour

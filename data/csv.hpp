@@ -23,9 +23,11 @@ enum class csv_label_column { first, last };
 // expected. Throws data_error naming the file, line and column (1-based, in
 // fields) of the first fault: a field that is not a number, a NaN or
 // infinite feature, a label that is not a non-negative 32-bit integer, a row
-// of another length, an empty file, a header without rows, or a file that
-// cannot be read.
-std::shared_ptr<const dataset> load_csv(const std::string& path, csv_label_column label);
+// of another length, an empty file, a header without rows, a line longer
+// than max_line_bytes (--max-line-bytes), or a file that cannot be read.
+// A gzip file is read through zlib, as the streamed readers do.
+std::shared_ptr<const dataset> load_csv(const std::string& path, csv_label_column label,
+                                        std::size_t max_line_bytes = default_max_line_bytes);
 
 // One line at a time, for the reader above and the streamed one
 // (data/text_format.hpp). Faults are line_fault with the column counted in

@@ -21,8 +21,8 @@ namespace {
 data_splits load_csv_splits(const options& opts) {
   const auto label = opts.csv_label == csv_label_kind::last ? csv_label_column::last
                                                             : csv_label_column::first;
-  auto train = load_csv(opts.train_file, label);
-  auto test = load_csv(opts.test_file, label);
+  auto train = load_csv(opts.train_file, label, opts.max_line_bytes);
+  auto test = load_csv(opts.test_file, label, opts.max_line_bytes);
   return split_data({opts.train_file, train}, {opts.test_file, test},
                     data_shape{{train->features()}}, opts.validation_size);
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "data/csv.hpp"
+#include "idx_files.hpp"
 #include "subprocess.hpp"
 
 namespace downpour {
@@ -24,6 +25,12 @@ using namespace std::chrono_literals;
 std::string write_file(const temp_dir& dir, const std::string& name, const std::string& text) {
   const std::string path = dir / name;
   std::ofstream(path, std::ios::binary) << text;
+  return path;
+}
+
+std::string write_gzip_file(const temp_dir& dir, const std::string& name, const std::string& text) {
+  const std::string path = dir / name;
+  idx_files::write_gz(path, std::vector<std::uint8_t>(text.begin(), text.end()));
   return path;
 }
 
@@ -148,12 +155,29 @@ TEST_CASE("a written file reads back exactly, across many read chunks and a line
   for (int f = 0; f < 300000; ++f) long_row += std::to_string(f % 7) + ".25,";
   long_row += "5\n";
   REQUIRE(long_row.size() > (std::size_t{1} << 20));
-  const auto wide = load_csv(write_file(dir, "wide.csv", long_row + long_row), csv_label_column::last);
+  const std::string wide_file = write_file(dir, "wide.csv", long_row + long_row);
+  const auto wide = load_csv(wide_file, csv_label_column::last, std::size_t{4} << 20);
   REQUIRE(wide->size() == 2);
   REQUIRE(wide->features() == 300000);
   const std::vector<float> second = features_of(*wide, 1);
   for (std::size_t f = 0; f < second.size(); f += 999) REQUIRE(second[f] == float(f % 7) + 0.25f);
   CHECK(labels_of(*wide) == std::vector<std::int32_t>{5, 5});
+  // The same line is refused under the default --max-line-bytes, naming the limit.
+  const std::string refused = csv_error(wide_file, csv_label_column::last);
+  CHECK(refused.find(wide_file + ":1:") != std::string::npos);
+  CHECK(refused.find("--max-line-bytes") != std::string::npos);
+}
+
+TEST_CASE("a gzip file reads as the same examples as the plain file") {
+  temp_dir dir("csv");
+  const std::string rows = "a,b,label\n0.5,-1,2\n1.25,0,0\n";
+  const std::string plain = write_file(dir, "plain.csv", rows);
+  const std::string zipped = write_gzip_file(dir, "zipped.csv.gz", rows);
+  const auto a = load_csv(plain, csv_label_column::last);
+  const auto b = load_csv(zipped, csv_label_column::last);
+  REQUIRE(b->size() == 2);
+  CHECK(labels_of(*b) == labels_of(*a));
+  CHECK(features_of(*b, 1) == features_of(*a, 1));
 }
 
 TEST_CASE("a field that is not a number is named by line and column") {
