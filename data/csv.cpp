@@ -17,8 +17,6 @@
 namespace downpour {
 namespace {
 
-constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
-
 // The lines of a file through the one line reader (plain or gzip, at most
 // max_line_bytes a line: a file of any size is never held whole), numbered
 // from 1; errors name the file and the current line.
@@ -33,11 +31,7 @@ class numbered_lines {
     const std::optional<line_reader::line> got = lines_.next();
     if (!got) return std::nullopt;
     ++line_;
-    std::string_view text = got->text;
-    if (line_ == 1 && text.substr(0, kByteOrderMark.size()) == kByteOrderMark)
-      text.remove_prefix(kByteOrderMark.size());
-    if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-    return text;
+    return csv_line_text(got->text, got->offset);
   }
 
   std::size_t line() const { return line_; }
@@ -138,6 +132,14 @@ std::int32_t label_of(std::string_view field, std::size_t column) {
 }
 
 }  // namespace
+
+std::string_view csv_line_text(std::string_view line, std::uint64_t offset) {
+  constexpr std::string_view byte_order_mark = "\xEF\xBB\xBF";
+  if (offset == 0 && line.substr(0, byte_order_mark.size()) == byte_order_mark)
+    line.remove_prefix(byte_order_mark.size());
+  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  return line;
+}
 
 csv_row_layout csv_layout_of(std::string_view first, csv_label_column label) {
   csv_row_layout layout;

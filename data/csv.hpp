@@ -33,6 +33,10 @@ std::shared_ptr<const dataset> load_csv(const std::string& path, csv_label_colum
 // (data/text_format.hpp). Faults are line_fault with the column counted in
 // fields (1-based), as the reader's messages name it.
 
+// A line as the CSV readers see it: without the '\r' of a CRLF line end and,
+// at offset 0 (a file's start), without a UTF-8 byte order mark.
+std::string_view csv_line_text(std::string_view line, std::uint64_t offset);
+
 // A file's rows: fields per line, and the label's column (1-based).
 struct csv_row_layout {
   std::size_t fields = 0;

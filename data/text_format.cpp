@@ -9,23 +9,12 @@
 namespace downpour {
 namespace {
 
-constexpr std::string_view kByteOrderMark = "\xEF\xBB\xBF";
-
 std::uint64_t origin_of(std::uint32_t file, std::uint64_t offset) {
   return std::uint64_t{file} << 40 | offset;
 }
 
 bool blank(std::string_view line) {
   return line.find_first_not_of(" \t\r") == std::string_view::npos;
-}
-
-// A CSV line as the CSV reader sees it: no '\r' at its end, no byte order
-// mark at the start of a file.
-std::string_view csv_text(std::string_view line, std::uint64_t offset) {
-  if (offset == 0 && line.substr(0, kByteOrderMark.size()) == kByteOrderMark)
-    line.remove_prefix(kByteOrderMark.size());
-  if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-  return line;
 }
 
 }  // namespace
@@ -51,7 +40,7 @@ bool example_parser::parse(std::string_view line, std::uint32_t file, std::uint6
       label = parse_criteo_line(line, out.keys, out.values);
       break;
     case text_format::csv: {
-      line = csv_text(line, offset);
+      line = csv_line_text(line, offset);
       if (blank(line) || (offset == 0 && csv_is_header(line, csv_))) return false;
       const std::size_t base = out.x.size();
       out.x.resize(base + csv_.fields - 1);
@@ -92,7 +81,7 @@ std::size_t csv_fields_of(const std::string& path, const text_spec& spec) {
   byte_reader bytes(path, std::nullopt);
   line_reader lines(bytes, spec.max_line_bytes);
   while (const auto line = lines.next()) {
-    const std::string_view text = csv_text(line->text, line->offset);
+    const std::string_view text = csv_line_text(line->text, line->offset);
     if (blank(text)) continue;
     try {
       return csv_layout_of(text, spec.label).fields;

@@ -11,10 +11,12 @@
 #include <vector>
 
 #include "data/criteo.hpp"
+#include "data/csv.hpp"
 #include "data/byte_reader.hpp"
 #include "data/libsvm.hpp"
 #include "data/line_reader.hpp"
 #include "data/shard_plan.hpp"
+#include "data/text_format.hpp"
 #include "subprocess.hpp"
 
 namespace downpour {
@@ -187,6 +189,27 @@ TEST_CASE("a Criteo line is label, 13 integers as log(1 + x) and 26 categoricals
   CHECK(fault("0\tx" + line.substr(3)) == "3: I1: bad number 'x' (expected an integer, or nothing)");
   CHECK(fault("0\t1\t2") == "6: 3 tab-separated fields, expected 40 (the label, I1..I13, C1..C26)");
   CHECK(fault(line + "\tx").find("more than 40 tab-separated fields") != std::string::npos);
+}
+
+TEST_CASE("a streamed CSV line whose label is past the test files' classes is refused at its field") {
+  text_spec spec;
+  spec.format = text_format::csv;
+  spec.label = csv_label_column::last;
+  const example_parser parser(spec, 3, 10);
+  batch b;
+  clear_batch(b, parser);
+  CHECK(parser.parse("\xEF\xBB\xBF" "0.5,1,9\r", 0, 0, b));
+  REQUIRE(b.size == 1);
+  CHECK(b.y == std::vector<std::int32_t>{9});
+  CHECK(b.x == std::vector<float>{0.5f, 1.0f});
+  try {
+    parser.parse("0.5,1,10", 0, 12, b);
+    FAIL("label 10 of 10 classes was taken");
+  } catch (const line_fault& f) {
+    CHECK(f.column == 3);
+    CHECK(f.what.find("label 10 is beyond the 10 classes") == 0);
+  }
+  CHECK(b.size == 1);
 }
 
 }  // namespace downpour
