@@ -16,7 +16,8 @@ namespace downpour {
 
 // Buffers for one batch size, allocated once: a training step allocates
 // nothing. Training runs in float; the same code in double checks the
-// gradient against finite differences tightly (test_model).
+// gradient against finite differences tightly (test_model). The layers do
+// the calculus (model/layers); the L2 term is added here.
 template <class Scalar>
 class basic_mlp_workspace {
  public:

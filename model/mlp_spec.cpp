@@ -1,5 +1,8 @@
 #include "model/mlp_spec.hpp"
 
+#include "model/layers/activations.hpp"
+#include "model/layers/dense.hpp"
+
 namespace downpour {
 
 std::string mlp_spec::text() const {
@@ -8,18 +11,24 @@ std::string mlp_spec::text() const {
   return t + "-" + std::to_string(classes);
 }
 
+template <class T>
+layers::sequential<T> mlp_network(const mlp_spec& spec) {
+  layers::sequential<T> net(spec.input);
+  std::size_t in = spec.input;
+  for (std::size_t h : spec.hidden) {
+    net.add(layers::dense<T>(in, h));
+    net.add(layers::relu<T>(h));
+    in = h;
+  }
+  net.add(layers::dense<T>(in, spec.classes));
+  return net;
+}
+
+template layers::sequential<float> mlp_network(const mlp_spec&);
+template layers::sequential<double> mlp_network(const mlp_spec&);
+
 model_layout mlp_spec::layout(const std::string& kind) const {
-  std::vector<variable_spec> vars;
-  std::size_t in = input;
-  auto add = [&](std::size_t out) {
-    const std::string layer = "layer" + std::to_string(vars.size() / 2 + 1);
-    vars.push_back({layer + "/weights", in, out, {init_kind::truncated_normal, 0.1f}, true});
-    vars.push_back({layer + "/biases", 1, out, {init_kind::zeros, 0.0f}, false});
-    in = out;
-  };
-  for (std::size_t h : hidden) add(h);
-  add(classes);
-  return model_layout(kind, text(), vars);
+  return model_layout(kind, text(), mlp_network<float>(*this).variables(""));
 }
 
 }  // namespace downpour

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "model/layers/sequential.hpp"
 #include "model/layout.hpp"
 
 namespace downpour {
@@ -23,5 +24,10 @@ struct mlp_spec {
   // term, biases start at zero.
   model_layout layout(const std::string& kind) const;
 };
+
+// The MLP as layers: dense and ReLU per hidden layer, then dense to the
+// classes' logits; its variables are layout()'s.
+template <class T>
+layers::sequential<T> mlp_network(const mlp_spec& spec);
 
 }  // namespace downpour
