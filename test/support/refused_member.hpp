@@ -24,8 +24,8 @@ class refused_member {
       : opts_(parse(std::vector<std::string>(args.begin() + 1, args.end()))),
         client_(std::make_unique<forged_client>(opts_, opts_.cluster_name)),
         self_(std::make_unique<caf::scoped_actor>(client_->system())),
-        ps_(client_->connect<shard_actor>(ps_port)),
-        chief_(client_->connect<supervisor_actor>(chief_port)) {
+        ps_(client_->connect_when_up<shard_actor>(ps_port)),
+        chief_(client_->connect_when_up<supervisor_actor>(chief_port)) {
     const auto fingerprint = job_fingerprint(opts_, job_for(opts_).layout);
     caf::error err;
     (*self_)->request(ps_, bound(), hello_atom_v, hello_msg{fingerprint, 0, index(), {}})
