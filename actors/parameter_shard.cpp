@@ -72,6 +72,12 @@ read_position position_of(const parameter_shard_state& st, std::uint32_t worker)
 
 }  // namespace
 
+void answer_pulls_now(parameter_shard_state& st) {
+  for (auto& [step, waiter] : st.pull_waiters) answer(st, waiter);
+  st.pull_waiters.clear();
+  settle_ema(st);
+}
+
 void release_waiters(parameter_shard_state& st) {
   if (st.step < 0) return;
   for (auto& [worker, promise] : st.position_waiters) promise.deliver(position_of(st, worker));
@@ -148,6 +154,7 @@ caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   st.replayable.reset();
   st.grad_sum = {};
   st.grad_count = 0;
+  st.refused_count = 0;
   st.step = init.step;
   st.cfg.log.info("parameter_shard " + std::to_string(st.cfg.index) + ": restored to global step " +
                   std::to_string(st.step));

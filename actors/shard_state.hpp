@@ -46,6 +46,10 @@ struct parameter_shard_state {
   // Sync: the round's first fresh gradient; later ones are added into it.
   shared_tensor grad_sum;
   std::size_t grad_count = 0;
+  // Sync: pushes for the round in progress that were refused. They count
+  // toward its size, so a worker whose pushes are all refused never leaves
+  // the others waiting for a gradient that cannot come.
+  std::size_t refused_count = 0;
   std::int64_t dropped = 0;        // sync: stale gradients, never applied
   std::int64_t rejected = 0;       // malformed or non-finite pushes
   std::int64_t replayed = 0;       // pulls answered without parameters
@@ -112,6 +116,11 @@ caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m);
 
 // Sync: applies the round's mean once it has the gradients it needs.
 void maybe_complete_round(parameter_shard_state& st);
+
+// Every waiting pull answered with the parameters as they are now: a sync
+// round whose every push was refused takes no step, and its workers push
+// again for it.
+void answer_pulls_now(parameter_shard_state& st);
 
 // A refused message (push or pull): logged and counted here, and the
 // error goes back to the sender as its reply.

@@ -68,9 +68,13 @@ void accumulate(parameter_shard_state& st, push_msg& m) {
 
 }  // namespace
 
-// Sync: the mean of the round's gradients (count 1: the gradient itself).
+// Sync: the mean of the round's gradients (count 1: the gradient itself),
+// refused pushes counted toward its size but not in the mean. A round
+// whose every push was refused takes no step: its workers push again.
 void maybe_complete_round(parameter_shard_state& st) {
-  if (st.grad_count == 0 || st.grad_count < st.cfg.required) return;
+  if (st.grad_count + st.refused_count < st.cfg.required) return;
+  st.refused_count = 0;
+  if (st.grad_count == 0) return answer_pulls_now(st);
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
   if (st.grad_count == 1)
     sgd_into_grad(st.grad_sum, st.params, lr);
@@ -90,6 +94,23 @@ caf::error reject(shard_pointer self, caf::error err, const char* what) {
   return err;
 }
 
+namespace {
+
+// A refused push for the sync round in progress still counts toward its
+// size: the round never waits for a gradient that was refused.
+caf::error refuse_push(shard_pointer self, const push_msg& m, caf::error err) {
+  auto& st = self->state;
+  auto reason = reject(self, std::move(err), "a push");
+  if (st.cfg.mode == train_mode::sync && st.step >= 0 && st.step < st.cfg.last_step &&
+      judge_stamp(m.step, st.step) == stamp_verdict::fresh) {
+    ++st.refused_count;
+    maybe_complete_round(st);
+  }
+  return reason;
+}
+
+}  // namespace
+
 // Every refused push is counted, in every mode and after the last step too;
 // an accepted one is applied whole or (job over) not at all. The reply is
 // the shard's step: in sync mode a stale gradient is dropped, not an error.
@@ -100,7 +121,7 @@ caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m) {
   if (!err && st.rows) err = st.rows->check(m);
   if (!err && (over || st.cfg.mode == train_mode::sync) && !all_finite_parts(m.grad))
     err = not_finite_error(m);
-  if (err) return reject(self, std::move(err), "a push");
+  if (err) return refuse_push(self, m, std::move(err));
   if (over) return st.step;  // the job is over; nothing more is applied
   // Before the update: a snapshot taken right after it holds the position.
   for (const auto& at : m.position) merge_position(st.positions, m.worker, at);

@@ -1,7 +1,9 @@
 // The stop-at-step supervisor on the chief. In async and ssp modes it hands
 // out one step ticket per push, exactly last_step - start_step of them, so the
 // final global step is exact with no asynchronous overshoot; a worker that
-// dies or whose push a shard refuses gives the ticket back. In sync mode the shards stop
+// dies or whose push a shard refuses gives the ticket back, and an ask after
+// the last ticket waits while such a ticket may still come back (so it always
+// has a taker). In sync mode the shards stop
 // aggregating at last_step by themselves. Once every shard stands at
 // last_step it has the last checkpoint written and answers end requests, and
 // the job shuts down.
@@ -11,7 +13,8 @@
 // A lost ps pauses it (no tickets, hellos held) until the chief restores
 // every shard. Its phases are the middle of the chief's lifecycle
 // (actors/chief_phase.hpp draws them). Its parts: supervisor_tickets.cpp (tickets, the stop, the
-// drain, the job's end), supervisor_recovery.cpp (hellos and recovery
+// drain, the job's end), supervisor_ticket_waiters.cpp (asks after the last
+// ticket), supervisor_recovery.cpp (hellos and recovery
 // epochs), supervisor_status.cpp (progress and status); stop_supervisor.cpp
 // routes each message to one of them.
 #pragma once

@@ -49,6 +49,7 @@ void on_shard_down(supervisor_pointer self, std::size_t k) {
   if (st.life.is(chief_phase::recovering)) return;
   st.life.enter(chief_phase::recovering);
   ++st.epoch;
+  refuse_ticket_waiters(st, caf::make_error(errc::recovering, "ps " + std::to_string(k) + " went down"));
   for (auto& rp : st.end_waiters)
     rp.deliver(caf::make_error(errc::recovering, "ps " + std::to_string(k) + " went down"));
   st.end_waiters.clear();

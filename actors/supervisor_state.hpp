@@ -20,6 +20,14 @@ struct ticket_holder {
   std::int64_t unsettled = 0;
 };
 
+// A ticket request after the last ticket while some push is unanswered: that
+// push may yet be refused or lost with its worker, and its ticket come back.
+struct ticket_waiter {
+  caf::actor_addr holder;
+  std::uint32_t worker = 0;
+  caf::typed_response_promise<std::int64_t> promise;
+};
+
 struct stop_supervisor_state {
   supervisor_config cfg;
   // Its part of the chief's lifecycle (actors/chief_phase.hpp draws it).
@@ -30,6 +38,7 @@ struct stop_supervisor_state {
   // Worker actors (monitored) and their tickets whose pushes not every shard
   // has answered yet: a push lost with its worker or refused gives it back.
   std::map<caf::actor_addr, ticket_holder> holders;
+  std::vector<ticket_waiter> ticket_waiters;
   std::set<std::uint32_t> finished;  // said done: their passes over the data are over
   std::int64_t final_step = -1;  // told with the end (stopping_nodes)
   std::vector<caf::typed_response_promise<std::int64_t, float, std::string>> end_waiters;
@@ -61,6 +70,24 @@ inline bool walk_over(const stop_supervisor_state& st) {
 inline bool told_to_stop(const stop_supervisor_state& st) {
   return !st.stop_reason.empty();
 }
+
+// Every shard answered every push of every ticket handed out.
+inline bool all_settled(const stop_supervisor_state& st) {
+  for (auto& h : st.holders)
+    if (h.second.unsettled > 0) return false;
+  return true;
+}
+
+// supervisor_ticket_waiters.cpp
+std::int64_t grant_ticket(stop_supervisor_state& st, ticket_holder* holder, std::uint32_t worker,
+                          float loss);
+// Past the last ticket: -1 once every push is answered, else the request
+// waits for a ticket that comes back or for the last answer.
+caf::result<std::int64_t> after_last_ticket(supervisor_pointer self, std::uint32_t worker);
+// A ticket came back or a push was answered: the waiting requests it decides.
+void serve_ticket_waiters(supervisor_pointer self);
+// Stopping, failed or recovering: every waiting request gets the reason.
+void refuse_ticket_waiters(stop_supervisor_state& st, const caf::error& why);
 
 // supervisor_tickets.cpp
 caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worker, float loss);

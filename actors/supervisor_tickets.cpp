@@ -34,14 +34,9 @@ void fail_job(supervisor_pointer self, caf::error err) {
   if (walk_over(st)) return;
   st.life.enter(phase::failed);
   st.failure = std::move(err);
+  refuse_ticket_waiters(st, st.failure);
   for (auto& rp : st.end_waiters) rp.deliver(st.failure);
   st.end_waiters.clear();
-}
-
-bool all_settled(const stop_supervisor_state& st) {
-  for (auto& h : st.holders)
-    if (h.second.unsettled > 0) return false;
-  return true;
 }
 
 // Every worker has said done, before or at the last step: their passes
@@ -217,13 +212,8 @@ caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worke
   if (told_to_stop(st))
     return caf::make_error(errc::interrupted, "the job is stopping (" + st.stop_reason + ")");
   if (st.granted > st.cfg.start_step) st.last_loss = loss;  // a worker's first ask has none
-  auto ticket = next_ticket(st.granted, st.cfg.last_step);
-  if (ticket < 0) return -1;
-  st.active.insert(worker);
-  if (holder) ++holder->unsettled;
-  if (st.granted > st.cfg.start_step) st.progress->on_step(st.granted, loss);
-  ++st.granted;
-  return ticket;
+  if (next_ticket(st.granted, st.cfg.last_step) < 0) return after_last_ticket(self, worker);
+  return grant_ticket(st, holder, worker, loss);
 }
 
 void on_done(supervisor_pointer self, std::uint32_t worker) {
@@ -249,6 +239,7 @@ void on_settle(supervisor_pointer self, std::int64_t refused) {
   if (it == st.holders.end() || it->second.unsettled == 0) return;  // a push of before a restore
   --it->second.unsettled;
   if (refused > 0) return_tickets(st, 1);
+  serve_ticket_waiters(self);
   maybe_drain(self);
 }
 
@@ -269,6 +260,7 @@ void on_worker_down(supervisor_pointer self, const caf::down_msg& dm) {
   bool replaced = false;  // a rejoined worker of that index is still active
   for (auto& h : st.holders) replaced = replaced || h.second.worker == holder.worker;
   if (!replaced) st.active.erase(holder.worker);
+  serve_ticket_waiters(self);
   maybe_drain(self);
 }
 
@@ -283,6 +275,7 @@ void on_stop(supervisor_pointer self, const std::string& why) {
   st.stop_reason = why;
   st.cfg.log.info("stop_supervisor: stopping (" + why +
                   "): no more steps; a checkpoint follows at the step reached");
+  refuse_ticket_waiters(st, caf::make_error(errc::interrupted, "the job is stopping (" + why + ")"));
   if (recovering) return;
   st.life.enter(phase::stopping);
   go_on(self);

@@ -1,12 +1,13 @@
 // The stop supervisor's ticket count, with local actors: exactly last_step -
 // start_step tickets are spent, a push refused by a shard (settle_atom) or
 // lost with its worker gives its ticket back, and the end waits until every
-// push is answered; a batch never pushed while stopping gives its ticket
-// back. The shards' own refusal of pushes past the last step hides none of
+// push is answered; an ask after the last ticket waits for one that may come
+// back; a batch never pushed while stopping gives its ticket back. The shards' own refusal of pushes past the last step hides none of
 // it here: no shard is involved.
 #include <doctest/doctest.h>
 
 #include <limits>
+#include <optional>
 
 #include "actors/stop_supervisor.hpp"
 #include "model/mlp_spec.hpp"
@@ -140,6 +141,52 @@ TEST_CASE_FIXTURE(fixture, "a bad batch reported while stopping gives its ticket
       .receive([](std::int64_t) {}, [&](caf::error& err) { verdict = std::move(err); });
   CHECK(verdict == errc::interrupted);  // not diverged: --max-bad-batches is 0 here
   self->send(sup, done_atom_v, std::uint32_t{0});
+  CHECK(end(sup) == 2);
+  self->send_exit(sup, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE_FIXTURE(fixture, "an ask after the last ticket waits while a push is unanswered, and "
+                           "gets the tickets of a worker that dies holding them: the job ends "
+                           "at the last step") {
+  auto sup = supervisor(0, 4);
+  std::optional<caf::scoped_actor> doomed{sys};
+  CHECK(ticket(*doomed, sup, 1) == 0);
+  CHECK(ticket(*doomed, sup, 1) == 1);
+  for (std::int64_t want : {2, 3}) {
+    CHECK(ticket(self, sup, 0) == want);
+    self->send(sup, settle_atom_v, std::uint32_t{0}, std::int64_t{0});
+  }
+  // Tickets 0 and 1 are unanswered: -1 now would send worker 0 away before
+  // they come back, and no one would be left to take them.
+  auto waiting = self->request(sup, testing::scaled(5s), ticket_atom_v, std::uint32_t{0}, 0.5f);
+  doomed.reset();  // gone with both pushes unanswered: the down returns both tickets
+  std::int64_t got = -2;
+  std::move(waiting).receive([&](std::int64_t t) { got = t; },
+                            [&](caf::error& e) { got = -3; MESSAGE(sys.render(e)); });
+  CHECK(got == 2);
+  self->send(sup, settle_atom_v, std::uint32_t{0}, std::int64_t{0});
+  CHECK(ticket(self, sup, 0) == 3);
+  self->send(sup, settle_atom_v, std::uint32_t{0}, std::int64_t{0});
+  CHECK(ticket(self, sup, 0) == -1);
+  self->send(sup, done_atom_v, std::uint32_t{0});
+  CHECK(end(sup) == 4);
+  self->send_exit(sup, caf::exit_reason::user_shutdown);
+}
+
+TEST_CASE_FIXTURE(fixture, "an ask waiting after the last ticket hears a stop as the stop") {
+  auto sup = supervisor(0, 2);
+  caf::scoped_actor other{sys};
+  CHECK(ticket(other, sup, 1) == 0);
+  CHECK(ticket(self, sup, 0) == 1);
+  self->send(sup, settle_atom_v, std::uint32_t{0}, std::int64_t{0});
+  auto waiting = self->request(sup, testing::scaled(5s), ticket_atom_v, std::uint32_t{0}, 0.5f);
+  other->send(sup, stop_atom_v, std::string{"SIGTERM"});
+  caf::error heard;
+  std::move(waiting).receive([](std::int64_t) {}, [&](caf::error& e) { heard = std::move(e); });
+  CHECK(heard == errc::interrupted);
+  other->send(sup, settle_atom_v, std::uint32_t{1}, std::int64_t{0});
+  self->send(sup, done_atom_v, std::uint32_t{0});
+  other->send(sup, done_atom_v, std::uint32_t{1});
   CHECK(end(sup) == 2);
   self->send_exit(sup, caf::exit_reason::user_shutdown);
 }

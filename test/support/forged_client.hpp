@@ -38,6 +38,17 @@ class forged_client {
     return *h;
   }
 
+  // The same while the node may still be starting: tried again until it
+  // listens (the bound only ends a failure).
+  template <class Handle>
+  Handle connect_when_up(std::uint16_t port) {
+    auto h = connect_until<Handle>(*sys_, opts_, host_port{"127.0.0.1", port}, "the node",
+                                   deadline{std::chrono::duration_cast<caf::timespan>(
+                                       scaled(std::chrono::seconds(60)))});
+    if (!h) throw std::runtime_error("forged client: " + describe(h.error()));
+    return *h;
+  }
+
   caf::actor_system& system() { return *sys_; }
   // The stranger's own fingerprint (its cluster name and settings).
   std::string fingerprint() const { return cluster_fingerprint(opts_); }
