@@ -23,6 +23,17 @@ void settle_ema(parameter_shard_state& st) {
   st.ema_due.reset();
 }
 
+caf::expected<pull_reply> current_params(parameter_shard_state& st, const row_pull& p) {
+  if (!st.rows) return caf::make_error(errc::bad_keys, "a pull of rows from a dense model's shard");
+  const auto began = std::chrono::steady_clock::now();
+  auto rows = st.rows->pull(p.worker, p.keys);
+  if (!rows) return rows.error();
+  meter_rows_pulled(st, p.keys.size(), began);
+  auto reply = current_params(st);
+  reply.rows = std::move(*rows);
+  return reply;
+}
+
 namespace {
 
 // Pulls and awaits wait in maps keyed by the step they need.
@@ -31,16 +42,6 @@ void release(Map& waiters, std::int64_t step, Deliver deliver) {
   auto end = waiters.upper_bound(step);
   for (auto it = waiters.begin(); it != end; ++it) deliver(it->second);
   waiters.erase(waiters.begin(), end);
-}
-
-// The same with the rows asked for, or why they cannot be pulled.
-caf::expected<pull_reply> current_params(parameter_shard_state& st, const row_pull& p) {
-  if (!st.rows) return caf::make_error(errc::bad_keys, "a pull of rows from a dense model's shard");
-  auto rows = st.rows->pull(p.worker, p.keys);
-  if (!rows) return rows.error();
-  auto reply = current_params(st);
-  reply.rows = std::move(*rows);
-  return reply;
 }
 
 void answer(parameter_shard_state& st, pull_waiter& w) {
@@ -314,6 +315,12 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       [=](push_atom, push_msg& m) -> step_result {  // mutable: its buffer is reused
         if (!from_worker(self, "a push", m.worker)) return unauthorized("push");
         return on_push(self, m);
+      },
+      [=](push_atom, push_pull& x) -> caf::result<push_pull_reply> {
+        if (!from_worker(self, "a push", x.push.worker) ||
+            !from_worker(self, "a pull", x.pull.worker))
+          return unauthorized("push");
+        return on_push_pull(self, x);
       },
       [=](required_atom, std::uint64_t n) {
         if (!from_chief(self, "a round size")) return;

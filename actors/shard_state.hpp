@@ -86,6 +86,15 @@ using shard_pointer = shard_actor::stateful_pointer<parameter_shard_state>;
 // The parameters as they are now, for a pull: shared, not copied.
 pull_reply current_params(const parameter_shard_state& st);
 
+// The same with the rows asked for, or why they cannot be pulled.
+caf::expected<pull_reply> current_params(parameter_shard_state& st, const row_pull& p);
+
+// The rows of a pull served, gathered since began; of a push taken, since began.
+void meter_rows_pulled(parameter_shard_state& st, std::size_t rows,
+                       std::chrono::steady_clock::time_point began);
+void meter_rows_pushed(parameter_shard_state& st, std::size_t rows,
+                       std::chrono::steady_clock::time_point began);
+
 // Answers the pulls, awaits and snapshots the shard's step has reached.
 void release_waiters(parameter_shard_state& st);
 
@@ -112,7 +121,11 @@ caf::expected<row_part> staged_with(parameter_shard_state& st, row_part& last);
 // Every refused push is counted, in every mode and after the last step too;
 // an accepted one is applied whole or (job over) not at all. The reply is
 // the shard's step: in sync mode a stale gradient is dropped, not an error.
+caf::expected<std::int64_t> take_push(shard_pointer self, push_msg& m);
 caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m);
+
+// Async: a push and the next pull of rows in one message (push_pull).
+caf::result<push_pull_reply> on_push_pull(shard_pointer self, push_pull& x);
 
 // Sync: applies the round's mean once it has the gradients it needs.
 void maybe_complete_round(parameter_shard_state& st);

@@ -66,6 +66,44 @@ void accumulate(parameter_shard_state& st, push_msg& m) {
     add_into_sum(st.grad_sum, m.grad);
 }
 
+// A refused push for the sync round in progress still counts toward its
+// size: the round never waits for a gradient that was refused.
+caf::error refuse_push(shard_pointer self, const push_msg& m, caf::error err) {
+  auto& st = self->state;
+  auto reason = reject(self, std::move(err), "a push");
+  if (st.cfg.mode == train_mode::sync && st.step >= 0 && st.step < st.cfg.last_step &&
+      judge_stamp(m.step, st.step) == stamp_verdict::fresh) {
+    ++st.refused_count;
+    maybe_complete_round(st);
+  }
+  return reason;
+}
+
+// take_push without its meter.
+caf::expected<std::int64_t> take_checked_push(shard_pointer self, push_msg& m) {
+  auto& st = self->state;
+  const bool over = st.step >= st.cfg.last_step;
+  auto err = check_push(st, m);
+  if (!err && st.rows) err = st.rows->check(m);
+  if (!err && (over || st.cfg.mode == train_mode::sync) && !all_finite_parts(m.grad))
+    err = not_finite_error(m);
+  if (err) return refuse_push(self, m, std::move(err));
+  if (over) return st.step;  // the job is over; nothing more is applied
+  // Before the update: a snapshot taken right after it holds the position.
+  for (const auto& at : m.position) merge_position(st.positions, m.worker, at);
+  if (st.cfg.mode != train_mode::sync) {
+    if (!apply_pushed(st, m)) return reject(self, not_finite_error(m), "a push");
+    return st.step;
+  }
+  if (judge_stamp(m.step, st.step) == stamp_verdict::stale) {
+    ++st.dropped;
+    return st.step;
+  }
+  accumulate(st, m);
+  maybe_complete_round(st);
+  return st.step;
+}
+
 }  // namespace
 
 // Sync: the mean of the round's gradients (count 1: the gradient itself),
@@ -94,48 +132,54 @@ caf::error reject(shard_pointer self, caf::error err, const char* what) {
   return err;
 }
 
-namespace {
-
-// A refused push for the sync round in progress still counts toward its
-// size: the round never waits for a gradient that was refused.
-caf::error refuse_push(shard_pointer self, const push_msg& m, caf::error err) {
-  auto& st = self->state;
-  auto reason = reject(self, std::move(err), "a push");
-  if (st.cfg.mode == train_mode::sync && st.step >= 0 && st.step < st.cfg.last_step &&
-      judge_stamp(m.step, st.step) == stamp_verdict::fresh) {
-    ++st.refused_count;
-    maybe_complete_round(st);
-  }
-  return reason;
+void meter_rows_pulled(parameter_shard_state& st, std::size_t rows,
+                       std::chrono::steady_clock::time_point began) {
+  if (!st.meter) return;
+  st.meter->rows_pulled.fetch_add(rows, std::memory_order_relaxed);
+  st.meter->pull_seconds.observe(seconds_since(began));
 }
 
-}  // namespace
+void meter_rows_pushed(parameter_shard_state& st, std::size_t rows,
+                       std::chrono::steady_clock::time_point began) {
+  if (!st.meter || !st.rows) return;
+  st.meter->rows_pushed.fetch_add(rows, std::memory_order_relaxed);
+  st.meter->push_seconds.observe(seconds_since(began));
+}
 
 // Every refused push is counted, in every mode and after the last step too;
 // an accepted one is applied whole or (job over) not at all. The reply is
 // the shard's step: in sync mode a stale gradient is dropped, not an error.
+caf::expected<std::int64_t> take_push(shard_pointer self, push_msg& m) {
+  const auto began = std::chrono::steady_clock::now();
+  auto step = take_checked_push(self, m);
+  if (step) meter_rows_pushed(self->state, m.keys.size(), began);
+  return step;
+}
+
 caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m) {
+  auto step = take_push(self, m);
+  if (!step) return std::move(step.error());
+  return *step;
+}
+
+// The pull is answered at once: async pulls wait for no step (a shard not
+// yet initialised refused the push and has no rows to give).
+caf::result<push_pull_reply> on_push_pull(shard_pointer self, push_pull& x) {
   auto& st = self->state;
-  const bool over = st.step >= st.cfg.last_step;
-  auto err = check_push(st, m);
-  if (!err && st.rows) err = st.rows->check(m);
-  if (!err && (over || st.cfg.mode == train_mode::sync) && !all_finite_parts(m.grad))
-    err = not_finite_error(m);
-  if (err) return refuse_push(self, m, std::move(err));
-  if (over) return st.step;  // the job is over; nothing more is applied
-  // Before the update: a snapshot taken right after it holds the position.
-  for (const auto& at : m.position) merge_position(st.positions, m.worker, at);
-  if (st.cfg.mode != train_mode::sync) {
-    if (!apply_pushed(st, m)) return reject(self, not_finite_error(m), "a push");
-    return st.step;
-  }
-  if (judge_stamp(m.step, st.step) == stamp_verdict::stale) {
-    ++st.dropped;
-    return st.step;
-  }
-  accumulate(st, m);
-  maybe_complete_round(st);
-  return st.step;
+  push_pull_reply out;
+  auto pushed = take_push(self, x.push);
+  if (pushed)
+    out.pushed = *pushed;
+  else
+    out.refusal = std::move(pushed.error());
+  if (st.step < 0 || st.step < x.pull.min_step)
+    return reject(self, caf::make_error(errc::not_initialised, "a pull of rows before init"),
+                  "a pull");
+  auto reply = current_params(st, x.pull);
+  if (!reply) return reject(self, std::move(reply.error()), "a pull");
+  settle_ema(st);
+  out.pull = std::move(*reply);
+  return out;
 }
 
 }  // namespace downpour

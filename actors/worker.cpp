@@ -61,35 +61,8 @@ void request_failed(worker_pointer self, const char* what, const caf::error& err
 
 namespace {
 
-// A refused push is not fatal (the shard applied nothing); the worker goes
-// on with fresh parameters and says why.
-void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err) {
-  if (err == caf::sec::request_receiver_down) return;  // the shard's down message follows
-  self->state.cfg.log.warn("ps " + std::to_string(shard) +
-                           " refused a push: " + self->system().render(err));
-}
-
-void request_ticket(worker_pointer self);
-
-// Every shard answered the push of local step `id`: the supervisor counts its
-// ticket spent or (refused somewhere) returned. A worker told the job is over
-// asks once more when its last push is answered: it may get a returned ticket.
-void settle_push(worker_pointer self, std::int64_t id, std::int64_t refused) {
-  auto& st = self->state;
-  auto it = st.unsettled.find(id);
-  if (it == st.unsettled.end()) return;
-  it->second.refused += refused;
-  if (--it->second.missing > 0) return;
-  self->send(st.cfg.supervisor, settle_atom_v, st.cfg.index, it->second.refused);
-  st.unsettled.erase(it);
-  if (!st.unsettled.empty()) return;
-  if (st.leave_reason) return leave_job(self, *std::exchange(st.leave_reason, std::nullopt));
-  if (st.ticket && *st.ticket < 0) request_ticket(self);
-}
-
 // ---- the phases (worker.hpp draws them) -------------------------------------
 
-void enter_pulling(worker_pointer self);
 void try_push(worker_pointer self);
 
 void on_params(worker_pointer self) {
@@ -104,6 +77,8 @@ void on_params(worker_pointer self) {
   }
 }
 
+}  // namespace
+
 void on_pull_reply(worker_pointer self, std::size_t k, pull_reply& r) {
   auto& st = self->state;
   auto err = take_reply(st, k, r);
@@ -113,6 +88,8 @@ void on_pull_reply(worker_pointer self, std::size_t k, pull_reply& r) {
   settle_params(st);
   on_params(self);
 }
+
+namespace {
 
 template <class Message>
 void request_pull(worker_pointer self, std::size_t k, Message msg) {
@@ -144,6 +121,8 @@ void request_async_pulls(worker_pointer self) {
   request_pulls(self, std::int64_t{0});
 }
 
+}  // namespace
+
 // Asked right after the previous push (the supervisor counts on that order
 // when a worker dies) but waited for only before the next push: its round
 // trip overlaps the compute, and the parameters computed on are the same as
@@ -162,6 +141,8 @@ void request_ticket(worker_pointer self) {
           },
           [=](caf::error& err) { request_failed(self, "ticket request failed", err); });
 }
+
+namespace {
 
 void begin_async_step(worker_pointer self) {
   if (!draw(self)) return;
@@ -202,6 +183,8 @@ void begin_step(worker_pointer self) {
   }
 }
 
+}  // namespace
+
 // pulling -> holding once every pull is in (at once if they are in already).
 // Pipelined, the next pulls go out before the compute and are answered
 // while it runs.
@@ -225,6 +208,8 @@ void enter_pulling(worker_pointer self) {
   st.phase = worker_phase::holding;
   try_push(self);
 }
+
+namespace {
 
 // A batch with a non-finite loss or gradient is never pushed: the supervisor
 // either lets the worker skip it (--max-bad-batches), computing the next
@@ -254,41 +239,13 @@ void report_bad_batch(worker_pointer self) {
             [=](caf::error& err) { request_failed(self, "bad batch", err); });
 }
 
-void push_gradient(worker_pointer self) {
-  auto& st = self->state;
-  if (st.replays) apply_own_update(st);
-  if (st.record) record_batch(st);
-  const auto id = st.local_step;
-  if (st.cfg.mode != train_mode::sync) st.unsettled[id] = unsettled_push{st.cfg.shards.size(), 0};
-  for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
-    push_msg m{st.computed_at[k], st.cfg.index, outgoing_part(st, k)};
-    if (has_rows(st.cfg)) add_outgoing_rows(st, k, m);
-    if (st.cfg.stream) m.position.push_back(st.source->position());
-    self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(m))
-        .then([=](std::int64_t) { settle_push(self, id, 0); },
-              [=](caf::error& err) {
-                warn_refused(self, k, err);
-                settle_push(self, id, 1);
-              });
-  }
-  st.last_loss = st.grad_loss;
-  ++st.local_step;
-  meter_step(st);
-  if (st.cfg.mode == train_mode::sync) {
-    st.last_round = sync_step(st);
-    self->send(st.cfg.supervisor, report_atom_v, st.cfg.index, sync_step(st) + 1, st.last_loss);
-    advance_sync_barrier(st);
-  }
-  if (st.local_step % st.cfg.log_every == 0 && st.cfg.log.enabled(log_level::info))
-    st.cfg.log.info(step_log_line(pushed_step(st), st.local_step, st.last_loss));
-}
-
 // holding -> the next step (admitting or pulling), verdict, or the job's end.
 void try_push(worker_pointer self) {
   auto& st = self->state;
   if (!may_push(st)) return;
   if (job_over(st)) return finish_job(self);
   if (!finite_batch(st)) return report_bad_batch(self);
+  if (exchanges(st) && !st.leaving) return push_with_next_pull(self);
   push_gradient(self);
   if (st.leaving) return leave_job(self, caf::make_error(errc::interrupted, "told to stop"));
   begin_step(self);

@@ -10,6 +10,13 @@ bool prefetches(const worker_state& st) {
   return st.cfg.pipeline && st.cfg.mode == train_mode::async && !has_rows(st.cfg);
 }
 
+// Async with rows: a push and the next pull go in one message (push_pull),
+// as they would follow each other anyway. Ssp waits to be admitted between
+// them, sync pulls wait for the next step.
+bool exchanges(const worker_state& st) {
+  return st.cfg.mode == train_mode::async && has_rows(st.cfg);
+}
+
 // Sync: the global step a push is for. Shards may stand at different steps
 // (each completes its rounds as its own gradients arrive); the lowest is
 // the step every shard still needs.

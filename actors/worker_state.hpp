@@ -107,6 +107,21 @@ void finish_job(worker_pointer self);
 void request_failed(worker_pointer self, const char* what, const caf::error& err);
 // The first step of the worker (or of a streamed worker that knows where it stands).
 void begin_training(worker_pointer self);
+// Shard k's answer to a pull: once every shard's is in, the step computes.
+void on_pull_reply(worker_pointer self, std::size_t k, pull_reply& r);
+// Asks the supervisor for the global step of the next push (async, ssp).
+void request_ticket(worker_pointer self);
+// pulling -> holding once every pull is in (computing on them).
+void enter_pulling(worker_pointer self);
+
+// worker_push.cpp
+
+// The gradient to every shard; async and ssp count it settled once every
+// shard answered (the supervisor spends or returns its ticket).
+void push_gradient(worker_pointer self);
+// Async with a sparse variable: the push and the next batch's pull of rows
+// in one message per shard, then the ticket asked for.
+void push_with_next_pull(worker_pointer self);
 
 // worker_input.cpp
 
@@ -154,6 +169,7 @@ void meter_step(worker_state& st);
 // input_s of them taking the batch.
 // Where the modes differ (worker_modes.cpp).
 bool prefetches(const worker_state& st);
+bool exchanges(const worker_state& st);
 std::int64_t sync_step(const worker_state& st);
 bool job_over(const worker_state& st);
 bool may_push(const worker_state& st);

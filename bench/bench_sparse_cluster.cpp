@@ -77,7 +77,9 @@ nlohmann::json single_process(const settings& s, unsigned bits) {
   const auto out = p.output();
   const auto at = out.find("result: ");
   if (at == std::string::npos) throw std::runtime_error("bench_sparse printed no result: " + out);
-  return nlohmann::json::parse(out.substr(at + 8, out.find('\n', at) - at - 8));
+  auto result = nlohmann::json::parse(out.substr(at + 8, out.find('\n', at) - at - 8));
+  result["cpu_s"] = p.cpu_s();  // the whole process: parsing, training, evaluation
+  return result;
 }
 
 std::vector<std::string> job_args(const settings& s, unsigned bits, std::size_t steps) {
@@ -109,6 +111,16 @@ void add_rows(report& r, unsigned bits, const nlohmann::json& one, const cluster
   r.value(n + "2 ps + 2 workers examples/s", {cluster_eps}, "examples/s");
   r.value(n + "cluster / single examples/s", {cluster_eps / single_eps}, "ratio");
   r.value(n + "cluster rows pulled (and pushed)/s", {cluster_eps * rows_per_example}, "rows/s");
+  // The targets. Keys/s per shard is wall time, so it only shows on
+  // an otherwise idle machine; CPU seconds (every process's user + system)
+  // show the cost of the messages whatever else runs.
+  r.limit(n + "keys pulled/s per shard", {cluster_eps * rows_per_example / 2}, "keys/s", 2e6,
+          false);
+  const double single_cpu = one["cpu_s"].get<double>() / examples * 1e6;
+  const double cluster_cpu = c.cpu_s / examples * 1e6;
+  r.value(n + "single process CPU-s per million examples", {single_cpu}, "s");
+  r.value(n + "2 ps + 2 workers CPU-s per million examples", {cluster_cpu}, "s");
+  r.limit(n + "cluster / single CPU-s per example", {cluster_cpu / single_cpu}, "ratio", 1.3, true);
   const double loss = summary["test_log_loss"].get<double>();
   r.value(n + "cluster test log loss", {loss}, "nats");
   r.limit(n + "cluster - single test log loss", {loss - one["test_log_loss"].get<double>()}, "nats",

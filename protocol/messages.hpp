@@ -14,39 +14,12 @@
 #include "protocol/hello.hpp"
 #include "protocol/errc.hpp"
 #include "protocol/key_list.hpp"
+#include "protocol/row_messages.hpp"
 #include "protocol/tensor.hpp"
 #include "caf/all.hpp"
 #include "data/read_position.hpp"
 
 namespace downpour {
-
-// A shard's part of the model's sparse variable: the rows [first, last) it
-// owns and, in an init or a snapshot, the rows it holds (keys ascending;
-// accumulators: AdaGrad's, empty with SGD). Nothing for a dense model.
-struct row_part {
-  std::uint64_t first = 0;
-  std::uint64_t last = 0;
-  key_list keys;
-  tensor values;
-  tensor accumulators;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, row_part& x) {
-  return f(caf::meta::type_name("row_part"), x.first, x.last, x.keys, x.values, x.accumulators);
-}
-
-// Where a worker's streamed input stands (data/read_position.hpp).
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, read_position& x) {
-  return f(caf::meta::type_name("read_position"), x.plan, x.pass, x.unit, x.offset, x.taken,
-           x.batches, x.examples);
-}
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, worker_position& x) {
-  return f(caf::meta::type_name("worker_position"), x.worker, x.at);
-}
 
 // Chief -> shard: the ranges it owns (offset/size pairs), the step to start
 // from, and initial parameters and EMA shadows; the workers' read
@@ -64,20 +37,6 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
   return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, x.rows,
            x.positions);
-}
-
-// Worker -> shard: a pull of the dense parameters and of the rows of the
-// sparse variable the worker's next batch touches (ascending, unique, in
-// the shard's row range), answered once the shard is at min_step.
-struct row_pull {
-  std::int64_t min_step = 0;
-  std::uint32_t worker = 0;
-  key_list keys;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, row_pull& x) {
-  return f(caf::meta::type_name("row_pull"), x.min_step, x.worker, x.keys);
 }
 
 // Shard -> worker: the shard's parameters and the updates applied so far;
@@ -136,6 +95,31 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad, x.keys, x.rows,
            x.position);
+}
+
+// Worker -> shard, async with a sparse variable: a step's push and the pull
+// of the next step's rows in one message, as the two would follow each
+// other anyway. The shard takes (or refuses) the push, then answers the pull.
+struct push_pull {
+  push_msg push;
+  row_pull pull;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, push_pull& x) {
+  return f(caf::meta::type_name("push_pull"), x.push, x.pull);
+}
+
+// Shard -> worker: the step after the push or why it was refused, and the pull's answer.
+struct push_pull_reply {
+  std::int64_t pushed = 0;
+  caf::error refusal;
+  pull_reply pull;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, push_pull_reply& x) {
+  return f(caf::meta::type_name("push_pull_reply"), x.pushed, x.refusal, x.pull);
 }
 
 // Shard -> chief: everything needed to evaluate or checkpoint the shard, and
@@ -259,6 +243,8 @@ using shard_actor = caf::typed_actor<
     // applies their mean once per round -> the shard's step, or the reason it
     // was refused (wrong length, future stamp, NaN/inf, before init).
     caf::replies_to<push_atom, push_msg>::with<std::int64_t>,
+    // Async, a model with a sparse variable: a push and the next pull at once.
+    caf::replies_to<push_atom, push_pull>::with<push_pull_reply>,
     // Sync mode: the number of fresh gradients that completes a round.
     caf::reacts_to<required_atom, std::uint64_t>,
     // Answers when the shard has applied this many updates.
@@ -383,6 +369,8 @@ CAF_ADD_TYPE_ID(downpour, (downpour::shard_init))
 CAF_ADD_TYPE_ID(downpour, (downpour::pull_reply))
 CAF_ADD_TYPE_ID(downpour, (downpour::replay_offer))
 CAF_ADD_TYPE_ID(downpour, (downpour::push_msg))
+CAF_ADD_TYPE_ID(downpour, (downpour::push_pull))
+CAF_ADD_TYPE_ID(downpour, (downpour::push_pull_reply))
 CAF_ADD_TYPE_ID(downpour, (downpour::shard_snapshot))
 CAF_ADD_TYPE_ID(downpour, (downpour::coordinator_actor))
 CAF_ADD_TYPE_ID(downpour, (downpour::shard_stats))

@@ -56,11 +56,19 @@ struct worker_meter {
 };
 
 // A parameter shard: how stale the gradients it applies are (async, ssp),
-// and how long a sync round waits from its first gradient to its last.
+// how long a sync round waits from its first gradient to its last; with a
+// sparse variable the rows it served and took, and the time it took to
+// gather a pull's rows and to take a push.
 struct shard_meter {
   histogram_meter staleness_steps{{0, 1, 2, 3, 4, 8, 16, 32, 64, 128}};
   histogram_meter round_wait_seconds{
       {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}};
+  std::atomic<std::uint64_t> rows_pulled{0};
+  std::atomic<std::uint64_t> rows_pushed{0};
+  histogram_meter pull_seconds{
+      {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.1, 1}};
+  histogram_meter push_seconds{
+      {0.00001, 0.000025, 0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.1, 1}};
 };
 
 // The chief's checkpoint saver.

@@ -60,6 +60,30 @@ void shard_meter_metrics(exposition& e, const node_meters& meters) {
                         m->round_wait_seconds.read());
 }
 
+// A model with a sparse variable: each shard's rows served and taken (the
+// rows held: downpour_shard_sparse_rows).
+void shard_row_metrics(exposition& e, const node_meters& meters) {
+  const auto shards = meters.shards();
+  if (shards.empty()) return;
+  const auto count = [](const std::atomic<std::uint64_t>& n) {
+    return static_cast<double>(n.load(std::memory_order_relaxed));
+  };
+  per_meter(e, shards, "shard", "downpour_rows_pulled_total", "counter",
+            "rows of the sparse variable this shard answered pulls with",
+            [&](const shard_meter& m) { return count(m.rows_pulled); });
+  per_meter(e, shards, "shard", "downpour_rows_pushed_total", "counter",
+            "rows of the sparse variable's gradients this shard took",
+            [&](const shard_meter& m) { return count(m.rows_pushed); });
+  e.family("downpour_shard_pull_seconds", "histogram",
+           "seconds this shard took to gather the rows of a pull");
+  for (const auto& [k, m] : shards)
+    e.histogram_samples("downpour_shard_pull_seconds", label("shard", k), m->pull_seconds.read());
+  e.family("downpour_shard_push_seconds", "histogram",
+           "seconds this shard took to check and take a push with rows");
+  for (const auto& [k, m] : shards)
+    e.histogram_samples("downpour_shard_push_seconds", label("shard", k), m->push_seconds.read());
+}
+
 // Only on the node whose saver wrote one (the chief).
 void checkpoint_metrics(exposition& e, const checkpoint_meter& c) {
   const auto saves = c.saves.load();
@@ -109,6 +133,7 @@ double boot_time() {
 void meter_metrics(exposition& e, const node_meters& meters) {
   worker_metrics(e, meters);
   shard_meter_metrics(e, meters);
+  shard_row_metrics(e, meters);
   checkpoint_metrics(e, meters.checkpoint());
 }
 

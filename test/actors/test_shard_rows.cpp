@@ -75,6 +75,15 @@ struct rows_fixture : downpour::testing::deterministic_fixture {
     return answer<std::int64_t>(s, push_atom_v, std::move(m));
   }
 
+  push_pull_reply push_pull_of(const shard_actor& s, std::uint32_t worker, std::int64_t step,
+                               std::vector<std::uint64_t> keys, std::vector<float> rows,
+                               std::vector<std::uint64_t> next_keys) {
+    push_msg m{step, worker, shared_tensor{std::vector<float>{0.0f}}, key_list{std::move(keys)},
+               tensor{rows}};
+    return ask<push_pull_reply>(s, push_atom_v,
+                                push_pull{std::move(m), row_pull{0, worker, key_list{next_keys}}});
+  }
+
   static std::string step_text(std::int64_t step) { return std::to_string(step); }
   static std::string step_text(const pull_reply& r) { return std::to_string(r.step); }
   static std::string step_text(std::uint64_t rows) { return std::to_string(rows); }
@@ -297,5 +306,35 @@ TEST_CASE_FIXTURE(rows_fixture, "a shard of a dense model refuses a pull of rows
   auto shard = initialized_shard(c, {1.0f, 2.0f});
   CHECK(answer<pull_reply>(shard, pull_atom_v, row_pull{0, 1, key_list{{1}}})
             .rfind("bad_keys: ", 0) == 0);
+  stop(shard);
+}
+
+TEST_CASE_FIXTURE(rows_fixture,
+                  "a push with the next pull is taken first and the pull reads its update") {
+  auto shard = rows_shard(train_mode::async, 0, kRows);
+  pull(shard, 1, {5, 9});
+  auto r = push_pull_of(shard, 1, 0, {5, 9}, {1.0f, -2.0f}, {5, 6});
+  CHECK_FALSE(r.refusal);
+  CHECK(r.pushed == 1);
+  CHECK(r.pull.step == 1);
+  CHECK(values(r.pull) == std::vector<float>{-0.5f, 0.0f});
+  // The rows of that pull are the ones the next push may name.
+  CHECK(push(shard, 1, 1, {6}, {2.0f}) == "accepted at 2");
+  CHECK(push(shard, 1, 2, {9}, {2.0f}).rfind("unpulled_rows: ", 0) == 0);
+  stop(shard);
+}
+
+TEST_CASE_FIXTURE(
+    rows_fixture,
+    "a refused push with the next pull is counted, names why, and the pull is answered") {
+  auto shard = rows_shard(train_mode::async, 0, kRows);
+  pull(shard, 1, {5});
+  auto r = push_pull_of(shard, 1, 0, {7}, {1.0f}, {7});
+  REQUIRE(r.refusal);
+  CHECK(r.refusal == errc::unpulled_rows);
+  CHECK(r.pull.step == 0);
+  CHECK(values(r.pull) == std::vector<float>{0.0f});
+  CHECK(ask<shard_stats>(shard, stats_atom_v).rejected == 1);
+  CHECK(ask<shard_stats>(shard, stats_atom_v).rows_held == 0);
   stop(shard);
 }

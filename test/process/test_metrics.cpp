@@ -213,6 +213,11 @@ TEST_CASE("a running job answers status --json and serves metrics from the chief
   CHECK(shard->body.find("downpour_shard_parameters{shard=\"0\"} 397510\n") != std::string::npos);
   CHECK(shard->body.find("downpour_shard_gradient_staleness_steps_count{shard=\"0\"} ") !=
         std::string::npos);
+  // A dense model's shard serves no rows: its row counters are there, at 0.
+  CHECK(shard->body.find("downpour_rows_pulled_total{shard=\"0\"} 0\n") != std::string::npos);
+  CHECK(shard->body.find("downpour_rows_pushed_total{shard=\"0\"} 0\n") != std::string::npos);
+  CHECK(shard->body.find("downpour_shard_pull_seconds_count{shard=\"0\"} 0\n") !=
+        std::string::npos);
 }
 
 TEST_CASE("a chief whose metrics port is taken ends with a line naming the address") {
