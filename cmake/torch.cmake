@@ -24,10 +24,25 @@ endif()
 find_package(Torch REQUIRED)
 file(GLOB TORCH_ADAPTER_SOURCES CONFIGURE_DEPENDS model/torch/*.cpp)
 add_library(downpour_torch STATIC ${TORCH_ADAPTER_SOURCES})
-target_link_libraries(downpour_torch PUBLIC downpour_model ${TORCH_LIBRARIES})
-target_include_directories(downpour_torch PUBLIC ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(downpour_torch PUBLIC $<BUILD_INTERFACE:downpour_model>
+  $<INSTALL_INTERFACE:Downpour::downpour> ${TORCH_LIBRARIES})
+target_include_directories(downpour_torch PUBLIC $<BUILD_INTERFACE:${CMAKE_CURRENT_SOURCE_DIR}>
+  $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/downpour>)
+
+# Installed beside libdownpour.a: find_package(Downpour COMPONENTS torch)
+# gives Downpour::torch (cmake/DownpourConfig.cmake.in), and the examples.
+include(GNUInstallDirs)
+set_target_properties(downpour_torch PROPERTIES EXPORT_NAME torch)
+install(TARGETS downpour_torch EXPORT DownpourTorchTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+install(FILES model/torch/torch_model.hpp DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/downpour/model/torch)
+install(EXPORT DownpourTorchTargets NAMESPACE Downpour::
+  DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Downpour)
+install(DIRECTORY examples/torch_mlp examples/torch_embedding
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/downpour/examples)
 
 # The torch tests skip the shared precompiled header (LibTorch's flags differ).
+# downpour_torch_tests builds them all (make test-torch).
+add_custom_target(downpour_torch_tests)
 foreach(src ${TORCH_TEST_SOURCES})
   get_filename_component(name ${src} NAME_WE)
   get_filename_component(dir ${src} DIRECTORY)
@@ -37,6 +52,7 @@ foreach(src ${TORCH_TEST_SOURCES})
   # The tests train the examples' very networks (examples/torch_*/*.hpp).
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/examples)
   add_dependencies(${name} downpour gen_libsvm)
+  add_dependencies(downpour_torch_tests ${name})
   set(properties LABELS ${label} PROCESSORS 2)
   if(label IN_LIST DOWNPOUR_SPLIT_KINDS)
     downpour_add_doctest_cases(${name} "${properties}")
@@ -50,3 +66,4 @@ endforeach()
 # against PyTorch's RPC parameter server (built on its own: --target bench_torch).
 add_executable(bench_torch EXCLUDE_FROM_ALL bench/torch/bench_torch.cpp)
 target_link_libraries(bench_torch PRIVATE downpour_core downpour_torch)
+target_include_directories(bench_torch PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/examples)
