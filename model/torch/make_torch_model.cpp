@@ -1,5 +1,6 @@
-// The layout of a LibTorch module, and the model that makes one module per
-// worker (model/torch/torch_model.hpp).
+// The definitions of model/torch/torch_model.hpp: the layout of a LibTorch
+// module, and the model that makes one module per worker (a file of its own
+// name: the workspace it makes includes torch_model.hpp).
 #include <algorithm>
 #include <stdexcept>
 #include <utility>
