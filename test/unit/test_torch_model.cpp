@@ -1,7 +1,7 @@
 // The LibTorch adapter (model/torch/) against the built-in MLP: the same
 // job's first 100 steps from the same initial values give the same
 // parameters, and the layout names the module's parameters.
-#include <doctest/doctest.h>
+#include "torch_doctest.hpp"  // first: doctest's CHECK, not glog's
 
 #include <algorithm>
 #include <cmath>
