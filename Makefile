@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 RUN_ARGS ?=
 
-.PHONY: all deps configure build run test test-long test-package bench bench-quick bench-sparse bench-table package clean
+.PHONY: all deps configure build run test test-long test-torch test-package bench bench-quick bench-sparse bench-table package clean
 all: build
 
 deps:
@@ -35,6 +35,15 @@ test: build
 
 test-long: build
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900 -L long
+
+# The LibTorch adapter (docs/torch.md) in a build of its own: installs
+# LibTorch, builds only the adapter's tests and runs those outside test/long/.
+TORCH_BUILD ?= build-torch
+test-torch:
+	scripts/install-deps --with-torch
+	cmake -S . -B $(TORCH_BUILD) -DCMAKE_BUILD_TYPE=Release -DDOWNPOUR_WITH_TORCH=ON
+	cmake --build $(TORCH_BUILD) -j $(JOBS) --target downpour_torch_tests
+	cd $(TORCH_BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 900 -R '^test_torch' -LE long
 
 PACKAGE_BUILD_TEST = ^test_package_portable: 
 test-package: build
