@@ -54,6 +54,8 @@ layers::sequential<T> cnn_network(const cnn_shape& shape);
 
 // The cnn's workspace (model/network_workspace.hpp): the layers of
 // cnn_network do the calculus, the workspace adds the loss and the L2 term.
+// A batch goes forward and straight back conv_pool::chunk_images images at
+// a time, so that each chunk's patches are made once and read in cache.
 template <class Scalar>
 class basic_cnn_workspace : public network_workspace<Scalar> {
  public:

@@ -112,7 +112,7 @@ TEST_CASE("a bad file of a registered format is one error line naming the file a
   const auto failed = run_program(args, data.dir / "bad.log");
   CHECK(failed.code == 1);
   CHECK(error_lines(failed.output) == 1);
-  CHECK_MESSAGE(failed.output.find("data: " + data.dir + "/bad.colon:2: a feature that is not a "
+  CHECK_MESSAGE(failed.output.find("data: " + data.dir.str() + "/bad.colon:2: a feature that is not a "
                                    "number") != std::string::npos,
                 failed.output);
 }
