@@ -6,7 +6,8 @@
 // (make_cnn, initial_parameters, evaluate). One worker without staleness: a
 // quick way to compare shapes and learning rates; the job's settings
 // (examples/cnn.ini) were measured on the job itself, whose two asynchronous
-// workers diverge at rates this loop takes. --time measures ms/step.
+// workers diverge at rates this loop takes. --time N measures ms/step of
+// the cnn and of the hand-written passes it replaced, side by side.
 //
 //   bench_cnn [--learning-rate 0.05] [--last-step 3000] [--eval-every 500]
 //             [--seed 1] [--data-dir DIR] [--filters 8,32] [--kernel 5] [--time N]
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "bench/bench_common.hpp"
+#include "bench/support/handwritten_cnn.hpp"
 #include "data/batcher.hpp"
 #include "data/idx.hpp"
 #include "model/cnn.hpp"
@@ -62,16 +64,24 @@ std::map<std::string, std::string> parse(int argc, char** argv) {
   return args;
 }
 
-void time_steps(model_workspace& ws, const std::vector<float>& params, batcher& batches, int n) {
+// The cnn composed from layers against the hand-written passes it replaced
+// (bench/support/handwritten_cnn.hpp), step by step on the same batches,
+// alternating so that both see the same load on a shared machine.
+void time_steps(model_workspace& ws, handwritten_cnn<float>& written,
+                const std::vector<float>& params, batcher& batches, int n) {
   std::vector<float> grad(params.size());
-  std::vector<double> ms;
+  std::vector<double> layered_ms, written_ms;
   for (int i = 0; i < n; ++i) {
     const batch& b = batches.next_batch();
-    ms.push_back(1e3 * cpu_time_of([&] { ws.loss_and_gradient(params.data(), b, grad.data()); }));
+    written_ms.push_back(
+        1e3 * cpu_time_of([&] { written.loss_and_gradient(params.data(), b, grad.data()); }));
+    layered_ms.push_back(
+        1e3 * cpu_time_of([&] { ws.loss_and_gradient(params.data(), b, grad.data()); }));
   }
-  const auto s = bench::summarize(ms);
-  std::printf("loss_and_gradient, batch 100, one thread: median %.2f CPU ms (min %.2f, max %.2f) over %d steps\n",
-              s.median, s.min, s.max, n);
+  const auto l = bench::summarize(layered_ms), w = bench::summarize(written_ms);
+  std::printf("loss_and_gradient, batch 100, one thread, median CPU ms over %d steps:\n", n);
+  std::printf("  hand-written passes %.2f (min %.2f)  layers %.2f (min %.2f)  layers/hand-written %.3f\n",
+              w.median, w.min, l.median, l.min, l.median / w.median);
 }
 
 // The shape --filters and --kernel ask for, on the data's images.
@@ -108,7 +118,8 @@ int main(int argc, char** argv) {
               s.to_string().c_str(), params.size(),
               ws->loss(params.data(), batcher(data.validation, 100, seed).next_batch()));
   if (const int n = std::stoi(args["--time"]); n > 0) {
-    time_steps(*ws, params, batches, n);
+    handwritten_cnn<float> written(s, 100, std::stof(args["--l2"]));
+    time_steps(*ws, written, params, batches, n);
     return 0;
   }
   const lr_schedule schedule{std::stof(args["--learning-rate"]), 0.99f, 600, false};

@@ -16,12 +16,10 @@ constexpr long long max_sparse_rows = 1LL << 62;
 // A factor row travels whole with every pull: beyond this it is no longer sparse.
 constexpr long long max_fm_factors = 1024;
 
-options read_files_and_model(options o, const raw_values& raw) {
+options read_files_and_model(options o, const raw_values& raw, const known_formats& formats) {
   o.config_file = read_text(raw, "config", o.config_file);
   o.data_dir = read_text(raw, "data-dir", o.data_dir);
-  o.data_format = read_choice(raw, "data-format", o.data_format,
-                              {data_format_kind::idx, data_format_kind::csv,
-                               data_format_kind::libsvm, data_format_kind::criteo});
+  o = read_data_format(o, raw, formats);
   o.train_file = read_text(raw, "train-file", o.train_file);
   o.test_file = read_text(raw, "test-file", o.test_file);
   o.csv_label =
@@ -106,18 +104,21 @@ void check_data_and_model(const options& o, const raw_values& raw) {
   const bool csv = o.data_format == data_format_kind::csv;
   const bool sparse =
       o.data_format == data_format_kind::libsvm || o.data_format == data_format_kind::criteo;
+  // A registered format's reader may give sparse examples or dense ones.
+  const bool registered = o.data_format == data_format_kind::registered;
+  const bool files = csv || sparse || registered;
   for (const char* name : {"train-file", "test-file"})
-    refuse_unless(csv || sparse, name, "--data-format=csv, libsvm or criteo");
+    refuse_unless(files, name, "--data-format=csv, libsvm, criteo or a registered format");
   refuse_unless(csv, "csv-label", "--data-format=csv");
   refuse_unless(o.model != "softmax", "hidden-units", "--model=mlp (softmax has no hidden layer)");
   refuse_unless(o.model == "fm", "fm-factors", "--model=fm");
   // eval reads only the test files.
   const bool trains = o.command != command_kind::eval;
-  if ((csv || sparse) && ((trains && o.train_file.empty()) || o.test_file.empty()))
-    throw config_error("config: --data-format=" + to_string(o.data_format) + " needs " +
+  if (files && ((trains && o.train_file.empty()) || o.test_file.empty()))
+    throw config_error("config: --data-format=" + data_format_name(o) + " needs " +
                        (trains ? "--train-file and --test-file" : "--test-file"));
   // The built-in sparse models hash sparse features; other data has none.
-  if ((o.model == "logreg" || o.model == "fm") && !sparse)
+  if ((o.model == "logreg" || o.model == "fm") && !sparse && !registered)
     throw config_error("config: --model=" + o.model + " needs --data-format=libsvm or criteo");
   check_input(o, raw);
 }
@@ -153,11 +154,11 @@ void check_value_lengths(const raw_values& raw) {
 
 }  // namespace
 
-options build_options(const raw_values& raw, command_kind command) {
+options build_options(const raw_values& raw, command_kind command, const known_formats& formats) {
   check_value_lengths(raw);
   options start;
   start.command = command;
-  options o = read_operations(read_cluster(read_files_and_model(start, raw), raw), raw);
+  options o = read_operations(read_cluster(read_files_and_model(start, raw, formats), raw), raw);
   check_data_and_model(o, raw);
   check_cluster(o, raw);
   for (const auto& [name, v] : raw) o.sources[name] = label(v, name);
@@ -216,6 +217,8 @@ std::string to_string(data_format_kind f) {
       return "libsvm";
     case data_format_kind::criteo:
       return "criteo";
+    case data_format_kind::registered:
+      return "registered";
     default:
       return "idx";
   }

@@ -22,12 +22,36 @@ options read_input_options(options o, const raw_values& raw) {
   return o;
 }
 
+options read_data_format(options o, const raw_values& raw, const known_formats& formats) {
+  const raw_value* v = find(raw, "data-format");
+  if (!v) return o;
+  using F = data_format_kind;
+  std::string expected;
+  for (F f : {F::idx, F::csv, F::libsvm, F::criteo}) {
+    if (to_string(f) == v->text) {
+      o.data_format = f;
+      return o;
+    }
+    expected += (expected.empty() ? "" : "|") + to_string(f);
+  }
+  for (const std::string& name : formats.registered) {
+    if (name == v->text) {
+      o.data_format = F::registered;
+      o.registered_format = name;
+      return o;
+    }
+    expected += "|" + name;
+  }
+  bad_value(*v, "data-format", "is not valid", expected);
+}
+
 void check_input(const options& o, const raw_values& raw) {
   const bool idx = o.data_format == data_format_kind::idx;
-  if (const raw_value* v = find(raw, "input"); v && idx && o.input == input_kind::stream)
-    throw config_error("config: " + label(*v, "input") +
-                       "=stream is for --data-format=csv, libsvm or criteo (IDX images are "
-                       "read into memory)");
+  const bool in_memory = idx || o.data_format == data_format_kind::registered;
+  if (const raw_value* v = find(raw, "input"); v && in_memory && o.input == input_kind::stream)
+    throw config_error("config: " + label(*v, "input") + "=stream is for --data-format=csv, " +
+                       "libsvm or criteo (" + (idx ? "IDX images are" : "a registered format is") +
+                       " read into memory)");
   if (const raw_value* v = find(raw, "max-line-bytes"); v && idx)
     throw config_error("config: " + label(*v, "max-line-bytes") +
                        " is for --data-format=csv, libsvm or criteo");
@@ -52,8 +76,15 @@ std::string to_string(input_kind k) {
   }
 }
 
+std::string data_format_name(const options& o) {
+  return o.data_format == data_format_kind::registered ? o.registered_format
+                                                       : to_string(o.data_format);
+}
+
 bool streams_input(const options& o) {
-  if (o.data_format == data_format_kind::idx || o.input == input_kind::memory) return false;
+  if (o.data_format == data_format_kind::idx || o.data_format == data_format_kind::registered ||
+      o.input == input_kind::memory)
+    return false;
   if (o.input == input_kind::stream) return true;
   return o.data_format == data_format_kind::libsvm || o.data_format == data_format_kind::criteo;
 }

@@ -23,7 +23,7 @@ std::vector<option_spec> file_and_model_specs(const options& d) {
       {"data-dir", "DIR", d.data_dir, "directory holding the MNIST IDX files"},
       {"data-format", "F", to_string(d.data_format),
        "idx (the MNIST files in --data-dir), csv, libsvm or criteo (--train-file and "
-       "--test-file)"},
+       "--test-file), or a format whose reader the program registered"},
       {"train-file", "FILES", "",
        "csv, libsvm, criteo: the training examples, one per line (csv: numbers; libsvm: label "
        "index:value ...; criteo: label, I1..I13, C1..C26 tab-separated); comma-separated "

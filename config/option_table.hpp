@@ -62,10 +62,14 @@ options read_operations(options o, const raw_values& raw);
 // The options of how the data files are read (config/convert_input.cpp),
 // and their checks against the data format and the command.
 options read_input_options(options o, const raw_values& raw);
+// --data-format: a built-in format or one of formats.registered.
+options read_data_format(options o, const raw_values& raw, const known_formats& formats);
 void check_input(const options& o, const raw_values& raw);
 
 // Converts and range-checks every value for the command; options absent
 // from raw keep their defaults. Throws config_error.
-options build_options(const raw_values& raw, command_kind command = command_kind::train);
+// --data-format takes formats' registered names besides the built-in ones.
+options build_options(const raw_values& raw, command_kind command = command_kind::train,
+                      const known_formats& formats = {});
 
 }  // namespace downpour::config_detail

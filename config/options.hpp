@@ -33,8 +33,9 @@ enum class log_format_kind { text, json };
 // What the binary does: train (the default) or work with a saved checkpoint.
 enum class command_kind { train, eval, inspect, export_npz, status, plot };
 // The data files: MNIST's IDX files in --data-dir, or CSV, libsvm or
-// Criteo TSV --train-file and --test-file.
-enum class data_format_kind { idx, csv, libsvm, criteo };
+// Criteo TSV --train-file and --test-file, or --train-file and --test-file
+// in a format whose reader the program registered (data/data_reader.hpp).
+enum class data_format_kind { idx, csv, libsvm, criteo, registered };
 // How the training files are read (docs/input.md): whole into memory
 // (TensorFlow's next_batch over the set; IDX always), or streamed in blocks
 // with each worker its share; automatic: streamed for libsvm and criteo.
@@ -68,6 +69,7 @@ struct options {
   std::string config_file;
   std::string data_dir = DOWNPOUR_DEFAULT_DATA_DIR;
   data_format_kind data_format = data_format_kind::idx;
+  std::string registered_format;  // registered: the --data-format name
   std::string train_file;  // csv, libsvm, criteo: paths and globs, comma-separated
   std::string test_file;   // csv, libsvm, criteo
   csv_label_kind csv_label = csv_label_kind::first;
@@ -154,6 +156,14 @@ inline constexpr double tf_config_connect_timeout_s = 300.0;
 // --help or --version was printed to out. Throws config_error on bad input.
 std::optional<options> parse_options(int argc, const char* const* argv, std::ostream& out);
 
+// The same for a program that registered readers of its own formats:
+// --data-format takes their names besides the built-in ones.
+struct known_formats {
+  std::vector<std::string> registered;
+};
+std::optional<options> parse_options(int argc, const char* const* argv, std::ostream& out,
+                                     const known_formats& formats);
+
 // The --help text: every option with its default.
 std::string help_text();
 
@@ -167,6 +177,8 @@ std::string to_string(log_level l);
 std::string to_string(log_format_kind f);
 std::string to_string(command_kind c);
 std::string to_string(data_format_kind f);
+// --data-format's value: the built-in format's name or the registered one.
+std::string data_format_name(const options& o);
 std::string to_string(csv_label_kind c);
 std::string to_string(input_kind k);
 

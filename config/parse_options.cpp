@@ -181,6 +181,11 @@ command_kind leading_command(int& argc, const char* const*& argv) {
 }
 
 std::optional<options> parse_options(int argc, const char* const* argv, std::ostream& out) {
+  return parse_options(argc, argv, out, known_formats{});
+}
+
+std::optional<options> parse_options(int argc, const char* const* argv, std::ostream& out,
+                                     const known_formats& formats) {
   command_kind command = leading_command(argc, argv);
   raw_values raw = read_command_line(argc, argv);
   // Help and version answer even when the rest would not validate.
@@ -200,7 +205,7 @@ std::optional<options> parse_options(int argc, const char* const* argv, std::ost
         read_config_file(it->second.text, config_detail::label(it->second, "config"));
     raw.insert(from_file.begin(), from_file.end());
   }
-  return config_detail::build_options(raw, command);
+  return config_detail::build_options(raw, command, formats);
 }
 
 }  // namespace downpour

@@ -180,23 +180,6 @@ std::int32_t parse_csv_row(std::string_view line, const csv_row_layout& layout, 
 
 namespace {
 
-class csv_dataset final : public dataset {
- public:
-  csv_dataset(std::size_t features, std::vector<float> values, std::vector<std::int32_t> labels)
-      : features_(features), values_(std::move(values)), labels_(std::move(labels)) {}
-  std::size_t size() const override { return labels_.size(); }
-  std::size_t features() const override { return features_; }
-  void copy_features(std::size_t i, float* out) const override {
-    std::copy_n(values_.data() + i * features_, features_, out);
-  }
-  std::int32_t label(std::size_t i) const override { return labels_[i]; }
-
- private:
-  std::size_t features_;
-  std::vector<float> values_;  // size() x features_, row-major
-  std::vector<std::int32_t> labels_;
-};
-
 // One pass over a file: the first non-blank line fixes the number of fields
 // and is either the header or the first row.
 class csv_reader {
@@ -222,7 +205,7 @@ class csv_reader {
       }
     }
     if (labels_.empty()) in_.fail("line 1 is a header and no rows follow it");
-    return std::make_shared<csv_dataset>(layout_.fields - 1, std::move(values_), std::move(labels_));
+    return dense_dataset(layout_.fields - 1, std::move(values_), std::move(labels_));
   }
 
  private:

@@ -35,6 +35,23 @@ class range_view final : public dataset {
   std::size_t count_;
 };
 
+class dense_set final : public dataset {
+ public:
+  dense_set(std::size_t features, std::vector<float> values, std::vector<std::int32_t> labels)
+      : features_(features), values_(std::move(values)), labels_(std::move(labels)) {}
+  std::size_t size() const override { return labels_.size(); }
+  std::size_t features() const override { return features_; }
+  void copy_features(std::size_t i, float* out) const override {
+    std::copy_n(values_.data() + i * features_, features_, out);
+  }
+  std::int32_t label(std::size_t i) const override { return labels_[i]; }
+
+ private:
+  std::size_t features_;
+  std::vector<float> values_;  // size() x features_, row-major
+  std::vector<std::int32_t> labels_;
+};
+
 // The largest label of the set; throws for a negative one (a class index).
 std::int32_t max_label(const named_dataset& d) {
   std::int32_t most = 0;
@@ -118,6 +135,15 @@ void check_validation_size(const named_dataset& train, std::size_t validation_si
 }
 
 }  // namespace
+
+std::shared_ptr<const dataset> dense_dataset(std::size_t features, std::vector<float> values,
+                                             std::vector<std::int32_t> labels) {
+  if (features == 0 || values.size() != labels.size() * features)
+    throw data_error("data: " + std::to_string(values.size()) + " feature values for " +
+                     std::to_string(labels.size()) + " examples of " + std::to_string(features) +
+                     " features (expected features >= 1 and values for every example)");
+  return std::make_shared<dense_set>(features, std::move(values), std::move(labels));
+}
 
 std::shared_ptr<const dataset> dataset_range(std::shared_ptr<const dataset> base, std::size_t first,
                                              std::size_t count) {

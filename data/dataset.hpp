@@ -1,7 +1,9 @@
 // A data set as the runtime reads it: examples of a fixed number of float
 // features with one integer class label each. The IDX reader (data/idx.hpp)
-// and the CSV reader (data/csv.hpp) are two implementations; implement
-// `dataset` to feed your own format.
+// and the CSV reader (data/csv.hpp) are two implementations; a program reads
+// its own format with a reader it registers (data/data_reader.hpp), which
+// returns examples held by dense_dataset below, by sparse_dataset or by a
+// `dataset` of its own.
 #pragma once
 
 #include <cstddef>
@@ -67,6 +69,13 @@ struct data_splits {
   std::shared_ptr<const streamed_input> stream;
   data_summary summary() const { return {shape, classes}; }
 };
+
+// Examples held in memory: example i's features are
+// values[i * features .. (i + 1) * features), its label labels[i].
+// Throws data_error unless features >= 1 and values holds labels.size() *
+// features floats.
+std::shared_ptr<const dataset> dense_dataset(std::size_t features, std::vector<float> values,
+                                             std::vector<std::int32_t> labels);
 
 // Examples first .. first + count - 1 of base as a data set of their own,
 // sharing base's storage. Throws data_error past base's end.

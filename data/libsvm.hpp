@@ -17,25 +17,9 @@
 
 #include "data/dataset.hpp"
 #include "data/line_reader.hpp"
+#include "data/sparse_examples.hpp"
 
 namespace downpour {
-
-// Examples in CSR form: example i's features are keys/values
-// [offsets[i], offsets[i + 1]).
-struct sparse_examples {
-  std::vector<std::uint64_t> offsets{0};
-  std::vector<std::uint64_t> keys;
-  std::vector<float> values;
-  std::vector<std::uint8_t> labels;  // 0 or 1
-
-  std::size_t size() const { return labels.size(); }
-  std::size_t nonzeros() const { return keys.size(); }
-  // Appends one example whose features were pushed onto keys and values.
-  void close_example(std::uint8_t label) {
-    labels.push_back(label);
-    offsets.push_back(keys.size());
-  }
-};
 
 // The example of one libsvm line appended to keys and values (the label
 // returned), or nullopt for a blank or comment-only line. Throws

@@ -5,6 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "model/cnn_kernels.hpp"
+#include "model/layers/conv_pool.hpp"
+#include "model/layers/dense.hpp"
+
 namespace downpour {
 namespace {
 
@@ -52,17 +56,37 @@ void cnn_shape::check() const {
 // learning rate suits all three layers. Measured with bench_cnn (8 and 32
 // filters, lr 0.4, 1500 steps): EMA test accuracy 0.896 against 0.884.
 std::vector<variable_spec> cnn_shape::variables() const {
-  std::vector<variable_spec> vars;
-  auto add = [&](const std::string& layer, std::size_t fan_in, std::size_t out) {
-    const float stddev = static_cast<float>(std::sqrt(2.0 / static_cast<double>(fan_in)));
-    vars.push_back({layer + "/weights", fan_in, out, {init_kind::truncated_normal, stddev}, true});
-    vars.push_back({layer + "/biases", 1, out, {init_kind::zeros, 0.0f}, false});
-  };
-  add("conv1", kernel * kernel * channels, filters1);
-  add("conv2", kernel * kernel * filters1, filters2);
-  add("dense", (height / 4) * (width / 4) * filters2, classes);
-  return vars;
+  check();
+  return cnn_network<float>(*this).variables("");
 }
+
+template <class T>
+layers::sequential<T> cnn_network(const cnn_shape& s) {
+  auto he = [](std::size_t fan_in) {
+    return static_cast<float>(std::sqrt(2.0 / static_cast<double>(fan_in)));
+  };
+  const cnn_kernels::conv_block c1{s.height, s.width, s.channels, s.filters1, s.kernel};
+  const cnn_kernels::conv_block c2{s.height / 2, s.width / 2, s.filters1, s.filters2, s.kernel};
+  const std::size_t dense_in = c2.pooled() * c2.out;
+  layers::sequential<T> net(c1.pixels() * c1.in);
+  net.add("conv1", layers::conv_pool<T>(c1, he(c1.patch())));
+  net.add("conv2", layers::conv_pool<T>(c2, he(c2.patch())));
+  net.add("dense", layers::dense<T>(dense_in, s.classes, he(dense_in)));
+  return net;
+}
+
+template layers::sequential<float> cnn_network(const cnn_shape&);
+template layers::sequential<double> cnn_network(const cnn_shape&);
+
+template <class T>
+basic_cnn_workspace<T>::basic_cnn_workspace(const cnn_shape& shape, std::size_t batch_size, T l2)
+    : network_workspace<T>((shape.check(), cnn_network<T>(shape)),
+                           model_layout("cnn", shape.to_string(), shape.variables()),
+                           shape.classes, batch_size, l2,
+                           layers::conv_pool<T>::chunk_images) {}
+
+template class basic_cnn_workspace<float>;
+template class basic_cnn_workspace<double>;
 
 std::string cnn_shape::to_string() const {
   const std::string k = std::to_string(kernel) + "x" + std::to_string(kernel) + "x";

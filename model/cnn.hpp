@@ -11,7 +11,9 @@
 
 #include "data/batcher.hpp"
 #include "model/layout.hpp"
+#include "model/layers/sequential.hpp"
 #include "model/model.hpp"
+#include "model/network_workspace.hpp"
 
 namespace downpour {
 
@@ -45,27 +47,19 @@ std::shared_ptr<const model> make_cnn(const model_request& request);
 // throws std::invalid_argument as shape.check() does.
 std::shared_ptr<const model> make_cnn(const cnn_shape& shape, float l2);
 
-// Buffers for one batch size, allocated once: a training step allocates
-// nothing. Training runs in float; the same code in double checks the
-// gradient against finite differences tightly (test_cnn).
+// The network: conv1 and conv2 (layers::conv_pool, weights drawn with
+// stddev sqrt(2 / fan-in)) and the dense layer to the class logits.
+template <class T>
+layers::sequential<T> cnn_network(const cnn_shape& shape);
+
+// The cnn's workspace (model/network_workspace.hpp): the layers of
+// cnn_network do the calculus, the workspace adds the loss and the L2 term.
+// A batch goes forward and straight back conv_pool::chunk_images images at
+// a time, so that each chunk's patches are made once and read in cache.
 template <class Scalar>
-class basic_cnn_workspace {
+class basic_cnn_workspace : public network_workspace<Scalar> {
  public:
   basic_cnn_workspace(const cnn_shape& shape, std::size_t batch_size, Scalar l2);
-  ~basic_cnn_workspace();
-  basic_cnn_workspace(basic_cnn_workspace&&) noexcept;
-  basic_cnn_workspace& operator=(basic_cnn_workspace&&) noexcept;
-
-  // Mean softmax cross-entropy + l2 * sum(w^2)/2 over the weights; writes
-  // d(loss)/d(params) into grad (every one of the layout's values).
-  Scalar loss_and_gradient(const Scalar* params, const batch& b, Scalar* grad);
-  Scalar loss(const Scalar* params, const batch& b);
-  // The logits, b.size x classes row-major, valid until the next call.
-  const Scalar* scores(const Scalar* params, const batch& b);
-
- private:
-  struct impl;
-  std::unique_ptr<impl> impl_;
 };
 
 extern template class basic_cnn_workspace<float>;

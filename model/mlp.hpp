@@ -11,35 +11,16 @@
 #include "data/batcher.hpp"
 #include "model/mlp_spec.hpp"
 #include "model/model.hpp"
+#include "model/network_workspace.hpp"
 
 namespace downpour {
 
-// Buffers for one batch size, allocated once: a training step allocates
-// nothing. Training runs in float; the same code in double checks the
-// gradient against finite differences tightly (test_model). The layers do
-// the calculus (model/layers); the L2 term is added here.
+// The MLP's workspace (model/network_workspace.hpp): the layers of
+// mlp_network do the calculus, the workspace adds the loss and the L2 term.
 template <class Scalar>
-class basic_mlp_workspace {
+class basic_mlp_workspace : public network_workspace<Scalar> {
  public:
   basic_mlp_workspace(const mlp_spec& spec, std::size_t batch_size, Scalar l2);
-  ~basic_mlp_workspace();
-  basic_mlp_workspace(basic_mlp_workspace&&) noexcept;
-  basic_mlp_workspace& operator=(basic_mlp_workspace&&) noexcept;
-
-  // Loss (mean softmax cross-entropy + l2 * sum(w^2)/2 over the weights) of the
-  // batch at params; writes d(loss)/d(params) into grad (every float of the
-  // layout).
-  Scalar loss_and_gradient(const Scalar* params, const batch& b, Scalar* grad);
-
-  // Mean softmax cross-entropy plus the L2 term, without the gradient.
-  Scalar loss(const Scalar* params, const batch& b);
-
-  // The logits of the batch (b.size x classes, row-major), valid until the next call.
-  const Scalar* scores(const Scalar* params, const batch& b);
-
- private:
-  struct impl;
-  std::unique_ptr<impl> impl_;
 };
 
 extern template class basic_mlp_workspace<float>;

@@ -1,6 +1,6 @@
 // The softmax cross-entropy of class logits against integer labels, and its
-// gradient: the loss every built-in model ends in (model/mlp.cpp,
-// model/cnn_workspace.cpp). Instantiated for float (training) and double
+// gradient: the loss every built-in model ends in (model/network_workspace.cpp,
+// bench/support/handwritten_cnn.cpp). Instantiated for float (training) and double
 // (the gradient checks).
 #pragma once
 

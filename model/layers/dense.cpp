@@ -44,12 +44,34 @@ void dense<T>::backward_parameters(const_tensor<T> dout, const T*, T* grad) {
 }
 
 template <class T>
-const_tensor<T> dense<T>::backward(const_tensor<T> dout, const T* params, T* grad) {
-  backward_parameters(dout, params, grad);
+const_tensor<T> dense<T>::input_gradient(const_tensor<T> dout, const T* params) {
   const tensor<T> din = input_gradient_.rows(dout.rows, kind());
   as_matrix(din).noalias() =
       as_matrix(dout) * as_matrix(const_tensor<T>(params, in_, out_)).transpose();
   return din;
+}
+
+template <class T>
+const_tensor<T> dense<T>::backward(const_tensor<T> dout, const T* params, T* grad) {
+  backward_parameters(dout, params, grad);
+  return input_gradient(dout, params);
+}
+
+// The bias gradient row by row, as sum_rows_into sums (bit for bit the same
+// when grad starts at zero).
+template <class T>
+void dense<T>::backward_parameters_adding(const_tensor<T> dout, const T*, T* grad) {
+  check_width(kind(), "an output gradient", out_, dout.cols);
+  check_rows(kind(), input_.rows, dout.rows);
+  as_matrix(tensor<T>(grad, in_, out_)).noalias() += as_matrix(input_).transpose() * as_matrix(dout);
+  auto sums = as_row(grad + in_ * out_, out_);
+  for (std::size_t i = 0; i < dout.rows; ++i) sums += as_row(dout.row(i), out_);
+}
+
+template <class T>
+const_tensor<T> dense<T>::backward_adding(const_tensor<T> dout, const T* params, T* grad) {
+  backward_parameters_adding(dout, params, grad);
+  return input_gradient(dout, params);
 }
 
 template class dense<float>;

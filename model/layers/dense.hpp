@@ -29,10 +29,14 @@ class dense final : public layer<T> {
   const_tensor<T> forward(const_tensor<T> in, const T* params, const pass& p) override;
   const_tensor<T> backward(const_tensor<T> dout, const T* params, T* grad) override;
   void backward_parameters(const_tensor<T> dout, const T* params, T* grad) override;
+  const_tensor<T> backward_adding(const_tensor<T> dout, const T* params, T* grad) override;
+  void backward_parameters_adding(const_tensor<T> dout, const T* params, T* grad) override;
 
  private:
   std::size_t in_, out_;
   float stddev_;
+  const_tensor<T> input_gradient(const_tensor<T> dout, const T* params);
+
   const_tensor<T> input_;  // the last forward's, read by backward
   batch_buffer<T> output_, input_gradient_;
 };

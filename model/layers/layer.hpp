@@ -48,6 +48,23 @@ class layer {
   virtual void backward_parameters(const_tensor<T> dout, const T* params, T* grad) {
     backward(dout, params, grad);
   }
+
+  // The same, the parameters' gradient added to grad's slice instead of
+  // written over it: a batch run in chunks, each forward and straight back
+  // while its buffers are in cache (the cnn), sums its chunks' gradients in
+  // place. The default adds what backward writes to a buffer of its own (a
+  // layer without parameters adds nothing); dense and conv_pool add in
+  // their products.
+  virtual const_tensor<T> backward_adding(const_tensor<T> dout, const T* params, T* grad) {
+    if (parameter_count() == 0) return backward(dout, params, grad);
+    std::vector<T> own(parameter_count());
+    const const_tensor<T> din = backward(dout, params, own.data());
+    for (std::size_t i = 0; i < own.size(); ++i) grad[i] += own[i];
+    return din;
+  }
+  virtual void backward_parameters_adding(const_tensor<T> dout, const T* params, T* grad) {
+    backward_adding(dout, params, grad);
+  }
 };
 
 // Several inputs, no parameters.

@@ -32,25 +32,33 @@ void softmax_cross_entropy_loss<T>::reserve(std::size_t max_batch) {
   gradient_.reserve(max_batch);
 }
 
-// The built-in mlp's arithmetic: the sum in double over the float rows, then
-// one division, so that the two agree bit for bit.
 template <class T>
-T softmax_cross_entropy_loss<T>::forward(const_tensor<T> logits, const std::int32_t* labels) {
+double softmax_cross_entropy_loss<T>::forward_sum(const_tensor<T> logits,
+                                                 const std::int32_t* labels,
+                                                 std::size_t batch_rows) {
   const char* who = "softmax_cross_entropy_loss";
   check_width(who, "logits", classes_, logits.cols);
   for (std::size_t i = 0; i < logits.rows; ++i) check_label(who, i, labels[i], classes_);
   logits_ = logits;
   labels_ = labels;
-  const T inv_n = T(1) / static_cast<T>(logits.rows);
-  const double total = downpour::softmax_cross_entropy<T>(logits.data, labels, logits.rows,
-                                                          classes_, inv_n, nullptr);
+  batch_rows_ = batch_rows;
+  const T inv_n = T(1) / static_cast<T>(batch_rows);
+  return downpour::softmax_cross_entropy<T>(logits.data, labels, logits.rows, classes_, inv_n,
+                                            nullptr);
+}
+
+// The built-in mlp's arithmetic: the sum in double over the float rows, then
+// one division, so that the two agree bit for bit.
+template <class T>
+T softmax_cross_entropy_loss<T>::forward(const_tensor<T> logits, const std::int32_t* labels) {
+  const double total = forward_sum(logits, labels, logits.rows);
   return static_cast<T>(total / static_cast<double>(logits.rows));
 }
 
 template <class T>
 const_tensor<T> softmax_cross_entropy_loss<T>::backward() {
   const tensor<T> d = gradient_.rows(logits_.rows, "softmax_cross_entropy_loss");
-  const T inv_n = T(1) / static_cast<T>(logits_.rows);
+  const T inv_n = T(1) / static_cast<T>(batch_rows_);
   downpour::softmax_cross_entropy<T>(logits_.data, labels_, logits_.rows, classes_, inv_n, d.data);
   return d;
 }

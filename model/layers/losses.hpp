@@ -24,10 +24,16 @@ class softmax_cross_entropy_loss {
   // d(loss)/d(logits): (softmax(row) - onehot(label)) / rows.
   const_tensor<T> backward();
 
+  // The rows as a chunk of a batch of batch_rows rows (a network run chunk
+  // by chunk): the chunk's summed loss, in double; backward() then gives the
+  // gradient of the batch's mean, (softmax(row) - onehot(label)) / batch_rows.
+  double forward_sum(const_tensor<T> logits, const std::int32_t* labels, std::size_t batch_rows);
+
  private:
   std::size_t classes_;
   const_tensor<T> logits_;
   const std::int32_t* labels_ = nullptr;
+  std::size_t batch_rows_ = 0;  // the mean's divisor
   batch_buffer<T> gradient_;
 };
 

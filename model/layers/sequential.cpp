@@ -51,24 +51,45 @@ const_tensor<T> sequential<T>::forward(const_tensor<T> in, const T* params, cons
 }
 
 template <class T>
-const_tensor<T> sequential<T>::backward_to_first(const_tensor<T> dout, const T* params, T* grad) {
-  for (std::size_t l = layers_.size(); l-- > 1;)
-    dout = layers_[l].op->backward(dout, params + layers_[l].offset, grad + layers_[l].offset);
+const_tensor<T> sequential<T>::backward_to_first(const_tensor<T> dout, const T* params, T* grad,
+                                                 gradient_into how) {
+  for (std::size_t l = layers_.size(); l-- > 1;) {
+    const entry& e = layers_[l];
+    dout = how == gradient_into::added
+               ? e.op->backward_adding(dout, params + e.offset, grad + e.offset)
+               : e.op->backward(dout, params + e.offset, grad + e.offset);
+  }
   return dout;
 }
 
 template <class T>
 const_tensor<T> sequential<T>::backward(const_tensor<T> dout, const T* params, T* grad) {
   if (layers_.empty()) return dout;
-  dout = backward_to_first(dout, params, grad);
+  dout = backward_to_first(dout, params, grad, gradient_into::written);
   return layers_[0].op->backward(dout, params + layers_[0].offset, grad + layers_[0].offset);
 }
 
 template <class T>
 void sequential<T>::backward_parameters(const_tensor<T> dout, const T* params, T* grad) {
   if (layers_.empty()) return;
-  dout = backward_to_first(dout, params, grad);
+  dout = backward_to_first(dout, params, grad, gradient_into::written);
   layers_[0].op->backward_parameters(dout, params + layers_[0].offset, grad + layers_[0].offset);
+}
+
+template <class T>
+const_tensor<T> sequential<T>::backward_adding(const_tensor<T> dout, const T* params, T* grad) {
+  if (layers_.empty()) return dout;
+  dout = backward_to_first(dout, params, grad, gradient_into::added);
+  return layers_[0].op->backward_adding(dout, params + layers_[0].offset,
+                                        grad + layers_[0].offset);
+}
+
+template <class T>
+void sequential<T>::backward_parameters_adding(const_tensor<T> dout, const T* params, T* grad) {
+  if (layers_.empty()) return;
+  dout = backward_to_first(dout, params, grad, gradient_into::added);
+  layers_[0].op->backward_parameters_adding(dout, params + layers_[0].offset,
+                                            grad + layers_[0].offset);
 }
 
 template class sequential<float>;

@@ -55,6 +55,8 @@ class sequential final : public layer<T> {
   const_tensor<T> backward(const_tensor<T> dout, const T* params, T* grad) override;
   // Skips the first layer's input gradient.
   void backward_parameters(const_tensor<T> dout, const T* params, T* grad) override;
+  const_tensor<T> backward_adding(const_tensor<T> dout, const T* params, T* grad) override;
+  void backward_parameters_adding(const_tensor<T> dout, const T* params, T* grad) override;
 
  private:
   struct entry {
@@ -64,8 +66,11 @@ class sequential final : public layer<T> {
   };
 
   void append(std::string scope, std::unique_ptr<layer<T>> op);
+  // How a layer's parameters' gradient reaches grad: written or added.
+  enum class gradient_into { written, added };
   // The gradient at the first layer's output, after the others' backwards.
-  const_tensor<T> backward_to_first(const_tensor<T> dout, const T* params, T* grad);
+  const_tensor<T> backward_to_first(const_tensor<T> dout, const T* params, T* grad,
+                                    gradient_into how);
 
   std::size_t input_width_;
   std::size_t parameters_ = 0;

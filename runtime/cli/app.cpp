@@ -2,6 +2,7 @@
 // factory builds for the job's data.
 #include "runtime/cli/app.hpp"
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -76,7 +77,7 @@ int run_reference_role(const options& opts, const job_model& job, const logger& 
                        " (expected --role=local, ps or worker)");
   if (job.data.stream)
     throw config_error("--role=reference trains on data in memory, and --data-format=" +
-                       to_string(opts.data_format) + " streams (expected --input=memory)");
+                       data_format_name(opts) + " streams (expected --input=memory)");
   log_stream steps{log, log_level::info};
   auto result = run_reference(opts, job, steps);
   report_final(opts, result.summary, log);
@@ -85,18 +86,18 @@ int run_reference_role(const options& opts, const job_model& job, const logger& 
 
 // Every node builds the model first: a ps for the layout alone, the others
 // for their data (loaded once per process).
-int run_node(const options& opts, const model_factory& make_model, const logger& log,
+int run_node(const options& opts, const application& app, const logger& log,
              stop_switch& stops) {
   const node_hooks hooks{{}, &stops};
   if (opts.role == role_kind::ps) {
-    const model_layout layout = build_ps_layout(opts, make_model);
+    const model_layout layout = build_ps_layout(opts, app);
     node_system sys{opts, layout};
     auto r = run_ps_node(sys.get(), opts, layout, hooks);
     const int code = r ? exit_completed : fail(opts, log, r.error());
     sys.end(code, log);
     return code;
   }
-  const job_model job = build_job_model(opts, load_job_data(opts), make_model);
+  const job_model job = build_job_model(opts, load_job_data(opts, app.readers), app.make_model);
   switch (opts.role) {
     case role_kind::reference:
       return run_reference_role(opts, job, log);
@@ -123,7 +124,7 @@ int run_node(const options& opts, const model_factory& make_model, const logger&
 // Training: every failure is a log line of this node. SIGTERM and SIGINT
 // stop it cleanly (runtime/node/signals.hpp); the watcher starts before any
 // other thread. The reference trainer keeps the default: it dies at once.
-int train(const options& opts, const model_factory& make_model) {
+int train(const options& opts, const application& app) {
   const logger log = node_logger(opts, opts.role, opts.task);
   stop_switch stops;
   std::optional<signal_watcher> watcher;
@@ -131,7 +132,7 @@ int train(const options& opts, const model_factory& make_model) {
                     std::chrono::milliseconds(static_cast<std::int64_t>(opts.stop_grace_s * 1000)));
   try {
     check_batch_record_environment();
-    return run_node(opts, make_model, log, stops);
+    return run_node(opts, app, log, stops);
   } catch (const config_error& e) {
     log.error(e.what());
     return exit_bad_config;
@@ -141,16 +142,30 @@ int train(const options& opts, const model_factory& make_model) {
   }
 }
 
+// The formats --data-format takes besides the built-in ones; a reader
+// shadowing a built-in format would make its name mean two things.
+known_formats formats_of(const data_readers& readers) {
+  known_formats formats;
+  for (const auto& [name, reader] : readers) {
+    const auto built_in = {"idx", "csv", "libsvm", "criteo"};
+    if (name.empty() || std::find(built_in.begin(), built_in.end(), name) != built_in.end())
+      throw config_error("config: a data reader is registered as '" + name +
+                         "' (expected a name other than idx, csv, libsvm, criteo and '')");
+    formats.registered.push_back(name);
+  }
+  return formats;
+}
+
 }  // namespace
 
-int run_downpour(int argc, char** argv, const model_factory& make_model) {
+int run_downpour(int argc, char** argv, const application& app) {
   try {
-    auto opts = parse_options(argc, argv, std::cout);
+    auto opts = parse_options(argc, argv, std::cout, formats_of(app.readers));
     if (!opts) return 0;
     if (opts->command == command_kind::status) return run_status(*opts, std::cout, std::cerr);
     if (opts->command != command_kind::train)
-      return run_command(*opts, make_model, std::cout, std::cerr);
-    return train(*opts, make_model);
+      return run_command(*opts, app, std::cout, std::cerr);
+    return train(*opts, app);
   } catch (const config_error& e) {
     // Before any logger: bounded and escaped like a log line (a bad value is quoted).
     std::cerr << "downpour: " << printable_line(e.what()) << std::endl;
@@ -159,6 +174,10 @@ int run_downpour(int argc, char** argv, const model_factory& make_model) {
     std::cerr << "downpour: " << printable_line(e.what()) << std::endl;
     return 1;
   }
+}
+
+int run_downpour(int argc, char** argv, const model_factory& make_model) {
+  return run_downpour(argc, argv, application{make_model, {}});
 }
 
 }  // namespace downpour

@@ -40,11 +40,11 @@ found_checkpoint locate(const options& opts, std::ostream& warnings) {
   return std::move(*found);
 }
 
-int run_eval(const options& opts, const model_factory& make_model, std::ostream& out,
+int run_eval(const options& opts, const application& app, std::ostream& out,
              std::ostream& err) {
   const found_checkpoint found = locate(opts, err);
   const checkpoint& c = found.data;
-  const job_model job = build_job_model(opts, load_data_splits(opts), make_model);
+  const job_model job = build_job_model(opts, load_data_splits(opts, app.readers), app.make_model);
   check_layout(c, job.layout, found.path);
   const auto rows = row_table_for(opts, job.layout);
   const auto both = evaluate_test(*job.net, c.params.data(), c.ema.data(), c.rows, rows, job.data);
@@ -154,12 +154,12 @@ int run_export(const options& opts, std::ostream& out, std::ostream& err) {
 
 }  // namespace
 
-int run_command(const options& opts, const model_factory& make_model, std::ostream& out,
+int run_command(const options& opts, const application& app, std::ostream& out,
                 std::ostream& err) {
   try {
     switch (opts.command) {
       case command_kind::eval:
-        return run_eval(opts, make_model, out, err);
+        return run_eval(opts, app, out, err);
       case command_kind::inspect:
         return run_inspect(opts, out, err);
       case command_kind::export_npz:

@@ -21,11 +21,11 @@
 
 namespace downpour {
 
-// Runs opts.command (eval, inspect or export_npz); eval with make_model's
-// model. Results go to out; an error is one line on err. Returns the exit
+// Runs opts.command (eval, inspect or export_npz); eval with the
+// application's model, on data its readers may read. Results go to out; an error is one line on err. Returns the exit
 // code: 0, 1 on a failure (including a checksum mismatch found by inspect),
 // 2 on a usage error (including a model the factory refuses).
-int run_command(const options& opts, const model_factory& make_model, std::ostream& out,
+int run_command(const options& opts, const application& app, std::ostream& out,
                 std::ostream& err);
 
 }  // namespace downpour

@@ -30,8 +30,9 @@ job_model build_job_model(const options& opts, data_splits data, const model_fac
   return job;
 }
 
-model_layout build_ps_layout(const options& opts, const model_factory& make_model) {
-  return make_checked(request_for(opts, summarize_job_data(opts)), make_model).layout;
+model_layout build_ps_layout(const options& opts, const application& app) {
+  return make_checked(request_for(opts, summarize_job_data(opts, app.readers)), app.make_model)
+      .layout;
 }
 
 }  // namespace downpour

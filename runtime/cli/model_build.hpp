@@ -15,6 +15,6 @@ job_model build_job_model(const options& opts, data_splits data, const model_fac
 
 // What a ps needs: the layout of the model for the job's data, read as far
 // as the format allows without the examples (runtime/node/job.hpp).
-model_layout build_ps_layout(const options& opts, const model_factory& make_model);
+model_layout build_ps_layout(const options& opts, const application& app);
 
 }  // namespace downpour

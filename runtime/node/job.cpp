@@ -81,13 +81,29 @@ data_splits open_streamed(const options& opts, const std::string& train_files) {
   return s;
 }
 
+// The program's reader of --data-format=NAME; eval reads the test files alone.
+data_splits read_registered(const options& opts, const data_readers& readers) {
+  const auto reader = readers.find(opts.registered_format);
+  if (reader == readers.end())
+    throw config_error("config: --data-format=" + opts.registered_format +
+                       " has no reader in this program");
+  data_request r;
+  r.format = opts.registered_format;
+  r.train_file = opts.command == command_kind::eval ? "" : opts.train_file;
+  r.test_file = opts.test_file;
+  r.validation_size = opts.validation_size;
+  r.max_line_bytes = opts.max_line_bytes;
+  return read_data(reader->second, r);
+}
+
 std::string data_source(const options& opts) {
   return opts.data_format == data_format_kind::idx ? opts.data_dir : opts.train_file;
 }
 
 }  // namespace
 
-data_splits load_data_splits(const options& opts) {
+data_splits load_data_splits(const options& opts, const data_readers& readers) {
+  if (opts.data_format == data_format_kind::registered) return read_registered(opts, readers);
   if (streams_input(opts))
     return open_streamed(opts, opts.command == command_kind::eval ? "" : opts.train_file);
   if (opts.data_format == data_format_kind::csv) return load_csv_splits(opts);
@@ -95,8 +111,8 @@ data_splits load_data_splits(const options& opts) {
   return load_mnist(opts.data_dir, opts.validation_size);
 }
 
-data_splits load_job_data(const options& opts) {
-  auto data = load_data_splits(opts);
+data_splits load_job_data(const options& opts, const data_readers& readers) {
+  auto data = load_data_splits(opts, readers);
   // A stream ends each pass with what is left: any batch size trains.
   if (data.stream) return data;
   if (opts.batch_size > data.train->size())
@@ -107,7 +123,9 @@ data_splits load_job_data(const options& opts) {
   return data;
 }
 
-data_summary summarize_job_data(const options& opts) {
+data_summary summarize_job_data(const options& opts, const data_readers& readers) {
+  if (opts.data_format == data_format_kind::registered)
+    return read_registered(opts, readers).summary();
   // Sparse examples have no fixed features and two classes by the format:
   // a ps (millions of examples, none of which it trains on) reads nothing.
   if (opts.data_format == data_format_kind::libsvm || opts.data_format == data_format_kind::criteo)

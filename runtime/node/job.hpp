@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "config/options.hpp"
+#include "data/data_reader.hpp"
 #include "data/dataset.hpp"
 #include "model/model.hpp"
 #include "model/schedule.hpp"
@@ -18,20 +19,21 @@
 
 namespace downpour {
 
-// The job's data: --data-dir (IDX) or --train-file and --test-file (CSV)
-// with --validation-size held out. Throws data_error.
-data_splits load_data_splits(const options& opts);
+// The job's data: --data-dir (IDX) or --train-file and --test-file (CSV,
+// libsvm, Criteo, or a format of readers: --data-format=NAME) with
+// --validation-size held out. Throws data_error.
+data_splits load_data_splits(const options& opts, const data_readers& readers = {});
 
 // The same for a training node, whose training split must fill a
 // --batch-size batch. Checked before any actor starts, so that a size no
 // worker could train on is one data error line, not an exception in every
 // worker. Throws data_error.
-data_splits load_job_data(const options& opts);
+data_splits load_job_data(const options& opts, const data_readers& readers = {});
 
 // The shape and classes of the job's data without the examples where the
-// format allows (IDX: headers and labels): what a ps builds the model for.
-// Throws data_error.
-data_summary summarize_job_data(const options& opts);
+// format allows (IDX: headers and labels; a registered format is read
+// whole): what a ps builds the model for. Throws data_error.
+data_summary summarize_job_data(const options& opts, const data_readers& readers = {});
 
 // What the model factory is asked for: the data's shape and classes, --l2,
 // --model and --hidden-units.

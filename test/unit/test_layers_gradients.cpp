@@ -11,6 +11,7 @@
 #include "layer_gradients.hpp"
 #include "model/layers/activations.hpp"
 #include "model/layers/concatenate.hpp"
+#include "model/layers/conv_pool.hpp"
 #include "model/layers/dense.hpp"
 #include "model/layers/dot_interaction.hpp"
 #include "model/layers/dropout.hpp"
@@ -94,6 +95,32 @@ TEST_CASE("a dense layer's parameter-only backward writes the same gradient as i
   std::vector<double> full = unwritten(15), only = unwritten(15);
   l.backward({dout.data(), rows, 3}, params.data(), full.data());
   l.backward_parameters({dout.data(), rows, 3}, params.data(), only.data());
+  CHECK(full == only);
+}
+
+TEST_CASE("a convolution block's gradients match central differences, one input channel and more") {
+  // 5 images: a chunk of 4 and one of 1. Random values leave the pooling
+  // windows' maxima and the ReLU's inputs far from a tie at this step size.
+  for (const cnn_kernels::conv_block g : {cnn_kernels::conv_block{4, 6, 1, 2, 3},
+                                          cnn_kernels::conv_block{4, 4, 2, 3, 3}}) {
+    conv_pool<double> l(g, 0.1f);
+    const errors e = check_layer(l, uniform_values(rows * l.input_width(), 11),
+                                 uniform_values(l.parameter_count(), 12));
+    CHECK(e.input < tolerance);
+    CHECK(e.parameters < tolerance);
+  }
+}
+
+TEST_CASE("a convolution block's parameter-only backward writes the same gradient as its full one") {
+  conv_pool<double> l({4, 4, 2, 3, 3}, 0.1f);
+  l.reserve(rows);
+  const auto in = uniform_values(rows * l.input_width(), 13);
+  const auto params = uniform_values(l.parameter_count(), 14);
+  const auto dout = uniform_values(rows * l.output_width(), 15);
+  l.forward({in.data(), rows, l.input_width()}, params.data(), pass{});
+  std::vector<double> full = unwritten(params.size()), only = unwritten(params.size());
+  l.backward({dout.data(), rows, l.output_width()}, params.data(), full.data());
+  l.backward_parameters({dout.data(), rows, l.output_width()}, params.data(), only.data());
   CHECK(full == only);
 }
 

@@ -14,6 +14,7 @@
 #include "layer_gradients.hpp"
 #include "model/layers/activations.hpp"
 #include "model/layers/concatenate.hpp"
+#include "model/layers/conv_pool.hpp"
 #include "model/layers/dense.hpp"
 #include "model/layers/dot_interaction.hpp"
 #include "model/layers/graph.hpp"
@@ -216,4 +217,30 @@ TEST_CASE("a graph gives zero gradients to a layer the output does not depend on
   g.backward({dout.data(), 2, 1}, params.data(), grad.data(), {});
   CHECK(std::all_of(grad.begin(), grad.begin() + 6, [](double v) { return v == 0.0; }));
   CHECK(std::none_of(grad.begin() + 6, grad.end(), [](double v) { return std::isnan(v); }));
+}
+
+TEST_CASE("a network run chunk by chunk with the adding backward sums the chunks' gradients") {
+  // dense, ReLU (the default adding: no parameters) and a convolution block.
+  sequential<double> net(4 * 4 * 1);
+  net.add(conv_pool<double>({4, 4, 1, 2, 3}, 0.1f));
+  net.add(relu<double>(8));
+  net.add(dense<double>(8, 3));
+  net.reserve(6);
+  const auto in = testing::uniform_values(6 * 16, 31), params = testing::uniform_values(
+      net.parameter_count(), 32), dout = testing::uniform_values(6 * 3, 33);
+  // Written for the 6 rows at once, and added up over chunks of 4 and 2.
+  net.forward({in.data(), 6, 16}, params.data(), pass{});
+  std::vector<double> whole(net.parameter_count());
+  net.backward_parameters({dout.data(), 6, 3}, params.data(), whole.data());
+  std::vector<double> summed(net.parameter_count(), 0.0);
+  for (std::size_t first : {0, 4}) {
+    const std::size_t rows = first == 0 ? 4 : 2;
+    net.forward({in.data() + first * 16, rows, 16}, params.data(), pass{});
+    net.backward_parameters_adding({dout.data() + first * 3, rows, 3}, params.data(),
+                                   summed.data());
+  }
+  double worst = 0.0;
+  for (std::size_t i = 0; i < whole.size(); ++i)
+    worst = std::max(worst, std::abs(whole[i] - summed[i]) / (1.0 + std::abs(whole[i])));
+  CHECK(worst < 1e-14);
 }

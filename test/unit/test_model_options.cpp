@@ -54,7 +54,7 @@ TEST_CASE("CSV data needs both files and the files need CSV data") {
   CHECK(error_of({"--data-format=csv", "--train-file=a.csv"}) ==
         "config: --data-format=csv needs --train-file and --test-file");
   CHECK(error_of({"--train-file=a.csv"}) ==
-        "config: --train-file is for --data-format=csv, libsvm or criteo");
+        "config: --train-file is for --data-format=csv, libsvm, criteo or a registered format");
   CHECK(error_of({"--csv-label=last"}) == "config: --csv-label is for --data-format=csv");
   CHECK(error_of({"--data-format=svm"}) ==
         "config: --data-format=svm is not valid (expected idx|csv|libsvm|criteo)");

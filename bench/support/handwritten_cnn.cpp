@@ -1,5 +1,4 @@
-// basic_cnn_workspace: the network's forward and backward pass on a batch.
-#include "model/cnn.hpp"
+#include "bench/support/handwritten_cnn.hpp"
 
 #include <Eigen/Dense>
 #include <algorithm>
@@ -42,7 +41,7 @@ enum variable : std::size_t { conv1_w, conv1_b, conv2_w, conv2_b, dense_w, dense
 }  // namespace
 
 template <class T>
-struct basic_cnn_workspace<T>::impl {
+struct handwritten_cnn<T>::impl {
   using mat = matrix_of<T>;
   using map = Eigen::Map<mat>;
   using cmap = Eigen::Map<const mat>;
@@ -222,19 +221,19 @@ struct basic_cnn_workspace<T>::impl {
 };
 
 template <class T>
-basic_cnn_workspace<T>::basic_cnn_workspace(const cnn_shape& shape, std::size_t batch_size,
+handwritten_cnn<T>::handwritten_cnn(const cnn_shape& shape, std::size_t batch_size,
                                             T l2)
     : impl_(std::make_unique<impl>(shape, batch_size, l2)) {}
 template <class T>
-basic_cnn_workspace<T>::~basic_cnn_workspace() = default;
+handwritten_cnn<T>::~handwritten_cnn() = default;
 template <class T>
-basic_cnn_workspace<T>::basic_cnn_workspace(basic_cnn_workspace&&) noexcept = default;
+handwritten_cnn<T>::handwritten_cnn(handwritten_cnn&&) noexcept = default;
 template <class T>
-basic_cnn_workspace<T>& basic_cnn_workspace<T>::operator=(basic_cnn_workspace&&) noexcept =
+handwritten_cnn<T>& handwritten_cnn<T>::operator=(handwritten_cnn&&) noexcept =
     default;
 
 template <class T>
-T basic_cnn_workspace<T>::loss_and_gradient(const T* params, const batch& b, T* grad) {
+T handwritten_cnn<T>::loss_and_gradient(const T* params, const batch& b, T* grad) {
   impl& w = *impl_;
   w.zero_gradient(grad);
   const T loss = w.loss(params, b, [&](std::size_t first, std::size_t count) {
@@ -245,19 +244,19 @@ T basic_cnn_workspace<T>::loss_and_gradient(const T* params, const batch& b, T* 
 }
 
 template <class T>
-T basic_cnn_workspace<T>::loss(const T* params, const batch& b) {
+T handwritten_cnn<T>::loss(const T* params, const batch& b) {
   return impl_->loss(params, b, [](std::size_t, std::size_t) {});
 }
 
 template <class T>
-const T* basic_cnn_workspace<T>::scores(const T* params, const batch& b) {
+const T* handwritten_cnn<T>::scores(const T* params, const batch& b) {
   impl_->start(b);
   for (std::size_t i = 0; i < b.size; i += chunk_images)
     impl_->forward(params, i, std::min(chunk_images, b.size - i));
   return impl_->logits.data();
 }
 
-template class basic_cnn_workspace<float>;
-template class basic_cnn_workspace<double>;
+template class handwritten_cnn<float>;
+template class handwritten_cnn<double>;
 
 }  // namespace downpour
