@@ -8,7 +8,7 @@
 #include "actors/parameter_shard.hpp"
 #include "actors/sync_coordinator.hpp"
 #include "model/sync_rule.hpp"
-#include "deterministic_fixture.hpp"
+#include "sync_shard_fixture.hpp"
 #include "model/update.hpp"
 
 using namespace downpour;
@@ -40,29 +40,7 @@ TEST_CASE("under ssp no worker starts more than staleness steps past the slowest
   CHECK(may_advance(100, {}, 0));
 }
 
-namespace {
-
-struct sync_fixture : downpour::testing::deterministic_fixture {
-  shard_actor sync_shard(std::size_t required, const std::vector<float>& params) {
-    shard_config c;
-    c.mode = train_mode::sync;
-    c.required = required;
-    c.last_step = 1000;
-    return initialized_shard(c, params);
-  }
-
-  void push(const shard_actor& shard, std::int64_t stamp, std::uint32_t worker,
-            std::vector<float> grad) {
-    (*chief)->send(shard, push_atom_v, push_msg{stamp, worker, shared_tensor{std::move(grad)}});
-    run();
-  }
-
-  shard_snapshot snapshot(const shard_actor& shard) {
-    return ask<shard_snapshot>(shard, snapshot_atom_v);
-  }
-};
-
-}  // namespace
+using sync_fixture = downpour::testing::sync_shard_fixture;
 
 TEST_CASE_FIXTURE(sync_fixture, "exactly one global step per aggregation, applying the mean") {
   auto shard = sync_shard(2, {1.0f, 2.0f});

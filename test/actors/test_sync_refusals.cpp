@@ -5,38 +5,16 @@
 #include <doctest/doctest.h>
 
 #include "actors/parameter_shard.hpp"
-#include "deterministic_fixture.hpp"
+#include "sync_shard_fixture.hpp"
 
 using namespace downpour;
 
-namespace {
-
-struct refusal_fixture : downpour::testing::deterministic_fixture {
-  shard_actor sync_shard(std::size_t required, const std::vector<float>& params) {
-    shard_config c;
-    c.mode = train_mode::sync;
-    c.required = required;
-    c.last_step = 3;
-    return initialized_shard(c, params);
-  }
-
-  void push(const shard_actor& shard, std::int64_t stamp, std::uint32_t worker,
-            std::vector<float> grad) {
-    (*chief)->send(shard, push_atom_v, push_msg{stamp, worker, shared_tensor{std::move(grad)}});
-    run();
-  }
-
-  shard_snapshot snapshot(const shard_actor& shard) {
-    return ask<shard_snapshot>(shard, snapshot_atom_v);
-  }
-};
-
-}  // namespace
+using refusal_fixture = downpour::testing::sync_shard_fixture;
 
 TEST_CASE_FIXTURE(refusal_fixture,
                   "a refused push for the round in progress completes the round with the mean of "
                   "the accepted gradients alone") {
-  auto shard = sync_shard(2, {1.0f, 1.0f});
+  auto shard = sync_shard(2, {1.0f, 1.0f}, 3);
   push(shard, 0, 1, {1.0f});  // worker 1's push has the wrong length: refused
   CHECK(snapshot(shard).step == 0);
   push(shard, 0, 0, {2.0f, 4.0f});
@@ -54,7 +32,7 @@ TEST_CASE_FIXTURE(refusal_fixture,
 
 TEST_CASE_FIXTURE(refusal_fixture,
                   "a refused push stamped for another round counts toward none") {
-  auto shard = sync_shard(2, {1.0f});
+  auto shard = sync_shard(2, {1.0f}, 3);
   push(shard, 5, 1, {1.0f});  // from the future: refused, not this round's
   push(shard, 0, 0, {1.0f});
   auto s = snapshot(shard);
@@ -68,7 +46,7 @@ TEST_CASE_FIXTURE(refusal_fixture,
 TEST_CASE_FIXTURE(refusal_fixture,
                   "a round whose every push was refused takes no step and answers the pulls "
                   "waiting for the next one, so its workers push again") {
-  auto shard = sync_shard(2, {1.0f});
+  auto shard = sync_shard(2, {1.0f}, 3);
   auto w0 = request<pull_reply>(shard, pull_atom_v, std::int64_t{1});
   auto w1 = request<pull_reply>(shard, pull_atom_v, std::int64_t{1});
   push(shard, 0, 0, {1.0f, 2.0f});
@@ -93,7 +71,7 @@ TEST_CASE_FIXTURE(refusal_fixture,
 TEST_CASE_FIXTURE(refusal_fixture,
                   "at the last step a refused push counts toward no round and the shard stays "
                   "there") {
-  auto shard = sync_shard(1, {1.0f});
+  auto shard = sync_shard(1, {1.0f}, 3);
   for (std::int64_t step = 0; step < 3; ++step) push(shard, step, 0, {1.0f});
   REQUIRE(snapshot(shard).step == 3);
   auto late = request<pull_reply>(shard, pull_atom_v, std::int64_t{4});
