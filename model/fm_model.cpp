@@ -132,6 +132,7 @@ class fm_model final : public model {
                  {"bias", 1, 1, {}, false}}) {}
   model_layout layout() const override { return layout_; }
   std::size_t classes() const override { return 2; }
+  prediction predicts() const override { return prediction::probability; }
   std::unique_ptr<model_workspace> workspace(std::size_t batch_size) const override {
     return std::make_unique<fm_workspace>(hashing_, factors_, batch_size);
   }

@@ -85,6 +85,7 @@ class logreg_model final : public model {
                 {{"weights", rows, 1, {}, false, storage::rows}, {"bias", 1, 1, {}, false}}) {}
   model_layout layout() const override { return layout_; }
   std::size_t classes() const override { return 2; }
+  prediction predicts() const override { return prediction::probability; }
   std::unique_ptr<model_workspace> workspace(std::size_t batch_size) const override {
     return std::make_unique<logreg_workspace>(hashing_, batch_size);
   }

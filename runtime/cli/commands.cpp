@@ -57,9 +57,10 @@ int run_eval(const options& opts, const model_factory& make_model, std::ostream&
         << " ema_test_accuracy=" << fixed_text(ema.per_class[k], 4) << "\n";
   out << "eval: global_step=" << c.global_step << " test_accuracy=" << fixed_text(raw.overall, 4)
       << " ema_test_accuracy=" << fixed_text(ema.overall, 4);
-  if (rows)
+  if (raw.kind == prediction::probability)
     out << " test_log_loss=" << fixed_text(raw.log_loss, 5)
         << " test_auc=" << fixed_text(raw.auc, 4);
+  if (raw.kind == prediction::value) out << " test_rmse=" << fixed_text(raw.rmse, 5);
   out << std::endl;
   return 0;
 }

@@ -120,7 +120,8 @@ TEST_CASE("the built-in models are chosen by name and refuse what they cannot bu
   CHECK_THROWS_AS(make_builtin_model({"cnn", {}}, request_for({784}, 10)), std::invalid_argument);
   CHECK_THROWS_WITH_AS(
       make_builtin_model({"rnn", {}}, request),
-      "--model=rnn is not a built-in model (expected mlp, softmax, cnn, logreg or fm)",
+      "--model=rnn is not a built-in model (expected mlp, softmax, cnn, logreg, fm, dlrm or "
+      "wide_deep)",
       std::invalid_argument);
   CHECK_THROWS_AS(make_builtin_model({"mlp", {}}, request), std::invalid_argument);
   CHECK_THROWS_AS(make_builtin_model({"mlp", {500}}, request_for({}, 10)), std::invalid_argument);
