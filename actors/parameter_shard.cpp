@@ -367,7 +367,7 @@ shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg) {
 
 std::optional<sparse_table_spec> row_table_spec(const model_layout& layout, std::uint64_t seed,
                                                 sparse_optimizer optimizer) {
-  const auto& v = layout.row_variable();
+  const auto& v = only_row_variable(layout);
   if (!v) return std::nullopt;
   sparse_table_spec spec;
   spec.rows = v->rows;

@@ -179,7 +179,7 @@ const float* scores_with_rows(model_workspace& ws, const float* params, const ro
 
 std::size_t row_cols(const model& m) {
   const model_layout layout = m.layout();
-  return layout.row_variable() ? layout.row_variable()->cols : 0;
+  return only_row_variable(layout) ? only_row_variable(layout)->cols : 0;
 }
 
 }  // namespace

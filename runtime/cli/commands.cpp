@@ -128,7 +128,7 @@ int run_inspect(const options& opts, std::ostream& out, std::ostream& err) {
 // per row) and NAME/values ([rows, cols]), with AdaGrad's NAME/accumulators.
 // It has no moving average, so --ema exports the same rows.
 void add_row_arrays(const checkpoint& c, std::vector<npy_array>& arrays) {
-  const auto& v = c.layout.row_variable();
+  const auto& v = only_row_variable(c.layout);
   if (!v) return;
   const std::size_t n = c.rows.keys.size();
   arrays.push_back({v->name + "/keys", {n}, c.rows.keys.data(), npy_dtype::u8});

@@ -94,7 +94,7 @@ struct model_shards_fixture : deterministic_fixture {
       init.step = m.step;
       init.params.values = to_floats(gather(layouts[k], m.params.data()));
       init.ema.values = to_floats(gather(layouts[k], m.ema.data()));
-      if (const auto& v = layout.row_variable()) init.rows = rows_of(m.rows, v->rows, n, k);
+      if (const auto& v = only_row_variable(layout)) init.rows = rows_of(m.rows, v->rows, n, k);
       shards.push_back(spawn_parameter_shard(*sys, c));
       inits.push_back(init);
       steps.push_back(m.step);
