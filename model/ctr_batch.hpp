@@ -26,6 +26,7 @@ struct ctr_table {
   std::uint64_t rows = 0;
   std::size_t cols = 0;
   initializer init;
+  update_spec update;
   std::uint64_t first_key = 0;  // set by ctr_tables
 };
 

@@ -115,6 +115,32 @@ class ctr_model final : public model {
 
 }  // namespace
 
+model_layout ctr_layout(const std::string& kind, const std::string& spec,
+                        std::vector<variable_spec> dense, const update_spec& dense_update,
+                        const std::vector<ctr_table>& tables) {
+  for (variable_spec& v : dense) {
+    v.regularized = false;
+    v.update = dense_update;
+  }
+  for (const ctr_table& t : tables) {
+    variable_spec v;
+    v.name = t.name;
+    v.rows = t.rows;
+    v.cols = t.cols;
+    v.init = t.init;
+    v.store = storage::rows;
+    v.update = t.update;
+    dense.push_back(std::move(v));
+  }
+  return model_layout(kind, spec, dense);
+}
+
+std::string units_text(const std::vector<std::size_t>& units) {
+  std::string text;
+  for (std::size_t u : units) text += (text.empty() ? "" : ",") + std::to_string(u);
+  return text;
+}
+
 std::shared_ptr<const model> ctr_model_of(std::shared_ptr<const ctr_design> design) {
   return std::make_shared<ctr_model>(std::move(design));
 }

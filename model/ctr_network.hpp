@@ -68,6 +68,16 @@ class ctr_network {
 extern template class ctr_network<float>;
 extern template class ctr_network<double>;
 
+// A design's layout: the graph's dense variables, each updated by dense
+// (the model adds no L2 of its own: a variable's `reg` is the runtime's),
+// then the tables as row variables with their own updates.
+model_layout ctr_layout(const std::string& kind, const std::string& spec,
+                        std::vector<variable_spec> dense, const update_spec& dense_update,
+                        const std::vector<ctr_table>& tables);
+
+// "512,256": a list of units as the options write it.
+std::string units_text(const std::vector<std::size_t>& units);
+
 // The design as a model: two classes, a probability, scores [0, logit].
 std::shared_ptr<const model> ctr_model_of(std::shared_ptr<const ctr_design> design);
 

@@ -33,7 +33,8 @@ class dlrm final : public ctr_design {
     std::vector<ctr_table> declared;
     for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
       declared.push_back({"embeddings/C" + std::to_string(j + 1), shape.table_rows,
-                          shape.embedding_dim, {init_kind::truncated_normal, kEmbeddingStddev}});
+                          shape.embedding_dim, {init_kind::truncated_normal, kEmbeddingStddev},
+                          {}});
     tables_ = ctr_tables(declared);
     for (std::size_t j = 0; j < criteo_categorical_fields; ++j) bags_.push_back({j, j + 1});
   }
@@ -71,9 +72,12 @@ class dlrm final : public ctr_design {
   std::vector<ctr_bag> bags_;
 };
 
-// Before the layout API of several row variables.
+// "N-D-bottom-top": each table's rows, the embedding width, the MLPs' hidden units.
 model_layout dlrm::layout() const {
-  throw std::logic_error("dlrm: a layout of several row variables is not available yet");
+  const std::string spec = std::to_string(shape_.table_rows) + "-" +
+                           std::to_string(shape_.embedding_dim) + "-" +
+                           units_text(shape_.bottom_units) + "-" + units_text(shape_.top_units);
+  return ctr_layout("dlrm", spec, float_graph().variables(), {}, tables_);
 }
 
 }  // namespace

@@ -1,4 +1,6 @@
 // --model wide_deep: its tables, its graph and how it reads a Criteo batch.
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -15,6 +17,25 @@ namespace {
 constexpr float kEmbeddingStddev = 0.05f;
 constexpr std::size_t kFeaturesTable = 0, kCrossesTable = 1, kFirstEmbedding = 2;
 constexpr std::size_t kLinearBag = 0;  // then one bag per field's embedding
+// The linear part's columns: 26 fields and 25 crosses.
+constexpr std::size_t kLinearColumns = 2 * criteo_categorical_fields - 1;
+
+// TF's DNNLinearCombinedClassifier: FTRL at min(0.2, 1 / sqrt(linear columns))
+// for the linear part, AdaGrad at 0.05 for the deep one.
+update_spec linear_update() {
+  update_spec u;
+  u.rule = update_rule::ftrl;
+  u.learning_rate =
+      std::min(0.2f, static_cast<float>(1.0 / std::sqrt(static_cast<double>(kLinearColumns))));
+  return u;
+}
+
+update_spec deep_update() {
+  update_spec u;
+  u.rule = update_rule::adagrad;
+  u.learning_rate = 0.05f;
+  return u;
+}
 
 class wide_deep_reader final : public criteo_reader {
  public:
@@ -40,11 +61,12 @@ class wide_deep_reader final : public criteo_reader {
 class wide_deep final : public ctr_design {
  public:
   explicit wide_deep(const wide_deep_shape& shape) : shape_(shape) {
-    std::vector<ctr_table> declared{{"linear/features", shape.table_rows, 1, {}},
-                                    {"linear/crosses", shape.table_rows, 1, {}}};
+    std::vector<ctr_table> declared{{"linear/features", shape.table_rows, 1, {}, linear_update()},
+                                    {"linear/crosses", shape.table_rows, 1, {}, linear_update()}};
     for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
       declared.push_back({"embeddings/C" + std::to_string(j + 1), shape.table_rows,
-                          shape.embedding_dim, {init_kind::truncated_normal, kEmbeddingStddev}});
+                          shape.embedding_dim, {init_kind::truncated_normal, kEmbeddingStddev},
+                          deep_update()});
     tables_ = ctr_tables(declared);
     bags_.push_back({kFeaturesTable, kFirstEmbedding});
     for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
@@ -84,9 +106,12 @@ class wide_deep final : public ctr_design {
   std::vector<ctr_bag> bags_;
 };
 
-// Before the layout API of several row variables.
+// "N-D-hidden": each table's rows, the embedding width, the deep part's units.
 model_layout wide_deep::layout() const {
-  throw std::logic_error("wide_deep: a layout of several row variables is not available yet");
+  const std::string spec = std::to_string(shape_.table_rows) + "-" +
+                           std::to_string(shape_.embedding_dim) + "-" +
+                           units_text(shape_.hidden_units);
+  return ctr_layout("wide_deep", spec, float_graph().variables(), deep_update(), tables_);
 }
 
 }  // namespace

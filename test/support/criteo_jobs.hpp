@@ -19,8 +19,8 @@ struct planted_criteo {
   double planted_log_loss = 0;
   planted_criteo() {
     using namespace std::chrono_literals;
-    process gen({DOWNPOUR_GEN_CRITEO, "--out", dir.str(), "--train", "60000", "--test", "10000",
-                 "--files", "2", "--seed", "3", "--vocabulary-scale", "0.001"},
+    process gen({DOWNPOUR_GEN_CRITEO, "--out", dir.str(), "--train", "100000", "--test", "10000",
+                 "--files", "2", "--seed", "3", "--vocabulary-scale", "0.0001"},
                 dir / "gen.log");
     if (gen.wait(120s) != 0) throw std::runtime_error("gen_criteo failed: " + gen.output());
     std::ifstream in(dir / "planted.json");

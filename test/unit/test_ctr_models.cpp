@@ -134,14 +134,14 @@ TEST_CASE("wide_deep's linear bag reads features and crosses, one width-1 block 
 
 TEST_CASE("dlrm's gradient at its dense parameters and every row matches central differences") {
   const auto e = check_model(*dlrm_design(small_dlrm()), criteo_batch(4));
-  CHECK(e.parameters < 1e-5);
-  CHECK(e.rows < 1e-5);
+  CHECK(e.parameters < 1e-6);
+  CHECK(e.rows < 1e-6);
 }
 
 TEST_CASE("wide_deep's gradient at its dense parameters and every row matches central differences") {
   const auto e = check_model(*wide_deep_design(small_wide_deep()), criteo_batch(4));
-  CHECK(e.parameters < 1e-5);
-  CHECK(e.rows < 1e-5);
+  CHECK(e.parameters < 1e-6);
+  CHECK(e.rows < 1e-6);
 }
 
 TEST_CASE("the CTR models refuse dense data, more than two classes and empty shapes, in one line") {
@@ -176,4 +176,43 @@ TEST_CASE("a CTR model's reader refuses a feature no Criteo line gives, naming t
                        "criteo: feature key 20 is not one a Criteo line gives (expected 0..12 or "
                        "a categorical field in the top 6 bits; --data-format=criteo)",
                        std::invalid_argument);
+}
+
+TEST_CASE("dlrm's layout: the MLPs' dense variables, then 26 tables whose keys are the batch's") {
+  const auto design = dlrm_design(small_dlrm());
+  const model_layout l = design->layout();
+  CHECK(l.to_string() == "dlrm 50-3-4-5");
+  REQUIRE(l.variables().size() == 8);
+  CHECK(l.variables()[0].name == "bottom/layer1/weights");
+  CHECK(l.variables()[3].name == "bottom/layer2/biases");
+  CHECK(l.variables()[4].name == "top/layer1/weights");
+  CHECK(l.variables()[4].rows == 3 + 351);
+  CHECK(l.variables()[7].name == "top/layer2/biases");
+  const auto& rows = l.row_variables();
+  REQUIRE(rows.size() == criteo_categorical_fields);
+  for (std::size_t j = 0; j < rows.size(); ++j) {
+    CHECK(rows[j].name == design->tables()[j].name);
+    CHECK(rows[j].first_key == design->tables()[j].first_key);
+    CHECK(rows[j].cols == 3);
+    CHECK(rows[j].update.rule == update_rule::sgd);
+  }
+  for (const auto& v : l.variables()) CHECK(v.update.rule == update_rule::sgd);
+  CHECK(ctr_model_of(design)->predicts() == prediction::probability);
+}
+
+TEST_CASE("wide_deep's layout: FTRL for the linear tables, AdaGrad at 0.05 for the deep part") {
+  const model_layout l = wide_deep_design(small_wide_deep())->layout();
+  CHECK(l.to_string() == "wide_deep 50-3-4");
+  CHECK(l.variables().front().name == "deep/layer1/weights");
+  CHECK(l.variables().front().rows == criteo_integer_fields + 26 * 3);
+  for (const auto& v : l.variables()) {
+    CHECK(v.update.rule == update_rule::adagrad);
+    CHECK(v.update.learning_rate == 0.05f);
+  }
+  const auto& linear = l.row_variable("linear/features");
+  CHECK(linear.update.rule == update_rule::ftrl);
+  CHECK(linear.update.learning_rate == doctest::Approx(1.0 / std::sqrt(51.0)));
+  CHECK(l.row_variable("linear/crosses").first_key == 50);
+  CHECK(l.row_variable("embeddings/C26").update.rule == update_rule::adagrad);
+  CHECK(l.row_variables().size() == 28);
 }
