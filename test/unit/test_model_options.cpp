@@ -117,7 +117,7 @@ TEST_CASE("dlrm and wide_deep take Criteo data and their shapes: --embedding-dim
   CHECK(error_of(with({"--model=dlrm", "--embedding-dim=0"})).find("--embedding-dim") !=
         std::string::npos);
   CHECK(error_of(with({"--model=dlrm", "--bottom-units=8,0"})) ==
-        "config: --bottom-units has a bad entry '0' (expected a comma-separated list of "
+        "config: --bottom-units=8,0 has a bad entry '0' (expected a comma-separated list of "
         "integers >= 1, e.g. 500,300)");
 }
 
