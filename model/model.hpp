@@ -94,6 +94,7 @@ struct model_choice {
   std::vector<std::size_t> hidden_units{500};
   std::uint64_t sparse_rows = std::uint64_t{1} << 20;  // logreg, fm: rows features hash into
   std::size_t fm_factors = 8;                          // fm
+  update_rule sparse_update = update_rule::sgd;        // logreg, fm: their rows' (--sparse-optimizer)
 };
 
 // What a model is built for: the data's example shape and classes, and the
