@@ -365,8 +365,7 @@ shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg) {
   return sys.spawn(parameter_shard, std::move(cfg));
 }
 
-std::optional<sparse_table_spec> row_table_spec(const model_layout& layout, std::uint64_t seed,
-                                                sparse_optimizer optimizer) {
+std::optional<sparse_table_spec> row_table_spec(const model_layout& layout, std::uint64_t seed) {
   const auto& v = only_row_variable(layout);
   if (!v) return std::nullopt;
   sparse_table_spec spec;
@@ -374,7 +373,8 @@ std::optional<sparse_table_spec> row_table_spec(const model_layout& layout, std:
   spec.dim = v->cols;
   spec.init = v->init;
   spec.init_seed = seed;
-  spec.optimizer = optimizer;
+  spec.update = v->update;
+  spec.reg = v->reg;
   return spec;
 }
 

@@ -107,6 +107,7 @@ struct model_choice {
   std::vector<std::size_t> hidden_units{500};
   std::uint64_t sparse_rows = std::uint64_t{1} << 20;  // logreg, fm: rows features hash into
   std::size_t fm_factors = 8;                          // fm
+  update_rule sparse_update = update_rule::sgd;        // logreg, fm: their rows' (--sparse-optimizer)
   // dlrm, wide_deep (model/ctr_models.hpp); sparse_rows: rows of each table,
   // hidden_units: wide_deep's deep part.
   std::size_t embedding_dim = 16;

@@ -126,6 +126,8 @@ model_request request_for(const options& opts, const data_summary& data) {
   return model_request{
       data.shape, data.classes, opts.l2,
       model_choice{opts.model, opts.hidden_units, opts.sparse_rows, opts.fm_factors,
+                   opts.sparse_optimizer == sparse_optimizer_kind::adagrad ? update_rule::adagrad
+                                                                           : update_rule::sgd,
                    opts.embedding_dim, opts.bottom_units, opts.top_units}};
 }
 
@@ -164,10 +166,7 @@ std::string loss_text(const run_summary& s, const char* none, int digits) {
 }  // namespace
 
 std::optional<sparse_table_spec> row_table_for(const options& opts, const model_layout& layout) {
-  const auto optimizer = opts.sparse_optimizer == sparse_optimizer_kind::adagrad
-                             ? sparse_optimizer::adagrad
-                             : sparse_optimizer::sgd;
-  return row_table_spec(layout, opts.seed, optimizer);
+  return row_table_spec(layout, opts.seed);
 }
 
 void add_test_figures(run_summary& s, const accuracy_report& raw, const accuracy_report& ema) {

@@ -47,7 +47,8 @@ TEST_CASE("row variables take consecutive key ranges in declaration order") {
 }
 
 TEST_CASE("a key names its variable, its width and back its row") {
-  const row_space& s = two_tables().rows();
+  const model_layout l = two_tables();
+  const row_space& s = l.rows();
   CHECK(s.variable_of(0) == 0);
   CHECK(s.variable_of(9) == 0);
   CHECK(s.variable_of(10) == 1);
@@ -63,7 +64,8 @@ TEST_CASE("a key names its variable, its width and back its row") {
 }
 
 TEST_CASE("the values of keys are the sum of their variables' widths") {
-  const row_space& s = two_tables().rows();
+  const model_layout l = two_tables();
+  const row_space& s = l.rows();
   CHECK(s.values_for(std::vector<std::uint64_t>{}) == 0);
   CHECK(s.values_for(std::vector<std::uint64_t>{3, 9, 10, 13}) == 1 + 1 + 3 + 3);
   CHECK(s.values_for(std::vector<std::uint64_t>{12, 0}) == 4);

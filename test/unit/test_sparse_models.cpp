@@ -204,8 +204,8 @@ TEST_CASE("logreg trained through the model interface equals the single-process 
   trainer.train(train);
 
   const auto m = built("logreg", n);
-  sparse_table weights({n, 1, {}, 0, sparse_optimizer::adagrad});
-  sparse_table bias({1, 1, {}, 0, sparse_optimizer::adagrad});
+  sparse_table weights({n, 1, {}, 0, {update_rule::adagrad}});
+  sparse_table bias({1, 1, {}, 0, {update_rule::adagrad}});
   auto ws = m->workspace(100);
   std::vector<float> grad(1), row_grad;
   for (std::size_t begin = 0; begin < train.size(); begin += 100) {
