@@ -379,16 +379,16 @@ shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg) {
   return sys.spawn(parameter_shard, std::move(cfg));
 }
 
-std::optional<sparse_table_spec> row_table_spec(const model_layout& layout, std::uint64_t seed,
-                                                sparse_optimizer optimizer) {
-  const auto& v = layout.row_variable();
+std::optional<sparse_table_spec> row_table_spec(const model_layout& layout, std::uint64_t seed) {
+  const auto& v = only_row_variable(layout);
   if (!v) return std::nullopt;
   sparse_table_spec spec;
   spec.rows = v->rows;
   spec.dim = v->cols;
   spec.init = v->init;
   spec.init_seed = seed;
-  spec.optimizer = optimizer;
+  spec.update = v->update;
+  spec.reg = v->reg;
   return spec;
 }
 

@@ -81,16 +81,16 @@ caf::error shard_rows::check(const push_msg& m) const {
   return caf::none;
 }
 
-void shard_rows::apply(const push_msg& m, float lr) {
-  table_.push(as_keyed_rows(m), lr);
+void shard_rows::apply(const push_msg& m, update_moment at) {
+  table_.push(as_keyed_rows(m), at);
 }
 
 void shard_rows::add_to_round(push_msg& m) {
   round_.push_back(as_keyed_rows(m));
 }
 
-void shard_rows::apply_round(float lr) {
-  if (!round_.empty()) table_.push(mean_per_row(round_, table_.spec().dim), lr);
+void shard_rows::apply_round(update_moment at) {
+  if (!round_.empty()) table_.push(mean_per_row(round_, table_.spec().dim), at);
   round_.clear();
 }
 

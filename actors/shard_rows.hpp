@@ -35,9 +35,9 @@ class shard_rows {
   // row of values each, all finite.
   caf::error check(const push_msg& m) const;
 
-  void apply(const push_msg& m, float lr);  // async, ssp
-  void add_to_round(push_msg& m);           // sync: kept until the round completes
-  void apply_round(float lr);               // sync: the mean per row, then a new round
+  void apply(const push_msg& m, update_moment at);  // async, ssp
+  void add_to_round(push_msg& m);                   // sync: kept until the round completes
+  void apply_round(update_moment at);               // sync: the mean per row, then a new round
 
   row_part snapshot() const;
   std::uint64_t rows_held() const { return table_.rows_held(); }

@@ -48,7 +48,7 @@ bool apply_pushed(parameter_shard_state& st, push_msg& m) {
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
   if (!sgd_into_grad(m.grad, st.params, lr)) return false;
   if (st.meter) st.meter->staleness_steps.observe(static_cast<double>(st.step - m.step));
-  if (st.rows) st.rows->apply(m, lr);
+  if (st.rows) st.rows->apply(m, {lr, st.step});
   const std::int64_t base = st.step;
   commit(st, std::move(m.grad));
   st.replayable = replay_offer{m.worker, base, float_bits(lr)};
@@ -118,7 +118,7 @@ void maybe_complete_round(parameter_shard_state& st) {
     sgd_into_grad(st.grad_sum, st.params, lr);
   else
     mean_sgd_into_sum(st.grad_sum, st.params, lr, st.grad_count);
-  if (st.rows) st.rows->apply_round(lr);
+  if (st.rows) st.rows->apply_round({lr, st.step});
   if (st.meter) st.meter->round_wait_seconds.observe(seconds_since(st.round_began));
   st.grad_count = 0;
   commit(st, std::exchange(st.grad_sum, {}));

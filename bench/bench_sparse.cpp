@@ -114,7 +114,7 @@ int run_one(const settings& s) {
   logreg_settings ls;
   ls.rows = std::uint64_t{1} << s.rows_log2.at(0);
   ls.batch_size = s.batch;
-  ls.optimizer = s.optimizer == "sgd" ? sparse_optimizer::sgd : sparse_optimizer::adagrad;
+  ls.optimizer = s.optimizer == "sgd" ? update_rule::sgd : update_rule::adagrad;
   ls.learning_rate = s.lr;
   logreg_trainer trainer(ls);
 

@@ -27,10 +27,14 @@ options read_files_and_model(options o, const raw_values& raw, const known_forma
   o = read_input_options(o, raw);
   o.checkpoint_dir = read_text(raw, "checkpoint-dir", o.checkpoint_dir);
   o.validation_size = read_integer(raw, "validation-size", o.validation_size, 0, max_examples);
-  o.model = read_word(raw, "model", o.model, {"mlp", "softmax", "cnn", "logreg", "fm"});
+  o.model = read_word(raw, "model", o.model,
+                      {"mlp", "softmax", "cnn", "logreg", "fm", "dlrm", "wide_deep"});
   o.hidden_units = read_sizes(raw, "hidden-units", o.hidden_units);
   o.sparse_rows = read_integer(raw, "sparse-rows", o.sparse_rows, 1, max_sparse_rows);
   o.fm_factors = read_integer(raw, "fm-factors", o.fm_factors, 1, max_fm_factors);
+  o.embedding_dim = read_integer(raw, "embedding-dim", o.embedding_dim, 1, max_fm_factors);
+  o.bottom_units = read_sizes(raw, "bottom-units", o.bottom_units);
+  o.top_units = read_sizes(raw, "top-units", o.top_units);
   o.sparse_optimizer =
       read_choice(raw, "sparse-optimizer", o.sparse_optimizer,
                   {sparse_optimizer_kind::sgd, sparse_optimizer_kind::adagrad});
@@ -112,6 +116,12 @@ void check_data_and_model(const options& o, const raw_values& raw) {
   refuse_unless(csv, "csv-label", "--data-format=csv");
   refuse_unless(o.model != "softmax", "hidden-units", "--model=mlp (softmax has no hidden layer)");
   refuse_unless(o.model == "fm", "fm-factors", "--model=fm");
+  const bool ctr = o.model == "dlrm" || o.model == "wide_deep";
+  refuse_unless(ctr, "embedding-dim", "--model=dlrm or wide_deep");
+  refuse_unless(o.model == "dlrm", "bottom-units", "--model=dlrm");
+  refuse_unless(o.model == "dlrm", "top-units", "--model=dlrm");
+  refuse_unless(o.model != "dlrm", "hidden-units",
+                "--model=mlp or wide_deep (dlrm has --bottom-units and --top-units)");
   // eval reads only the test files.
   const bool trains = o.command != command_kind::eval;
   if (files && ((trains && o.train_file.empty()) || o.test_file.empty()))
@@ -120,6 +130,9 @@ void check_data_and_model(const options& o, const raw_values& raw) {
   // The built-in sparse models hash sparse features; other data has none.
   if ((o.model == "logreg" || o.model == "fm") && !sparse && !registered)
     throw config_error("config: --model=" + o.model + " needs --data-format=libsvm or criteo");
+  // The CTR models read each Criteo field into its own table.
+  if (ctr && o.data_format != data_format_kind::criteo)
+    throw config_error("config: --model=" + o.model + " needs --data-format=criteo");
   check_input(o, raw);
 }
 

@@ -46,15 +46,23 @@ std::vector<option_spec> file_and_model_specs(const options& d) {
        "training images held out for validation"},
       {"batch-size", "N", text_of(d.batch_size), "examples per training step"},
       {"model", "NAME", d.model,
-       "the model: mlp (ReLU hidden layers), softmax (no hidden layer), cnn, or on libsvm "
-       "data logreg (hashed-feature logistic regression) or fm (factorization machine)"},
+       "the model: mlp (ReLU hidden layers), softmax (no hidden layer), cnn, on libsvm or "
+       "criteo data logreg (hashed-feature logistic regression) or fm (factorization "
+       "machine), on criteo data dlrm or wide_deep (a table per field, docs/models.md)"},
       {"hidden-units", "LIST", to_string(d.hidden_units),
-       "mlp: units of each hidden layer, comma-separated (500,300: two layers)"},
+       "mlp, wide_deep's deep part: units of each hidden layer, comma-separated (500,300: two "
+       "layers)"},
       {"sparse-rows", "N", text_of(d.sparse_rows),
-       "logreg, fm: rows of the sparse variable the feature indices are hashed into "
-       "(1 to 2^62)"},
+       "logreg, fm: rows of the sparse variable the feature indices are hashed into; dlrm, "
+       "wide_deep: rows of each field's table (1 to 2^62)"},
       {"fm-factors", "K", text_of(d.fm_factors),
        "fm: factors per feature (each row holds a weight and K factors)"},
+      {"embedding-dim", "D", text_of(d.embedding_dim),
+       "dlrm, wide_deep: width of each field's embedding (1 to 1024)"},
+      {"bottom-units", "LIST", to_string(d.bottom_units),
+       "dlrm: units of the bottom MLP's hidden layers, before its last layer of D"},
+      {"top-units", "LIST", to_string(d.top_units),
+       "dlrm: units of the top MLP's hidden layers, before its logit"},
       {"sparse-optimizer", "OPT", to_string(d.sparse_optimizer),
        "update of a sparse variable's rows: sgd or adagrad (TF's AdagradOptimizer, "
        "accumulators from 0.1, kept per row on the shard)"},

@@ -84,6 +84,9 @@ struct options {
   std::vector<std::size_t> hidden_units{500};    // mlp: units per hidden layer
   std::uint64_t sparse_rows = std::uint64_t{1} << 20;  // logreg, fm: rows features hash into
   std::size_t fm_factors = 8;                          // fm: factors per feature row
+  std::size_t embedding_dim = 16;                      // dlrm, wide_deep: embedding width
+  std::vector<std::size_t> bottom_units{512, 256, 64};  // dlrm: bottom MLP's hidden layers
+  std::vector<std::size_t> top_units{512, 256};         // dlrm: top MLP's hidden layers
   sparse_optimizer_kind sparse_optimizer = sparse_optimizer_kind::sgd;  // of a rows variable
   std::size_t batch_size = 100;
   float learning_rate = 0.01f;

@@ -3,6 +3,7 @@
 #include <array>
 #include <charconv>
 #include <cmath>
+#include <stdexcept>
 #include <string>
 
 #include "data/line_reader.hpp"
@@ -67,14 +68,25 @@ std::uint8_t label_of(std::string_view text) {
 }  // namespace
 
 // Eight bytes at a time through splitmix64's finaliser, seeded with the
-// field and the length.
+// field and the length; the field's number above the hash's top 58 bits.
 std::uint64_t criteo_key(std::size_t field, std::string_view value) {
   std::uint64_t h = finish((field + 1) * 0x9e3779b97f4a7c15ull ^ value.size());
   const char* p = value.data();
   std::size_t n = value.size();
   for (; n >= 8; p += 8, n -= 8) h = finish(h ^ word_of(p, 8));
   if (n > 0) h = finish(h ^ word_of(p, n));
-  return h >= criteo_integer_fields ? h : h + criteo_integer_fields;
+  const std::uint64_t tag = criteo_integer_fields + field;
+  return tag << criteo_field_shift | h >> (64 - criteo_field_shift);
+}
+
+std::size_t criteo_field_of(std::uint64_t key) {
+  const std::uint64_t tag = key >> criteo_field_shift;
+  if (tag == 0 && key < criteo_integer_fields) return static_cast<std::size_t>(key);
+  if (tag >= criteo_integer_fields && tag < criteo_feature_fields)
+    return static_cast<std::size_t>(tag);
+  throw std::invalid_argument("criteo: feature key " + std::to_string(key) +
+                              " is not one a Criteo line gives (expected 0..12 or a categorical "
+                              "field in the top 6 bits; --data-format=criteo)");
 }
 
 std::optional<std::uint8_t> parse_criteo_line(std::string_view line,

@@ -7,7 +7,9 @@
 //  - categorical field j with the text s is feature criteo_key(j, s), value
 //    1: s hashed with its field, so equal strings of two fields are two
 //    features; a missing one is no feature.
-// The model hashes features into its rows (--sparse-rows) like libsvm's.
+// A feature tells its field (criteo_field_of), so that a model with one
+// table per field (dlrm, wide_deep) looks each up in its own; logreg and fm
+// hash features into their rows (--sparse-rows) like libsvm's.
 #pragma once
 
 #include <cstddef>
@@ -22,9 +24,24 @@ inline constexpr std::size_t criteo_integer_fields = 13;
 inline constexpr std::size_t criteo_categorical_fields = 26;
 inline constexpr std::size_t criteo_fields = 1 + criteo_integer_fields + criteo_categorical_fields;
 
-// The feature of categorical field (0..25) with text value: a 64-bit hash
-// of both, never one of the integer fields' 0..12.
+// A feature's field in the line's order without the label: 0..12 the integer
+// fields I1..I13, 13..38 the categorical C1..C26.
+inline constexpr std::size_t criteo_feature_fields = criteo_integer_fields + criteo_categorical_fields;
+
+// A categorical feature keeps its field in the top bits of its key, a hash of
+// its text in the rest (58 bits: two values of one field share a key once in
+// 2^58 / values^2).
+inline constexpr unsigned criteo_field_shift = 58;
+
+// The feature of categorical field (0..25) with text value: its field
+// (13 + field) in the top 6 bits, a hash of both below.
 std::uint64_t criteo_key(std::size_t field, std::string_view value);
+
+// The field (0..38, as criteo_feature_fields counts them) of a feature of a
+// parsed line: the key itself for an integer field, the top bits for a
+// categorical one. Throws std::invalid_argument naming the key for one no
+// Criteo line gives (libsvm data read by a Criteo model).
+std::size_t criteo_field_of(std::uint64_t key);
 
 // The example of one line appended to keys and values in field order (not
 // ascending, as libsvm's: the models hash features into rows, in any order),

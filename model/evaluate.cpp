@@ -55,12 +55,31 @@ double cross_entropy(const float* scores, std::size_t classes, std::size_t label
   return top + std::log(sum) - static_cast<double>(scores[label]);
 }
 
+// The scores per example of what m predicts.
+std::size_t score_width(const model& m) {
+  switch (m.predicts()) {
+    case prediction::classes:
+      return m.classes();
+    case prediction::probability:
+      return 2;
+    case prediction::value:
+      return 1;
+  }
+  return m.classes();
+}
+
 // Right answers per class, the summed log loss, and for two classes each
-// example's margin for the AUC.
+// example's margin for the AUC; for a value, the summed squared error.
 class tally {
  public:
-  explicit tally(std::size_t classes) : correct_(classes, 0), seen_(classes, 0) {}
+  tally(prediction kind, std::size_t classes)
+      : kind_(kind), correct_(classes, 0), seen_(classes, 0) {}
   void add(const float* scores, std::int32_t label, std::size_t example) {
+    if (kind_ == prediction::value) {
+      const double error = static_cast<double>(scores[0]) - label;
+      squared_error_ += error * error;
+      return;
+    }
     const std::size_t classes = seen_.size();
     const auto c = static_cast<std::size_t>(label);
     if (label < 0 || c >= classes)
@@ -79,7 +98,12 @@ class tally {
   }
   accuracy_report report(std::size_t examples) const {
     accuracy_report r;
+    r.kind = kind_;
     r.examples = examples;
+    if (kind_ == prediction::value) {
+      r.rmse = examples ? std::sqrt(squared_error_ / static_cast<double>(examples)) : 0.0;
+      return r;
+    }
     std::size_t total_correct = 0;
     for (std::size_t c = 0; c < seen_.size(); ++c) {
       total_correct += correct_[c];
@@ -96,8 +120,10 @@ class tally {
   }
 
  private:
+  prediction kind_;
   std::vector<std::size_t> correct_, seen_;
   double log_loss_ = 0.0;
+  double squared_error_ = 0.0;
   std::vector<float> margins_;
   std::vector<std::uint8_t> labels_;
 };
@@ -109,15 +135,15 @@ template <class NextChunk>
 std::vector<accuracy_report> evaluate_chunks(const model& m, std::size_t chunk,
                                              const std::vector<chunk_scorer>& scorers,
                                              NextChunk next_chunk) {
-  const std::size_t classes = m.classes();
+  const std::size_t width = score_width(m);
   auto ws = m.workspace(chunk);
-  std::vector<tally> counts(scorers.size(), tally(classes));
+  std::vector<tally> counts(scorers.size(), tally(m.predicts(), m.classes()));
   std::size_t seen = 0;
   while (const batch* b = next_chunk()) {
     for (std::size_t s = 0; s < scorers.size(); ++s) {
       const float* scores = scorers[s](*ws, *b);
       for (std::size_t i = 0; i < b->size; ++i)
-        counts[s].add(scores + i * classes, b->y[i], seen + i);
+        counts[s].add(scores + i * width, b->y[i], seen + i);
     }
     seen += b->size;
   }
@@ -139,21 +165,18 @@ accuracy_report evaluate_set(const model& m, const dataset& set, const chunk_sco
 }
 
 // Scores with the rows of the batch read from rows (none for no rows: a
-// row source may be a round trip to every shard).
+// row source may be a round trip to every shard); each key's values as wide
+// as its row variable.
 const float* scores_with_rows(model_workspace& ws, const float* params, const row_source& rows,
-                              std::size_t cols, const batch& b) {
+                              const row_space& space, const batch& b) {
   const std::vector<std::uint64_t>& keys = ws.touched_rows(b);
   const std::vector<float> values = keys.empty() ? std::vector<float>{} : rows(keys);
-  if (values.size() != keys.size() * cols)
+  const std::size_t expected = space.values_for(keys);
+  if (values.size() != expected)
     throw std::invalid_argument("evaluate: the row source gave " + std::to_string(values.size()) +
                                 " values for " + std::to_string(keys.size()) + " rows of " +
-                                std::to_string(cols));
+                                std::to_string(expected) + " values");
   return ws.scores(params, values.data(), b);
-}
-
-std::size_t row_cols(const model& m) {
-  const model_layout layout = m.layout();
-  return layout.row_variable() ? layout.row_variable()->cols : 0;
 }
 
 }  // namespace
@@ -165,21 +188,21 @@ accuracy_report evaluate(const model& m, const float* params, const dataset& set
 
 accuracy_report evaluate(const model& m, const float* params, const row_source& rows,
                          const dataset& set) {
-  const std::size_t cols = row_cols(m);
+  const row_space space = m.layout().rows();
   return evaluate_set(m, set, [&](model_workspace& ws, const batch& b) {
-    return scores_with_rows(ws, params, rows, cols, b);
+    return scores_with_rows(ws, params, rows, space, b);
   });
 }
 
 std::vector<accuracy_report> evaluate_each(const model& m, const std::vector<const float*>& params,
                                            const row_source* rows, batch_source& source,
                                            std::size_t chunk) {
-  const std::size_t cols = row_cols(m);
+  const row_space space = m.layout().rows();
   std::vector<chunk_scorer> scorers;
   for (const float* p : params) {
     if (rows)
-      scorers.push_back([=](model_workspace& ws, const batch& b) {
-        return scores_with_rows(ws, p, *rows, cols, b);
+      scorers.push_back([=, &space](model_workspace& ws, const batch& b) {
+        return scores_with_rows(ws, p, *rows, space, b);
       });
     else
       scorers.push_back([=](model_workspace& ws, const batch& b) { return ws.scores(p, b); });

@@ -119,19 +119,20 @@ float fm_workspace::loss_and_gradient(const float* params, const float* rows, co
 
 class fm_model final : public model {
  public:
-  fm_model(std::uint64_t rows, std::size_t factors)
+  fm_model(std::uint64_t rows, std::size_t factors, update_rule rule)
       : hashing_(rows, kFeatureHashSeed),
         factors_(factors),
         layout_("fm", std::to_string(rows) + "-" + std::to_string(factors),
-                {{"weights",
-                  rows,
-                  1 + factors,
-                  {init_kind::truncated_normal, kFactorStddev},
-                  false,
-                  storage::rows},
-                 {"bias", 1, 1, {}, false}}) {}
+                {{.name = "weights",
+                  .rows = rows,
+                  .cols = 1 + factors,
+                  .init = {init_kind::truncated_normal, kFactorStddev},
+                  .store = storage::rows,
+                  .update = {.rule = rule}},
+                 {.name = "bias", .rows = 1, .cols = 1}}) {}
   model_layout layout() const override { return layout_; }
   std::size_t classes() const override { return 2; }
+  prediction predicts() const override { return prediction::probability; }
   std::unique_ptr<model_workspace> workspace(std::size_t batch_size) const override {
     return std::make_unique<fm_workspace>(hashing_, factors_, batch_size);
   }
@@ -147,7 +148,8 @@ class fm_model final : public model {
 std::shared_ptr<const model> make_fm(const model_choice& choice, const model_request& request) {
   check_sparse_request("fm", request);
   if (choice.fm_factors == 0) throw std::invalid_argument("fm: 0 factors per feature");
-  return std::make_shared<fm_model>(choice.sparse_rows, choice.fm_factors);
+  return std::make_shared<fm_model>(choice.sparse_rows, choice.fm_factors,
+                                    choice.sparse_update);
 }
 
 }  // namespace downpour

@@ -8,9 +8,6 @@
 namespace downpour {
 namespace {
 
-// A sparse_table holds at most 2^63 rows (model/sparse_table.hpp).
-constexpr std::uint64_t max_rows = std::uint64_t{1} << 63;
-
 // TensorFlow's own rule for names: the fingerprint, the checkpoint and the
 // .npz carry them as they are.
 bool valid_name(const std::string& name) {
@@ -22,32 +19,32 @@ bool valid_name(const std::string& name) {
 
 void check_variable(const variable_spec& v, const std::vector<std::string>& before,
                     const std::string& model) {
+  const auto refuse = [&](const std::string& why) {
+    throw std::invalid_argument(model + ": variable " + v.name + " " + why);
+  };
   if (!valid_name(v.name))
     throw std::invalid_argument(model + ": variable name '" + v.name +
                                 "' is not valid (expected letters, digits and _ . / -)");
   if (v.rows == 0 || v.cols == 0)
-    throw std::invalid_argument(model + ": variable " + v.name + " has a zero dimension [" +
-                                std::to_string(v.rows) + ", " + std::to_string(v.cols) + "]");
-  if (std::find(before.begin(), before.end(), v.name) != before.end())
-    throw std::invalid_argument(model + ": variable " + v.name + " is declared twice");
+    refuse("has a zero dimension [" + std::to_string(v.rows) + ", " + std::to_string(v.cols) +
+           "]");
+  if (std::find(before.begin(), before.end(), v.name) != before.end()) refuse("is declared twice");
+  if (const std::string why = update_spec_problem(v.update); !why.empty())
+    refuse(std::string("(") + to_string(v.update.rule) + ") has " + why);
+  if (const std::string why = regularizer_problem(v.reg); !why.empty())
+    refuse("has regularizer " + why);
+  if (v.regularized && v.store == storage::rows)
+    refuse("is stored as rows and cannot be regularized (its regularizer `reg` is)");
+  if (v.regularized && (v.reg.l1 > 0.0f || v.reg.l2 > 0.0f))
+    refuse("is both regularized (the job's --l2) and has its own regularizer");
 }
 
-// The checks only a rows variable has: one per model, no L2 (a worker never
-// sees the whole variable, so it cannot add its norm to the loss).
-row_variable_info row_variable_of(const variable_spec& v,
-                                  const std::optional<row_variable_info>& before,
-                                  const std::string& model) {
-  if (before)
-    throw std::invalid_argument(model + ": variable " + v.name + " is a second rows variable (" +
-                                before->name + " is the model's one)");
-  if (v.regularized)
-    throw std::invalid_argument(model + ": variable " + v.name +
-                                " is stored as rows and cannot be regularized (L2 is for dense "
-                                "variables)");
-  if (v.rows > max_rows)
-    throw std::invalid_argument(model + ": variable " + v.name + " has " + std::to_string(v.rows) +
-                                " rows (at most 2^63)");
-  return {v.name, v.rows, v.cols, v.init};
+row_space rows_of(std::vector<row_variable_info> rows, const std::string& model) {
+  try {
+    return row_space(std::move(rows));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(model + ": " + e.what());
+  }
 }
 
 }  // namespace
@@ -57,19 +54,41 @@ model_layout::model_layout(std::string kind, std::string spec,
     : kind_(std::move(kind)), spec_(std::move(spec)) {
   const std::string model = to_string();
   std::vector<std::string> names;
+  std::vector<row_variable_info> rows;
   for (const auto& v : vars) {
     check_variable(v, names, model);
     names.push_back(v.name);
     if (v.store == storage::rows) {
-      rows_ = row_variable_of(v, rows_, model);
+      rows.push_back({v.name, v.rows, v.cols, v.init, v.update, v.reg});
       continue;
     }
     std::size_t n = 0;
     if (__builtin_mul_overflow(v.rows, v.cols, &n) || __builtin_add_overflow(size_, n, &n))
       throw std::invalid_argument(model + ": variable " + v.name + " makes the model too large");
-    vars_.push_back({v.name, size_, v.rows, v.cols, v.regularized, v.init});
+    vars_.push_back({v.name, size_, v.rows, v.cols, v.regularized, v.init, v.update, v.reg});
     size_ = n;
   }
+  rows_ = rows_of(std::move(rows), model);
+}
+
+const variable_info& model_layout::variable(const std::string& name) const {
+  for (const auto& v : vars_)
+    if (v.name == name) return v;
+  for (const auto& v : rows_.variables())
+    if (v.name == name)
+      throw std::invalid_argument(to_string() + ": variable " + name +
+                                  " is a row variable (see row_variable)");
+  throw std::invalid_argument(to_string() + ": no variable named '" + name + "'");
+}
+
+const row_variable_info& model_layout::row_variable(const std::string& name) const {
+  for (const auto& v : rows_.variables())
+    if (v.name == name) return v;
+  for (const auto& v : vars_)
+    if (v.name == name)
+      throw std::invalid_argument(to_string() + ": variable " + name +
+                                  " is dense, not a row variable");
+  throw std::invalid_argument(to_string() + ": no row variable named '" + name + "'");
 }
 
 std::string model_layout::to_string() const {
@@ -81,21 +100,30 @@ std::string model_layout::variables_text() const {
   for (const auto& v : vars_)
     text += (text.empty() ? "" : ",") + v.name + " " + std::to_string(v.rows) + "x" +
             std::to_string(v.cols);
-  if (rows_)
-    text += (text.empty() ? "" : ",") + rows_->name + " rows " + std::to_string(rows_->rows) + "x" +
-            std::to_string(rows_->cols);
+  for (const auto& v : rows_.variables())
+    text += (text.empty() ? "" : ",") + v.name + " rows " + std::to_string(v.rows) + "x" +
+            std::to_string(v.cols);
   return text;
 }
 
-// Offsets follow from the names and shapes in order; how a variable started
-// does not make another model.
+const row_variable_info* only_row_variable(const model_layout& layout) {
+  const auto& rows = layout.row_variables();
+  if (rows.size() > 1)
+    throw std::invalid_argument(layout.to_string() + ": " + std::to_string(rows.size()) +
+                                " row variables (this part of the runtime holds one)");
+  return rows.empty() ? nullptr : &rows.front();
+}
+
+// Offsets and first keys follow from the names and shapes in order; how a
+// variable starts or is updated does not make another model.
 bool operator==(const model_layout& a, const model_layout& b) {
-  const auto same_rows = [](const row_variable_info& x, const row_variable_info& y) {
-    return x.name == y.name && x.rows == y.rows && x.cols == y.cols;
-  };
-  const bool rows_equal =
-      a.rows_.has_value() == b.rows_.has_value() && (!a.rows_ || same_rows(*a.rows_, *b.rows_));
-  return a.kind_ == b.kind_ && a.spec_ == b.spec_ && rows_equal &&
+  const auto& ra = a.row_variables();
+  const auto& rb = b.row_variables();
+  return a.kind_ == b.kind_ && a.spec_ == b.spec_ &&
+         std::equal(ra.begin(), ra.end(), rb.begin(), rb.end(),
+                    [](const row_variable_info& x, const row_variable_info& y) {
+                      return x.name == y.name && x.rows == y.rows && x.cols == y.cols;
+                    }) &&
          std::equal(a.vars_.begin(), a.vars_.end(), b.vars_.begin(), b.vars_.end(),
                     [](const variable_info& x, const variable_info& y) {
                       return x.name == y.name && x.rows == y.rows && x.cols == y.cols &&

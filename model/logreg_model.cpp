@@ -79,12 +79,15 @@ class logreg_workspace final : public model_workspace {
 
 class logreg_model final : public model {
  public:
-  explicit logreg_model(std::uint64_t rows)
+  logreg_model(std::uint64_t rows, update_rule rule)
       : hashing_(rows, kFeatureHashSeed),
         layout_("logreg", std::to_string(rows),
-                {{"weights", rows, 1, {}, false, storage::rows}, {"bias", 1, 1, {}, false}}) {}
+                {{.name = "weights", .rows = rows, .cols = 1, .store = storage::rows,
+                  .update = {.rule = rule}},
+                 {.name = "bias", .rows = 1, .cols = 1}}) {}
   model_layout layout() const override { return layout_; }
   std::size_t classes() const override { return 2; }
+  prediction predicts() const override { return prediction::probability; }
   std::unique_ptr<model_workspace> workspace(std::size_t batch_size) const override {
     return std::make_unique<logreg_workspace>(hashing_, batch_size);
   }
@@ -109,7 +112,7 @@ void check_sparse_request(const std::string& kind, const model_request& request)
 
 std::shared_ptr<const model> make_logreg(const model_choice& choice, const model_request& request) {
   check_sparse_request("logreg", request);
-  return std::make_shared<logreg_model>(choice.sparse_rows);
+  return std::make_shared<logreg_model>(choice.sparse_rows, choice.sparse_update);
 }
 
 }  // namespace downpour

@@ -4,6 +4,18 @@
 
 namespace downpour {
 
+const char* to_string(prediction p) {
+  switch (p) {
+    case prediction::classes:
+      return "classes";
+    case prediction::probability:
+      return "probability";
+    case prediction::value:
+      return "value";
+  }
+  return "classes";
+}
+
 const std::vector<std::uint64_t>& model_workspace::touched_rows(const batch& /*b*/) {
   static const std::vector<std::uint64_t> none;
   return none;

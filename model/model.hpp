@@ -76,24 +76,43 @@ class workspace_adapter final : public model_workspace {
   Workspace ws_;
 };
 
+// What a model's scores predict, and so what evaluation measures:
+//  - classes: classes() logits per example; the arg max is the prediction
+//    (accuracy, per class and overall; the log loss of softmax);
+//  - probability: of label 1 (classes() == 2), two scores per example,
+//    [0, logit], the two-class logits whose softmax is sigmoid(logit)
+//    (accuracy at 0.5, log loss, AUC);
+//  - value: one score per example, the predicted value of the label (RMSE).
+enum class prediction { classes, probability, value };
+
+// "classes", "probability", "value".
+const char* to_string(prediction p);
+
 // Immutable once made; shared by every actor of a node.
 class model {
  public:
   virtual ~model() = default;
   virtual model_layout layout() const = 0;
   virtual std::size_t classes() const = 0;
+  virtual prediction predicts() const { return prediction::classes; }
   // batch_size is the most examples a batch passed to it will hold.
   virtual std::unique_ptr<model_workspace> workspace(std::size_t batch_size) const = 0;
 };
 
 // The built-in model the command line names (--model, --hidden-units,
-// --sparse-rows, --fm-factors). make_builtin_model reads it; a program with
+// --sparse-rows, --fm-factors, --embedding-dim, --bottom-units, --top-units). make_builtin_model reads it; a program with
 // its own model may ignore it.
 struct model_choice {
   std::string name = "mlp";
   std::vector<std::size_t> hidden_units{500};
   std::uint64_t sparse_rows = std::uint64_t{1} << 20;  // logreg, fm: rows features hash into
   std::size_t fm_factors = 8;                          // fm
+  update_rule sparse_update = update_rule::sgd;        // logreg, fm: their rows' (--sparse-optimizer)
+  // dlrm, wide_deep (model/ctr_models.hpp); sparse_rows: rows of each table,
+  // hidden_units: wide_deep's deep part.
+  std::size_t embedding_dim = 16;
+  std::vector<std::size_t> bottom_units{512, 256, 64};  // dlrm
+  std::vector<std::size_t> top_units{512, 256};         // dlrm
 };
 
 // What a model is built for: the data's example shape and classes, and the
@@ -105,20 +124,24 @@ struct model_request {
   model_choice choice;
 };
 
-// Per-class and overall accuracy of params on a data set, and the mean log
-// loss (softmax cross-entropy of the true class); with two classes also the
-// AUC of the second class's score margin (ties count half).
+// How well params fit a data set, by what the model predicts (prediction):
+// classes and probability: per-class and overall accuracy and the mean log
+// loss (softmax cross-entropy of the true class), with two classes also the
+// AUC of the second class's score margin (ties count half); value: the root
+// mean squared error against the labels (the accuracies read 0).
 struct accuracy_report {
+  prediction kind = prediction::classes;
   double overall = 0.0;
   std::vector<double> per_class;  // NaN-free: a class with no examples reads 0
   double log_loss = 0.0;
   double auc = 0.0;  // 0 unless the model has two classes
+  double rmse = 0.0;  // value only
   std::size_t examples = 0;
 };
 
-// The arg max of the model's scores against the labels, in chunks of at
-// most 1000 examples (one workspace). Throws data_error for a label the
-// model has no class for.
+// The model's scores against the labels, in chunks of at most 1000
+// examples (one workspace). Throws data_error for a label the model has no
+// class for (classes and probability).
 accuracy_report evaluate(const model& m, const float* params, const dataset& set);
 
 // Where evaluation reads a sparse variable's rows: the values of keys

@@ -37,14 +37,6 @@ float truncated_normal(std::uint64_t seed, std::uint64_t key, std::size_t column
   }
 }
 
-void adagrad_row(float* weights, float* accumulators, const float* grad, std::size_t dim,
-                 float lr) {
-  for (std::size_t j = 0; j < dim; ++j) {
-    accumulators[j] += grad[j] * grad[j];
-    weights[j] -= lr * grad[j] / std::sqrt(accumulators[j]);
-  }
-}
-
 }  // namespace
 
 const char* to_string(sparse_refusal why) {
@@ -60,13 +52,13 @@ const char* to_string(sparse_refusal why) {
 
 sparse_table::sparse_table(const sparse_table_spec& spec)
     : spec_(spec),
-      stride_(spec.optimizer == sparse_optimizer::adagrad ? 2 * spec.dim : spec.dim),
+      stride_(spec.dim + spec.slots()),
       chunk_bits_(chunk_bits_for(spec.rows)),
       slot_keys_(kFirstSlots, kEmpty),
       slot_rows_(kFirstSlots) {
-  if (spec.rows == 0 || spec.rows > kMaxRows)
-    throw std::invalid_argument("sparse table: " + std::to_string(spec.rows) +
-                                " rows (expected 1 to 2^63)");
+  if (spec.rows == 0 || spec.rows > kMaxRows || spec.first_key > kMaxRows - spec.rows)
+    throw std::invalid_argument("sparse table: " + std::to_string(spec.rows) + " rows from key " +
+                                std::to_string(spec.first_key) + " (expected 1 to 2^63 keys)");
   if (spec.dim == 0) throw std::invalid_argument("sparse table: rows of 0 floats");
 }
 
@@ -78,7 +70,8 @@ std::size_t sparse_table::bytes_used() const {
 std::optional<sparse_refusal> sparse_table::check_keys(
     const std::vector<std::uint64_t>& keys) const {
   for (std::size_t i = 0; i < keys.size(); ++i) {
-    if (keys[i] >= spec_.rows) return sparse_refusal::key_out_of_range;
+    if (keys[i] < spec_.first_key || keys[i] >= spec_.end_key())
+      return sparse_refusal::key_out_of_range;
     if (i > 0 && keys[i] == keys[i - 1]) return sparse_refusal::duplicate_key;
     if (i > 0 && keys[i] < keys[i - 1]) return sparse_refusal::keys_not_ascending;
   }
@@ -102,8 +95,7 @@ std::vector<float> sparse_table::pull(const std::vector<std::uint64_t>& keys) co
   return values;
 }
 
-std::optional<sparse_refusal> sparse_table::push(const keyed_rows& gradient,
-                                                 float learning_rate) {
+std::optional<sparse_refusal> sparse_table::push(const keyed_rows& gradient, update_moment at) {
   std::optional<sparse_refusal> why = check_keys(gradient.keys);
   if (!why && gradient.values.size() != gradient.keys.size() * spec_.dim)
     why = sparse_refusal::value_count;
@@ -114,16 +106,12 @@ std::optional<sparse_refusal> sparse_table::push(const keyed_rows& gradient,
     return why;
   }
   const std::size_t dim = spec_.dim;
+  const row_update update(spec_.update, spec_.reg, at.learning_rate, at.step);
   for (std::size_t i = 0; i < gradient.keys.size(); ++i) {
     const std::uint64_t key = gradient.keys[i];
     const std::size_t slot = slot_of(key);
     float* values = slot_keys_[slot] == key ? row(slot_rows_[slot]) : create(key, slot);
-    const float* grad = gradient.values.data() + i * dim;
-    if (spec_.optimizer == sparse_optimizer::adagrad) {
-      adagrad_row(values, values + dim, grad, dim, learning_rate);
-    } else {
-      sgd_into(values, values, grad, dim, learning_rate);
-    }
+    update.apply(values, values + dim, gradient.values.data() + i * dim, dim);
   }
   return std::nullopt;
 }
@@ -133,7 +121,7 @@ std::uint64_t sparse_table::refused(sparse_refusal why) const {
 }
 
 const float* sparse_table::find(std::uint64_t key) const {
-  if (key >= spec_.rows) return nullptr;  // kEmpty among them
+  if (key < spec_.first_key || key >= spec_.end_key()) return nullptr;  // kEmpty among them
   const std::size_t slot = slot_of(key);
   return slot_keys_[slot] == key ? row(slot_rows_[slot]) : nullptr;
 }
@@ -164,7 +152,7 @@ float* sparse_table::create(std::uint64_t key, std::size_t slot) {
   slot_rows_[slot] = static_cast<std::uint32_t>(index);
   float* values = row(index);
   fill_initial(key, values);
-  std::fill(values + spec_.dim, values + stride_, spec_.initial_accumulator);
+  fill_initial_slots(spec_.update, values + spec_.dim, spec_.dim);
   return values;
 }
 
@@ -197,16 +185,15 @@ row_dump sparse_table::dump(std::uint64_t first, std::uint64_t last) const {
   }
   std::sort(held.begin(), held.end());
   const std::size_t dim = spec_.dim;
-  const bool adagrad = spec_.optimizer == sparse_optimizer::adagrad;
   row_dump out;
   out.keys.reserve(held.size());
   out.values.reserve(held.size() * dim);
-  if (adagrad) out.accumulators.reserve(held.size() * dim);
+  out.accumulators.reserve(held.size() * spec_.slots());
   for (const auto& [key, index] : held) {
     const float* values = row(index);
     out.keys.push_back(key);
     out.values.insert(out.values.end(), values, values + dim);
-    if (adagrad) out.accumulators.insert(out.accumulators.end(), values + dim, values + 2 * dim);
+    out.accumulators.insert(out.accumulators.end(), values + dim, values + stride_);
   }
   return out;
 }
@@ -216,9 +203,9 @@ void sparse_table::check_dump(const row_dump& rows) const {
     throw std::invalid_argument("sparse table: load of " + why);
   };
   for (std::size_t i = 0; i < rows.keys.size(); ++i) {
-    if (rows.keys[i] >= spec_.rows)
-      refuse("key " + std::to_string(rows.keys[i]) + " (the table has " +
-             std::to_string(spec_.rows) + " rows)");
+    if (rows.keys[i] < spec_.first_key || rows.keys[i] >= spec_.end_key())
+      refuse("key " + std::to_string(rows.keys[i]) + " (the table has keys [" +
+             std::to_string(spec_.first_key) + ", " + std::to_string(spec_.end_key()) + "))");
     if (i > 0 && rows.keys[i] <= rows.keys[i - 1])
       refuse("key " + std::to_string(rows.keys[i]) + " after key " +
              std::to_string(rows.keys[i - 1]) + " (keys must ascend)");
@@ -227,11 +214,11 @@ void sparse_table::check_dump(const row_dump& rows) const {
   if (rows.values.size() != expected)
     refuse(std::to_string(rows.values.size()) + " values for " + std::to_string(rows.keys.size()) +
            " rows of " + std::to_string(spec_.dim));
-  const bool adagrad = spec_.optimizer == sparse_optimizer::adagrad;
-  if (!adagrad && !rows.accumulators.empty()) refuse("accumulators into an SGD table");
-  if (adagrad && !rows.accumulators.empty() && rows.accumulators.size() != expected)
-    refuse(std::to_string(rows.accumulators.size()) + " accumulators for " +
-           std::to_string(rows.keys.size()) + " rows of " + std::to_string(spec_.dim));
+  const std::size_t slots = rows.keys.size() * spec_.slots();
+  if (!rows.accumulators.empty() && rows.accumulators.size() != slots)
+    refuse(std::to_string(rows.accumulators.size()) + " optimizer slots for " +
+           std::to_string(rows.keys.size()) + " rows of " + std::to_string(spec_.slots()) + " (" +
+           to_string(spec_.update.rule) + ")");
 }
 
 void sparse_table::load(const row_dump& rows) {
@@ -248,7 +235,7 @@ void sparse_table::load(const row_dump& rows) {
     float* values = create(rows.keys[i], slot_of(rows.keys[i]));
     std::copy_n(rows.values.data() + i * dim, dim, values);
     if (!rows.accumulators.empty())
-      std::copy_n(rows.accumulators.data() + i * dim, dim, values + dim);
+      std::copy_n(rows.accumulators.data() + i * spec_.slots(), spec_.slots(), values + dim);
   }
 }
 

@@ -1,8 +1,9 @@
 // A sparse variable's storage, as a parameter shard holds it: N rows of d
 // floats keyed by a 64-bit key in [0, N), of which only the rows pushed to
 // exist. Memory grows with those rows (an open-addressing hash from key to
-// a row of a chunked arena), never with N. Updates are SGD or AdaGrad with
-// the accumulator kept next to the row; a push that is out of range,
+// a row of a chunked arena), never with N. Updates follow the variable's
+// rule (model/row_update.hpp) with its slots kept next to the row; a push
+// that is out of range,
 // unsorted, duplicated, mis-sized or not finite is refused whole, counted and
 // never applied.
 #pragma once
@@ -15,21 +16,32 @@
 #include <vector>
 
 #include "model/layout.hpp"
+#include "model/row_update.hpp"
 
 namespace downpour {
 
-enum class sparse_optimizer { sgd, adagrad };
-
 struct sparse_table_spec {
-  std::uint64_t rows = 0;  // N: keys are 0 .. N-1
+  std::uint64_t rows = 0;  // N: keys are first_key .. first_key + N - 1
   std::size_t dim = 1;     // floats per row
   // zeros, or tf.truncated_normal_initializer(stddev) drawn from a hash of
   // (init_seed, key, column): a row starts the same whichever shard holds it
   // and whenever it is first pushed.
   initializer init;
   std::uint64_t init_seed = 0;
-  sparse_optimizer optimizer = sparse_optimizer::sgd;
-  float initial_accumulator = 0.1f;  // AdaGrad, as TF's AdagradOptimizer
+  update_spec update;  // the variable's rule
+  regularizer reg;
+  std::uint64_t first_key = 0;  // the variable's first key in the model's key space
+  std::uint64_t end_key() const { return first_key + rows; }
+  std::size_t slots() const { return slots_of(update.rule) * dim; }  // floats per row
+};
+
+// The job's schedule where an update happens: its learning rate and the
+// global step the update makes (only Adam's bias correction reads it; a
+// learning rate alone is step 0).
+struct update_moment {
+  update_moment(float lr, std::int64_t at = 0) : learning_rate(lr), step(at) {}  // NOLINT
+  float learning_rate;
+  std::int64_t step;
 };
 
 // Rows by key, keys strictly ascending, dim floats each (keys.size() * dim
@@ -40,7 +52,9 @@ struct keyed_rows {
 };
 
 // Every row a table holds, keys ascending: what a checkpoint keeps of a
-// shard's sparse variable. accumulators: AdaGrad's (dim per row), empty for SGD.
+// shard's sparse variable. accumulators: the rule's slots (spec.slots() per
+// row, slot by slot: AdaGrad's accumulators, FTRL's n then z...); empty for
+// SGD, or to start every row's slots at their initial values.
 struct row_dump {
   std::vector<std::uint64_t> keys;
   std::vector<float> values;
@@ -49,7 +63,7 @@ struct row_dump {
 
 // Why a pull or push was refused; one value per distinct fault.
 enum class sparse_refusal {
-  key_out_of_range,    // a key >= N
+  key_out_of_range,    // a key outside [first_key, first_key + N)
   keys_not_ascending,  // a key below the one before it
   duplicate_key,       // a key twice
   value_count,         // values.size() != keys.size() * dim
@@ -62,14 +76,14 @@ const char* to_string(sparse_refusal why);
 
 class sparse_table {
  public:
-  // Throws std::invalid_argument for N or d of 0, or N above 2^63.
+  // Throws std::invalid_argument for N or d of 0, or keys past 2^63.
   explicit sparse_table(const sparse_table_spec& spec);
 
   const sparse_table_spec& spec() const { return spec_; }
   std::size_t rows_held() const { return rows_held_; }
   // The hash slots and arena chunks allocated.
   std::size_t bytes_used() const;
-  // Floats stored per row: the dim values, then dim AdaGrad accumulators.
+  // Floats stored per row: the dim values, then the rule's slots.
   std::size_t row_stride() const { return stride_; }
 
   // Why keys cannot be pulled, or nothing.
@@ -80,10 +94,10 @@ class sparse_table {
   // reads as its initial value and is not created.
   std::vector<float> pull(const std::vector<std::uint64_t>& keys) const;
 
-  // Applies one step of the optimizer to every row of gradient, creating the
+  // Applies one step of the rule to every row of gradient, creating the
   // rows first touched; or refuses the whole push, counts the refusal and
   // changes nothing.
-  std::optional<sparse_refusal> push(const keyed_rows& gradient, float learning_rate);
+  std::optional<sparse_refusal> push(const keyed_rows& gradient, update_moment at);
 
   std::uint64_t refused(sparse_refusal why) const;
 
@@ -94,8 +108,8 @@ class sparse_table {
   row_dump dump(std::uint64_t first, std::uint64_t last) const;
   // Replaces everything held by rows (a restore); refusal counts stay.
   // Throws std::invalid_argument for keys not ascending or >= N, or
-  // sizes that do not fit dim (accumulators: AdaGrad only, where an empty
-  // list starts every row at initial_accumulator).
+  // sizes that do not fit dim (accumulators: none, or the rule's slots of
+  // every row).
   void load(const row_dump& rows);
 
  private:

@@ -14,7 +14,7 @@ sparse_table_spec table_spec(const logreg_settings& s, std::uint64_t rows) {
   sparse_table_spec spec;
   spec.rows = rows;
   spec.dim = 1;
-  spec.optimizer = s.optimizer;
+  spec.update.rule = s.optimizer;
   return spec;
 }
 

@@ -18,7 +18,7 @@ struct logreg_settings {
   std::uint64_t rows = std::uint64_t{1} << 20;  // N
   std::uint64_t hash_seed = 0;
   std::size_t batch_size = 100;
-  sparse_optimizer optimizer = sparse_optimizer::adagrad;
+  update_rule optimizer = update_rule::adagrad;
   float learning_rate = 0.1f;
 };
 

@@ -57,9 +57,10 @@ int run_eval(const options& opts, const application& app, std::ostream& out,
         << " ema_test_accuracy=" << fixed_text(ema.per_class[k], 4) << "\n";
   out << "eval: global_step=" << c.global_step << " test_accuracy=" << fixed_text(raw.overall, 4)
       << " ema_test_accuracy=" << fixed_text(ema.overall, 4);
-  if (rows)
+  if (raw.kind == prediction::probability)
     out << " test_log_loss=" << fixed_text(raw.log_loss, 5)
         << " test_auc=" << fixed_text(raw.auc, 4);
+  if (raw.kind == prediction::value) out << " test_rmse=" << fixed_text(raw.rmse, 5);
   out << std::endl;
   return 0;
 }
@@ -127,7 +128,7 @@ int run_inspect(const options& opts, std::ostream& out, std::ostream& err) {
 // per row) and NAME/values ([rows, cols]), with AdaGrad's NAME/accumulators.
 // It has no moving average, so --ema exports the same rows.
 void add_row_arrays(const checkpoint& c, std::vector<npy_array>& arrays) {
-  const auto& v = c.layout.row_variable();
+  const auto& v = only_row_variable(c.layout);
   if (!v) return;
   const std::size_t n = c.rows.keys.size();
   arrays.push_back({v->name + "/keys", {n}, c.rows.keys.data(), npy_dtype::u8});

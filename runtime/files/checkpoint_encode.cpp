@@ -15,7 +15,7 @@ void write_name(out_archive& ar, const std::string& s) {
 
 std::uint32_t format_of(const checkpoint& c) {
   if (!c.positions.empty()) return checkpoint_format_version;
-  return c.layout.row_variable() ? sparse_checkpoint_format_version
+  return only_row_variable(c.layout) ? sparse_checkpoint_format_version
                                  : dense_checkpoint_format_version;
 }
 
@@ -32,7 +32,7 @@ void write_array(out_archive& ar, const std::vector<T>& v) {
 
 std::string encode_payload(const checkpoint& c) {
   const std::uint32_t format = format_of(c);
-  const bool rows = c.layout.row_variable().has_value();
+  const bool rows = (only_row_variable(c.layout) != nullptr);
   std::ostringstream os(std::ios::binary);
   {
     out_archive ar(os);
@@ -46,7 +46,7 @@ std::string encode_payload(const checkpoint& c) {
     }
     if (format >= 4) ar(std::uint8_t{rows});
     if (rows) {
-      const auto& v = *c.layout.row_variable();
+      const auto& v = *only_row_variable(c.layout);
       write_name(ar, v.name);
       ar(u64(v.rows), u64(v.cols));
     }

@@ -61,7 +61,7 @@ void read_array(in_archive& ar, std::vector<T>& v) {
 // Rows are stored by ascending key, each below the variable's row count.
 void check_keys(const std::string& path, const checkpoint& c) {
   const auto& keys = c.rows.keys;
-  const auto& v = c.layout.row_variable();
+  const auto& v = only_row_variable(c.layout);
   for (std::size_t i = 0; i < keys.size(); ++i)
     if ((i > 0 && keys[i] <= keys[i - 1]) || (v && keys[i] >= v->rows))
       fail(path, "its sparse rows are not stored by ascending key below the row count (row " +

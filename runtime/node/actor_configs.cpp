@@ -45,7 +45,7 @@ worker_config worker_config_for(const options& opts, std::size_t index, const jo
   w.schedule = schedule_for(opts);
   w.last_step = opts.last_step;
   w.gradients_per_step = gradients_per_worker(replicas_for(opts), opts.worker_hosts.size());
-  if (const auto& rows = job.layout.row_variable()) {
+  if (const auto& rows = only_row_variable(job.layout)) {
     w.row_bounds = row_boundaries(rows->rows, w.shards.size());
     w.row_cols = rows->cols;
   }

@@ -90,13 +90,7 @@ void finish_summary(job_result& r, const job_model& job,
   sum.wall_s = wall;
   sum.steps_per_s = wall > 0 ? static_cast<double>(sum.global_step - start_step) / wall : 0.0;
   const auto both = evaluate_test(*job.net, r.params.data(), r.ema.data(), r.rows, rows, job.data);
-  const accuracy_report& raw = both.raw;
-  sum.test_accuracy = raw.overall;
-  sum.ema_test_accuracy = both.ema.overall;
-  if (rows) {
-    sum.test_log_loss = raw.log_loss;
-    sum.test_auc = raw.auc;
-  }
+  add_test_figures(sum, both.raw, both.ema);
 }
 
 // What changes when a lost ps comes back: its handle and the helpers.

@@ -143,7 +143,10 @@ data_summary summarize_job_data(const options& opts, const data_readers& readers
 model_request request_for(const options& opts, const data_summary& data) {
   return model_request{
       data.shape, data.classes, opts.l2,
-      model_choice{opts.model, opts.hidden_units, opts.sparse_rows, opts.fm_factors}};
+      model_choice{opts.model, opts.hidden_units, opts.sparse_rows, opts.fm_factors,
+                   opts.sparse_optimizer == sparse_optimizer_kind::adagrad ? update_rule::adagrad
+                                                                           : update_rule::sgd,
+                   opts.embedding_dim, opts.bottom_units, opts.top_units}};
 }
 
 std::string job_fingerprint(const options& opts, const model_layout& layout) {
@@ -181,10 +184,17 @@ std::string loss_text(const run_summary& s, const char* none, int digits) {
 }  // namespace
 
 std::optional<sparse_table_spec> row_table_for(const options& opts, const model_layout& layout) {
-  const auto optimizer = opts.sparse_optimizer == sparse_optimizer_kind::adagrad
-                             ? sparse_optimizer::adagrad
-                             : sparse_optimizer::sgd;
-  return row_table_spec(layout, opts.seed, optimizer);
+  return row_table_spec(layout, opts.seed);
+}
+
+void add_test_figures(run_summary& s, const accuracy_report& raw, const accuracy_report& ema) {
+  s.test_accuracy = raw.overall;
+  s.ema_test_accuracy = ema.overall;
+  if (raw.kind == prediction::probability) {
+    s.test_log_loss = raw.log_loss;
+    s.test_auc = raw.auc;
+  }
+  if (raw.kind == prediction::value) s.test_rmse = raw.rmse;
 }
 
 std::string final_line(const run_summary& s) {
@@ -192,6 +202,7 @@ std::string final_line(const run_summary& s) {
   if (s.test_log_loss && s.test_auc)
     std::snprintf(sparse, sizeof sparse, " test_log_loss=%.5f test_auc=%.4f", *s.test_log_loss,
                   *s.test_auc);
+  if (s.test_rmse) std::snprintf(sparse, sizeof sparse, " test_rmse=%.5f", *s.test_rmse);
   char buf[352];
   std::snprintf(buf, sizeof buf,
                 "final: global_step=%lld loss=%s test_accuracy=%.4f ema_test_accuracy=%.4f%s "
@@ -231,6 +242,7 @@ std::string summary_json(const run_summary& s) {
     j["ema_test_accuracy"] = number(s.ema_test_accuracy);
     if (s.test_log_loss) j["test_log_loss"] = number(*s.test_log_loss);
     if (s.test_auc) j["test_auc"] = number(*s.test_auc);
+    if (s.test_rmse) j["test_rmse"] = number(*s.test_rmse);
   } else {
     j["checkpoint"] = s.checkpoint;
   }
@@ -265,6 +277,7 @@ std::optional<run_summary> parse_summary_json(const std::string& text) {
   s.ema_test_accuracy = number_at(j, "ema_test_accuracy").value_or(0.0);
   s.test_log_loss = number_at(j, "test_log_loss");
   s.test_auc = number_at(j, "test_auc");
+  s.test_rmse = number_at(j, "test_rmse");
   s.wall_s = number_at(j, "wall_s").value_or(0.0);
   s.steps_per_s = number_at(j, "steps_per_s").value_or(0.0);
   return s;

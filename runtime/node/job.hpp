@@ -69,10 +69,11 @@ struct run_summary {
   std::optional<float> loss;  // none when nothing was trained (the job was at its last step)
   double test_accuracy = 0.0;
   double ema_test_accuracy = 0.0;
-  // A model with a sparse variable: the test set's log loss and AUC (the
-  // final line and summary.json name them only then).
+  // A model predicting a probability: the test set's log loss and AUC; a
+  // value: its RMSE (the final line and summary.json name them only then).
   std::optional<double> test_log_loss;
   std::optional<double> test_auc;
+  std::optional<double> test_rmse;
   double wall_s = 0.0;
   double steps_per_s = 0.0;
   std::string checkpoint;  // stopped: the checkpoint written at global_step
@@ -92,12 +93,17 @@ struct job_result {
   bool reported_before = false;
 };
 
+// The summary's figures of the test set's report: the accuracies, and those
+// of what the model predicts (accuracy_report).
+void add_test_figures(run_summary& s, const accuracy_report& raw, const accuracy_report& ema);
+
 // The table of the job's sparse variable (--seed, --sparse-optimizer), or
 // none for a dense model.
 std::optional<sparse_table_spec> row_table_for(const options& opts, const model_layout& layout);
 
 // "final: global_step=N loss=L test_accuracy=A ema_test_accuracy=E wall_s=S steps_per_s=R",
-// with test_log_loss=X test_auc=Y after the accuracies for a sparse model
+// with test_log_loss=X test_auc=Y after the accuracies for a model predicting a
+// probability, test_rmse=X for a value
 std::string final_line(const run_summary& s);
 // {"status": ..., "global_step": ...}: the accuracies when completed, the
 // checkpoint when stopped, the error when diverged or failed.

@@ -91,7 +91,7 @@ node_config::node_config(const options& opts, const model_layout& layout) {
 }
 
 std::uint64_t row_message_bytes(const model_layout& layout) {
-  const auto& v = layout.row_variable();
+  const auto& v = only_row_variable(layout);
   if (!v) return 0;
   return row_message_bound(v->rows, v->cols);
 }

@@ -39,8 +39,8 @@ reference_result run_reference(const options& opts, const job_model& job, std::o
   const double wall = seconds_since(began);
   r.summary.global_step = opts.last_step;
   r.summary.loss = loss;
-  r.summary.test_accuracy = evaluate(*job.net, r.params.data(), *job.data.test).overall;
-  r.summary.ema_test_accuracy = evaluate(*job.net, r.ema.data(), *job.data.test).overall;
+  add_test_figures(r.summary, evaluate(*job.net, r.params.data(), *job.data.test),
+                   evaluate(*job.net, r.ema.data(), *job.data.test));
   r.summary.wall_s = wall;
   const auto steps = static_cast<double>(opts.last_step - start.step);
   r.summary.steps_per_s = wall > 0 ? steps / wall : 0.0;

@@ -39,7 +39,7 @@ shard_init make_init(const model_layout& model, const std::vector<shard_layout>&
                      std::size_t k, const start_state& start) {
   const auto& layout = layouts[k];
   shard_init init;
-  if (const auto& v = model.row_variable())
+  if (const auto& v = only_row_variable(model))
     init.rows = rows_for_shard(start.rows, v->rows, layouts.size(), k);
   for (const auto& r : layout.ranges) {
     init.ranges.push_back(r.offset);
@@ -128,7 +128,7 @@ start_state restore_or_init(const options& opts, const model_layout& layout, con
 // them); init keeps the last page.
 caf::error stage_pages(caf::scoped_actor& self, const shard_actor& shard, caf::timespan timeout,
                        const model_layout& layout, shard_init& init) {
-  const auto& v = layout.row_variable();
+  const auto& v = only_row_variable(layout);
   if (!v) return caf::none;
   const std::uint64_t page_rows = rows_per_page(v->cols);
   const std::uint64_t pages = page_count(init.rows.keys.size(), page_rows);

@@ -166,7 +166,7 @@ TEST_CASE_FIXTURE(saver_fixture,
   layout = sparse_layout();
   auto model = positional(layout.size());
   model.rows = row_dump{{1, 6, 9, 15}, {0.5f, -1.5f, 2.25f, 3.0f}, {0.125f, 0.25f, 0.375f, 0.5f}};
-  place(layout, 2, placement_kind::balanced, model, sparse_optimizer::adagrad);
+  place(layout, 2, placement_kind::balanced, model, update_rule::adagrad);
   start();
   auto answer = save(1);
   push(1);  // the shard of rows 8..15 answers first

@@ -24,7 +24,7 @@ struct rows_fixture : downpour::testing::deterministic_fixture {
   // A shard owning rows [first, last) of a 1-column variable, one dense
   // float (a bias), plain SGD at lr 0.5 (no decay).
   shard_actor rows_shard(train_mode mode, std::uint64_t first, std::uint64_t last,
-                         sparse_optimizer opt = sparse_optimizer::sgd, std::size_t required = 1) {
+                         update_rule opt = update_rule::sgd, std::size_t required = 1) {
     shard_config c;
     c.mode = mode;
     c.last_step = 1000;
@@ -33,7 +33,7 @@ struct rows_fixture : downpour::testing::deterministic_fixture {
     sparse_table_spec spec;
     spec.rows = kRows;
     spec.dim = 1;
-    spec.optimizer = opt;
+    spec.update.rule = opt;
     c.rows = spec;
     auto shard = spawn_parameter_shard(*sys, c);
     shard_init init;
@@ -118,7 +118,7 @@ TEST_CASE_FIXTURE(rows_fixture,
 }
 
 TEST_CASE_FIXTURE(rows_fixture, "AdaGrad keeps a per-row accumulator that a snapshot carries") {
-  auto shard = rows_shard(train_mode::async, 0, kRows, sparse_optimizer::adagrad);
+  auto shard = rows_shard(train_mode::async, 0, kRows, update_rule::adagrad);
   pull(shard, 1, {7});
   push(shard, 1, 0, {7}, {2.0f});
   pull(shard, 1, {7});
@@ -136,7 +136,7 @@ TEST_CASE_FIXTURE(rows_fixture, "AdaGrad keeps a per-row accumulator that a snap
 TEST_CASE_FIXTURE(rows_fixture, "a sync round averages each row over the gradients that hold it") {
   // Workers A and B share row 10; only A has row 20: TF's
   // SparseConditionalAccumulator gives 10 the mean and 20 A's whole gradient.
-  auto shard = rows_shard(train_mode::sync, 0, kRows, sparse_optimizer::sgd, 2);
+  auto shard = rows_shard(train_mode::sync, 0, kRows, update_rule::sgd, 2);
   pull(shard, 0, {10, 20});
   pull(shard, 1, {10});
   CHECK(push(shard, 0, 0, {10, 20}, {1.0f, 4.0f}, 1.0f) == "accepted at 0");

@@ -134,8 +134,8 @@ TEST_CASE("a factorization machine's rows of weight and factors train through th
   REQUIRE(job.wait(300s) == 0);
   CHECK(final_value(job.output(), "test_log_loss") < data().constant_log_loss - 0.05);
   const auto c = read_checkpoint(dir / "ckpt/model.ckpt-2000");
-  REQUIRE(c.layout.row_variable());
-  CHECK(c.layout.row_variable()->cols == 5);
+  REQUIRE(only_row_variable(c.layout));
+  CHECK(only_row_variable(c.layout)->cols == 5);
   CHECK(c.rows.values.size() == 5 * c.rows.keys.size());
 }
 
@@ -148,7 +148,7 @@ TEST_CASE(
   process a(first, dir / "a.log");
   REQUIRE(a.wait(120s) == 0);
   const auto at300 = read_checkpoint(ckpt + "/model.ckpt-300");
-  CHECK(at300.layout.row_variable());
+  CHECK(only_row_variable(at300.layout));
   CHECK(at300.rows.keys.size() > 1000);
   CHECK(at300.rows.accumulators.size() == at300.rows.values.size());
   auto second = local_args(ckpt, {"--last-step=600", "--worker-hosts=127.0.0.1:1",
@@ -234,8 +234,8 @@ TEST_CASE(
     CHECK(final_of(first.chief.output())->global_step == 200);
   }
   const auto at200 = read_checkpoint(dir / "ckpt/model.ckpt-200");
-  REQUIRE(at200.layout.row_variable());
-  CHECK(at200.layout.row_variable()->rows == (std::uint64_t{1} << 61));
+  REQUIRE(only_row_variable(at200.layout));
+  CHECK(only_row_variable(at200.layout)->rows == (std::uint64_t{1} << 61));
   CHECK(at200.rows.keys.size() > 1000);
   {
     two_by_two second(c, dir, {"--last-step=400"}, "b");

@@ -79,14 +79,15 @@ struct model_shards_fixture : deterministic_fixture {
 
   // n shards holding m as placed by kind; a sparse variable's rows split by row range.
   void place(const model_layout& layout, std::size_t n, placement_kind kind, const model_values& m,
-             sparse_optimizer optimizer = sparse_optimizer::sgd) {
+             update_rule optimizer = update_rule::sgd) {
     const auto layouts = partition(layout, n, kind);
     for (std::size_t k = 0; k < n; ++k) {
       shard_config c;
       c.index = static_cast<std::uint32_t>(k);
       c.last_step = 1'000'000;
       c.schedule = lr_schedule{0.5f, 1.0f, 1000, false};
-      c.rows = row_table_spec(layout, 0, optimizer);
+      c.rows = row_table_spec(layout, 0);
+      if (c.rows) c.rows->update.rule = optimizer;
       c.log = test_log();
       shard_init init;
       for (const auto& r : layouts[k].ranges)
@@ -94,7 +95,7 @@ struct model_shards_fixture : deterministic_fixture {
       init.step = m.step;
       init.params.values = to_floats(gather(layouts[k], m.params.data()));
       init.ema.values = to_floats(gather(layouts[k], m.ema.data()));
-      if (const auto& v = layout.row_variable()) init.rows = rows_of(m.rows, v->rows, n, k);
+      if (const auto& v = only_row_variable(layout)) init.rows = rows_of(m.rows, v->rows, n, k);
       shards.push_back(spawn_parameter_shard(*sys, c));
       inits.push_back(init);
       steps.push_back(m.step);

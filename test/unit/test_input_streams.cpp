@@ -212,4 +212,26 @@ TEST_CASE("a streamed CSV line whose label is past the test files' classes is re
   CHECK(b.size == 1);
 }
 
+TEST_CASE("a Criteo feature tells its field: an integer field's key is the field, a categorical's in its top bits") {
+  for (std::size_t i = 0; i < criteo_integer_fields; ++i) CHECK(criteo_field_of(i) == i);
+  for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
+    for (const char* text : {"", "68fd1e64", "a value longer than eight bytes"}) {
+      const std::uint64_t key = criteo_key(j, text);
+      CHECK(criteo_field_of(key) == criteo_integer_fields + j);
+      CHECK((key >> criteo_field_shift) == criteo_integer_fields + j);
+    }
+  // Below the field the hash still tells values apart.
+  CHECK(((criteo_key(3, "68fd1e64") ^ criteo_key(3, "68fd1e65")) >> 40) != 0);
+  std::string refused;
+  try {
+    criteo_field_of(13);
+  } catch (const std::invalid_argument& e) {
+    refused = e.what();
+  }
+  CHECK(refused ==
+        "criteo: feature key 13 is not one a Criteo line gives (expected 0..12 or a categorical "
+        "field in the top 6 bits; --data-format=criteo)");
+  CHECK_THROWS_AS(criteo_field_of(std::uint64_t{39} << criteo_field_shift), std::invalid_argument);
+}
+
 }  // namespace downpour

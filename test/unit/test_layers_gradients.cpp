@@ -15,6 +15,7 @@
 #include "model/layers/dense.hpp"
 #include "model/layers/dot_interaction.hpp"
 #include "model/layers/dropout.hpp"
+#include "model/layers/elementwise_sum.hpp"
 #include "model/layers/embedding_bag.hpp"
 #include "model/layers/losses.hpp"
 
@@ -167,6 +168,12 @@ TEST_CASE("concatenate's gradient at each input matches central differences") {
   concatenate<double> j({2, 3, 1});
   CHECK(check_join(j, {uniform_values(rows * 2, 11), uniform_values(rows * 3, 12),
                        uniform_values(rows * 1, 13)}) < tolerance);
+}
+
+TEST_CASE("an element-wise sum's gradient at each input matches central differences") {
+  elementwise_sum<double> j(3, 2);
+  CHECK(check_join(j, {uniform_values(rows * 2, 21), uniform_values(rows * 2, 22),
+                       uniform_values(rows * 2, 23)}) < tolerance);
 }
 
 TEST_CASE("the dot interaction's gradients match central differences, with and without the first") {

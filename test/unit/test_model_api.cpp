@@ -120,7 +120,8 @@ TEST_CASE("the built-in models are chosen by name and refuse what they cannot bu
   CHECK_THROWS_AS(make_builtin_model({"cnn", {}}, request_for({784}, 10)), std::invalid_argument);
   CHECK_THROWS_WITH_AS(
       make_builtin_model({"rnn", {}}, request),
-      "--model=rnn is not a built-in model (expected mlp, softmax, cnn, logreg or fm)",
+      "--model=rnn is not a built-in model (expected mlp, softmax, cnn, logreg, fm, dlrm or "
+      "wide_deep)",
       std::invalid_argument);
   CHECK_THROWS_AS(make_builtin_model({"mlp", {}}, request), std::invalid_argument);
   CHECK_THROWS_AS(make_builtin_model({"mlp", {500}}, request_for({}, 10)), std::invalid_argument);
@@ -164,25 +165,22 @@ TEST_CASE("a rows variable is the layout's row variable, outside the flat buffer
   REQUIRE(l.variables().size() == 1);
   CHECK(l.variables()[0].name == "bias");
   CHECK(l.variables()[0].offset == 0);
-  REQUIRE(l.row_variable());
-  CHECK(l.row_variable()->name == "weights");
-  CHECK(l.row_variable()->rows == std::uint64_t{1} << 40);
-  CHECK(l.row_variable()->cols == 2);
+  REQUIRE(only_row_variable(l));
+  CHECK(only_row_variable(l)->name == "weights");
+  CHECK(only_row_variable(l)->rows == std::uint64_t{1} << 40);
+  CHECK(only_row_variable(l)->cols == 2);
   CHECK(l.variables_text() == "bias 1x1,weights rows 1099511627776x2");
   CHECK(l.to_string() == "lr N");
-  CHECK_FALSE(mlp_spec{}.layout("mlp").row_variable());
+  CHECK_FALSE(only_row_variable(mlp_spec{}.layout("mlp")));
   const model_layout only("lr", "", {{"w", 8, 1, {}, false, storage::rows}});
   CHECK(only.size() == 0);
   CHECK(only.variables_text() == "w rows 8x1");
 }
 
-TEST_CASE("a layout refuses a second or regularized rows variable, and names it") {
+TEST_CASE("a layout refuses a regularized or oversized rows variable, and names it") {
   const variable_spec rows{"w", 8, 1, {}, false, storage::rows};
-  CHECK(invalid("lr", {rows, {"v", 4, 1, {}, false, storage::rows}}) ==
-        "lr 1: variable v is a second rows variable (w is the model's one)");
   CHECK(invalid("lr", {{"w", 8, 1, {}, true, storage::rows}}) ==
-        "lr 1: variable w is stored as rows and cannot be regularized (L2 is for dense "
-        "variables)");
+        "lr 1: variable w is stored as rows and cannot be regularized (its regularizer `reg` is)");
   CHECK(invalid("lr", {rows, {"w", 1, 1, {}, false}}) == "lr 1: variable w is declared twice");
   CHECK(invalid("lr", {{"w", 1, 1, {}, false}, rows}) == "lr 1: variable w is declared twice");
   CHECK(invalid("lr", {{"w", 0, 1, {}, false, storage::rows}}) ==
@@ -190,7 +188,8 @@ TEST_CASE("a layout refuses a second or regularized rows variable, and names it"
   CHECK(invalid("lr", {{"w x", 8, 1, {}, false, storage::rows}})
             .find("variable name 'w x' is not valid") != std::string::npos);
   CHECK(invalid("lr", {{"w", (std::size_t{1} << 63) + 1, 1, {}, false, storage::rows}}) ==
-        "lr 1: variable w has 9223372036854775809 rows (at most 2^63)");
+        "lr 1: variable w has 9223372036854775809 rows, taking the row variables past 2^63 "
+        "rows in all");
 }
 
 TEST_CASE("layouts with a rows variable are equal only when its name and shape agree") {

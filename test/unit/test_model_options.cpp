@@ -27,7 +27,7 @@ TEST_CASE("--model and --hidden-units choose the built-in model and its hidden l
 
 TEST_CASE("a bad --model or --hidden-units is one line naming the bad value") {
   CHECK(error_of({"--model=rnn"}) ==
-        "config: --model=rnn is not valid (expected mlp|softmax|cnn|logreg|fm)");
+        "config: --model=rnn is not valid (expected mlp|softmax|cnn|logreg|fm|dlrm|wide_deep)");
   const std::string expected = " (expected a comma-separated list of integers >= 1, e.g. 500,300)";
   CHECK(error_of({"--hidden-units=500,x"}) ==
         "config: --hidden-units=500,x has a bad entry 'x'" + expected);
@@ -84,6 +84,41 @@ TEST_CASE("libsvm data needs both files; the sparse models need libsvm or Criteo
   CHECK(parse({"eval", "--data-format=libsvm", "--test-file=b"}).train_file.empty());
   CHECK(error_of({"eval", "--data-format=criteo"}) ==
         "config: --data-format=criteo needs --test-file");
+}
+
+TEST_CASE("dlrm and wide_deep take Criteo data and their shapes: --embedding-dim, --bottom-units, --top-units") {
+  const std::vector<std::string> criteo = {"--data-format=criteo", "--train-file=a",
+                                           "--test-file=b"};
+  auto with = [&](std::vector<std::string> more) {
+    more.insert(more.begin(), criteo.begin(), criteo.end());
+    return more;
+  };
+  const options d = parse(with({"--model=dlrm"}));
+  CHECK(d.embedding_dim == 16);
+  CHECK(d.bottom_units == std::vector<std::size_t>{512, 256, 64});
+  CHECK(d.top_units == std::vector<std::size_t>{512, 256});
+  const options small =
+      parse(with({"--model=dlrm", "--embedding-dim=4", "--bottom-units=8", "--top-units=6,3"}));
+  CHECK(small.embedding_dim == 4);
+  CHECK(small.bottom_units == std::vector<std::size_t>{8});
+  CHECK(small.top_units == std::vector<std::size_t>{6, 3});
+  CHECK(parse(with({"--model=wide_deep", "--hidden-units=32,16", "--embedding-dim=8"}))
+            .hidden_units == std::vector<std::size_t>{32, 16});
+  CHECK(error_of({"--model=dlrm", "--data-format=libsvm", "--train-file=a", "--test-file=b"}) ==
+        "config: --model=dlrm needs --data-format=criteo");
+  CHECK(error_of({"--model=wide_deep"}) == "config: --model=wide_deep needs --data-format=criteo");
+  CHECK(error_of(with({"--model=logreg", "--embedding-dim=8"})) ==
+        "config: --embedding-dim is for --model=dlrm or wide_deep");
+  CHECK(error_of(with({"--model=wide_deep", "--top-units=8"})) ==
+        "config: --top-units is for --model=dlrm");
+  CHECK(error_of(with({"--model=dlrm", "--hidden-units=8"})) ==
+        "config: --hidden-units is for --model=mlp or wide_deep (dlrm has --bottom-units and "
+        "--top-units)");
+  CHECK(error_of(with({"--model=dlrm", "--embedding-dim=0"})).find("--embedding-dim") !=
+        std::string::npos);
+  CHECK(error_of(with({"--model=dlrm", "--bottom-units=8,0"})) ==
+        "config: --bottom-units=8,0 has a bad entry '0' (expected a comma-separated list of "
+        "integers >= 1, e.g. 500,300)");
 }
 
 TEST_CASE("streamed input: --input, --shuffle-buffer, --passes, --max-line-bytes and refusals") {

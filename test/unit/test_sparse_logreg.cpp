@@ -166,8 +166,8 @@ TEST_CASE("one pass over 200000 planted examples gets within 3% of the planted t
   for (std::size_t i = 0; i < test.size(); ++i) best[i] = static_cast<float>(planted.logit(test, i));
   const binary_metrics target = score_logits(best, test.labels);
 
-  for (const auto& [optimizer, lr] : {std::pair{sparse_optimizer::adagrad, 0.3f},
-                                     std::pair{sparse_optimizer::sgd, 1.0f}}) {
+  for (const auto& [optimizer, lr] : {std::pair{update_rule::adagrad, 0.3f},
+                                     std::pair{update_rule::sgd, 1.0f}}) {
     logreg_settings settings;
     settings.rows = std::uint64_t{1} << 18;
     settings.optimizer = optimizer;
@@ -176,7 +176,7 @@ TEST_CASE("one pass over 200000 planted examples gets within 3% of the planted t
     trainer.train(train);
     const binary_metrics m = trainer.evaluate(test);
     const double gap = (m.log_loss - target.log_loss) / target.log_loss;
-    MESSAGE(std::string(optimizer == sparse_optimizer::adagrad ? "adagrad" : "sgd")
+    MESSAGE(std::string(optimizer == update_rule::adagrad ? "adagrad" : "sgd")
             << ": test log loss " << m.log_loss << ", planted " << target.log_loss << ", gap "
             << 100 * gap << "%, AUC " << m.auc << " (planted " << target.auc << "), rows held "
             << trainer.weights().rows_held());

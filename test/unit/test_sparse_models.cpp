@@ -60,7 +60,7 @@ sparse_examples random_set() {
 void check_gradient(const model& m, const batch& b, std::vector<float> rows, float bias) {
   auto ws = m.workspace(b.size);
   const std::size_t keys = ws->touched_rows(b).size();
-  REQUIRE(rows.size() == keys * m.layout().row_variable()->cols);
+  REQUIRE(rows.size() == keys * only_row_variable(m.layout())->cols);
   std::vector<float> grad(1), row_grad(rows.size());
   ws->loss_and_gradient(&bias, rows.data(), b, grad.data(), row_grad.data());
   std::vector<float> scratch(1), scratch_rows(rows.size());
@@ -96,7 +96,7 @@ TEST_CASE("logreg declares N rows of weights and a dense bias, and scores [0, lo
   CHECK(l.to_string() == "logreg 1048576");
   CHECK(l.variables_text() == "bias 1x1,weights rows 1048576x1");
   CHECK(l.size() == 1);
-  CHECK(l.row_variable()->init.kind == init_kind::zeros);
+  CHECK(only_row_variable(l)->init.kind == init_kind::zeros);
   CHECK(m->classes() == 2);
   const sparse_examples set = random_set();
   const batch b = batch_of(set, 0, 10);
@@ -153,10 +153,10 @@ TEST_CASE("fm declares rows of a weight and k factors, drawn with stddev 0.01") 
   const model_layout l = m->layout();
   CHECK(l.to_string() == "fm 4096-4");
   CHECK(l.variables_text() == "bias 1x1,weights rows 4096x5");
-  CHECK(l.row_variable()->init.kind == init_kind::truncated_normal);
-  CHECK(l.row_variable()->init.stddev == 0.01f);
+  CHECK(only_row_variable(l)->init.kind == init_kind::truncated_normal);
+  CHECK(only_row_variable(l)->init.stddev == 0.01f);
   CHECK(m->classes() == 2);
-  CHECK(built("fm", 16)->layout().row_variable()->cols == 9);  // --fm-factors 8
+  CHECK(only_row_variable(built("fm", 16)->layout())->cols == 9);  // --fm-factors 8
 }
 
 TEST_CASE("fm's logits are the pairwise sum by hand, its gradients central differences") {
@@ -204,8 +204,8 @@ TEST_CASE("logreg trained through the model interface equals the single-process 
   trainer.train(train);
 
   const auto m = built("logreg", n);
-  sparse_table weights({n, 1, {}, 0, sparse_optimizer::adagrad});
-  sparse_table bias({1, 1, {}, 0, sparse_optimizer::adagrad});
+  sparse_table weights({n, 1, {}, 0, {update_rule::adagrad}});
+  sparse_table bias({1, 1, {}, 0, {update_rule::adagrad}});
   auto ws = m->workspace(100);
   std::vector<float> grad(1), row_grad;
   for (std::size_t begin = 0; begin < train.size(); begin += 100) {

@@ -17,11 +17,11 @@ namespace {
 
 constexpr std::uint64_t kBig = std::uint64_t{1} << 26;
 
-sparse_table_spec spec_of(std::uint64_t rows, std::size_t dim, sparse_optimizer optimizer) {
+sparse_table_spec spec_of(std::uint64_t rows, std::size_t dim, update_rule optimizer) {
   sparse_table_spec spec;
   spec.rows = rows;
   spec.dim = dim;
-  spec.optimizer = optimizer;
+  spec.update.rule = optimizer;
   return spec;
 }
 
@@ -44,7 +44,7 @@ std::vector<float> row_of(const sparse_table& table, std::uint64_t key) {
 
 TEST_CASE("a 2^26-row table with 1000 rows pushed holds those rows in well under a MiB") {
   const std::size_t before = resident_bytes();
-  sparse_table table(spec_of(kBig, 1, sparse_optimizer::adagrad));
+  sparse_table table(spec_of(kBig, 1, update_rule::adagrad));
   keyed_rows push;
   for (std::uint64_t i = 0; i < 1000; ++i) push.keys.push_back(i * (kBig / 1000));
   push.values.assign(push.keys.size(), 0.5f);
@@ -61,7 +61,7 @@ TEST_CASE("a 2^26-row table with 1000 rows pushed holds those rows in well under
 }
 
 TEST_CASE("a pull reads initial rows without creating them, the same in every table") {
-  sparse_table_spec spec = spec_of(kBig, 4, sparse_optimizer::sgd);
+  sparse_table_spec spec = spec_of(kBig, 4, update_rule::sgd);
   spec.init = {init_kind::truncated_normal, 0.1f};
   spec.init_seed = 7;
   sparse_table a(spec);
@@ -97,7 +97,7 @@ TEST_CASE("a pull reads initial rows without creating them, the same in every ta
 
 TEST_CASE("SGD and AdaGrad steps give the values computed by hand") {
   SUBCASE("SGD: w -= lr * g") {
-    sparse_table table(spec_of(100, 2, sparse_optimizer::sgd));
+    sparse_table table(spec_of(100, 2, update_rule::sgd));
     REQUIRE_FALSE(table.push({{3}, {0.5f, -1.0f}}, 0.1f));
     CHECK(row_of(table, 3) == std::vector<float>{-0.05f, 0.1f});
     REQUIRE_FALSE(table.push({{3, 4}, {1.0f, 2.0f, 4.0f, 0.0f}}, 0.2f));
@@ -106,7 +106,7 @@ TEST_CASE("SGD and AdaGrad steps give the values computed by hand") {
     CHECK(row_of(table, 4) == std::vector<float>{-0.8f, 0.0f});
   }
   SUBCASE("AdaGrad: acc += g^2, w -= lr * g / sqrt(acc), acc starting at 0.1") {
-    sparse_table table(spec_of(100, 2, sparse_optimizer::adagrad));
+    sparse_table table(spec_of(100, 2, update_rule::adagrad));
     REQUIRE_FALSE(table.push({{3}, {0.5f, -1.0f}}, 0.1f));
     std::vector<float> row = row_of(table, 3);  // w0, w1, acc0, acc1
     CHECK(row[2] == doctest::Approx(0.35));
@@ -123,7 +123,7 @@ TEST_CASE("SGD and AdaGrad steps give the values computed by hand") {
 }
 
 TEST_CASE("refused pushes return and count their fault and change nothing") {
-  sparse_table table(spec_of(1000, 2, sparse_optimizer::adagrad));
+  sparse_table table(spec_of(1000, 2, update_rule::adagrad));
   REQUIRE_FALSE(table.push({{1, 7}, {1.0f, 1.0f, 1.0f, 1.0f}}, 0.1f));
   const std::vector<float> row1 = row_of(table, 1);
   const float nan = std::nanf("");
@@ -167,7 +167,7 @@ TEST_CASE("the sync mean is per row, over the gradients that touched that row") 
 }
 
 TEST_CASE("a table grown over many hash resizes and arena chunks finds every row") {
-  sparse_table table(spec_of(std::uint64_t{1} << 40, 1, sparse_optimizer::sgd));
+  sparse_table table(spec_of(std::uint64_t{1} << 40, 1, update_rule::sgd));
   std::vector<std::uint64_t> all;
   for (std::uint64_t round = 0; round < 20; ++round) {
     keyed_rows push;
@@ -190,12 +190,12 @@ TEST_CASE("a table grown over many hash resizes and arena chunks finds every row
 }
 
 TEST_CASE("a table of 0 rows or rows of 0 floats is refused") {
-  CHECK_THROWS_AS(sparse_table(spec_of(0, 1, sparse_optimizer::sgd)), std::invalid_argument);
-  CHECK_THROWS_AS(sparse_table(spec_of(10, 0, sparse_optimizer::sgd)), std::invalid_argument);
+  CHECK_THROWS_AS(sparse_table(spec_of(0, 1, update_rule::sgd)), std::invalid_argument);
+  CHECK_THROWS_AS(sparse_table(spec_of(10, 0, update_rule::sgd)), std::invalid_argument);
 }
 
 TEST_CASE("a dump holds the rows in a key range, ascending, with AdaGrad's accumulators") {
-  sparse_table table(spec_of(kBig, 2, sparse_optimizer::adagrad));
+  sparse_table table(spec_of(kBig, 2, update_rule::adagrad));
   const std::vector<std::uint64_t> keys = {3, 17, 40000000, kBig - 1};
   REQUIRE_FALSE(table.push({keys, {1, 2, 3, 4, 5, 6, 7, 8}}, 0.5f));
   REQUIRE_FALSE(table.push({{17}, {1, 1}}, 0.5f));
@@ -214,7 +214,7 @@ TEST_CASE("a dump holds the rows in a key range, ascending, with AdaGrad's accum
   const row_dump middle = table.dump(17, 40000001);
   CHECK(middle.keys == std::vector<std::uint64_t>{17, 40000000});
   CHECK(table.dump(18, 40000000).keys.empty());
-  sparse_table sgd(spec_of(100, 1, sparse_optimizer::sgd));
+  sparse_table sgd(spec_of(100, 1, update_rule::sgd));
   REQUIRE(sgd.push({{9, 2}, {1, 1}}, 1.0f).has_value());  // not ascending: refused
   REQUIRE_FALSE(sgd.push({{2, 9}, {1, 1}}, 1.0f));
   const row_dump plain = sgd.dump(0, 100);
@@ -224,13 +224,13 @@ TEST_CASE("a dump holds the rows in a key range, ascending, with AdaGrad's accum
 }
 
 TEST_CASE("a 2^26-row AdaGrad table loaded from its dump is the same table, and trains on alike") {
-  sparse_table table(spec_of(kBig, 3, sparse_optimizer::adagrad));
+  sparse_table table(spec_of(kBig, 3, update_rule::adagrad));
   keyed_rows push;
   for (std::uint64_t i = 0; i < 5000; ++i) push.keys.push_back(i * 13421 + 7);
   for (std::size_t i = 0; i < push.keys.size() * 3; ++i)
     push.values.push_back(static_cast<float>(i % 11) - 5.0f);
   REQUIRE_FALSE(table.push(push, 0.1f));
-  sparse_table restored(spec_of(kBig, 3, sparse_optimizer::adagrad));
+  sparse_table restored(spec_of(kBig, 3, update_rule::adagrad));
   REQUIRE_FALSE(restored.push({{1}, {1, 1, 1}}, 0.1f));  // replaced by the load
   restored.load(table.dump(0, kBig));
   CHECK(restored.rows_held() == 5000);
@@ -252,7 +252,7 @@ TEST_CASE("a 2^26-row AdaGrad table loaded from its dump is the same table, and 
 }
 
 TEST_CASE("a load of keys out of order or range, or of sizes that do not fit, changes nothing") {
-  sparse_table table(spec_of(100, 2, sparse_optimizer::adagrad));
+  sparse_table table(spec_of(100, 2, update_rule::adagrad));
   REQUIRE_FALSE(table.push({{5}, {1, 1}}, 1.0f));
   const auto error_of = [&](const row_dump& rows) {
     try {
@@ -263,16 +263,17 @@ TEST_CASE("a load of keys out of order or range, or of sizes that do not fit, ch
     return std::string();
   };
   CHECK(error_of({{1, 100}, {0, 0, 0, 0}, {}}) ==
-        "sparse table: load of key 100 (the table has 100 rows)");
+        "sparse table: load of key 100 (the table has keys [0, 100))");
   CHECK(error_of({{4, 4}, {0, 0, 0, 0}, {}}) ==
         "sparse table: load of key 4 after key 4 (keys must ascend)");
   CHECK(error_of({{4}, {0}, {}}) == "sparse table: load of 1 values for 1 rows of 2");
-  CHECK(error_of({{4}, {0, 0}, {1}}) == "sparse table: load of 1 accumulators for 1 rows of 2");
+  CHECK(error_of({{4}, {0, 0}, {1}}) ==
+        "sparse table: load of 1 optimizer slots for 1 rows of 2 (adagrad)");
   CHECK(table.rows_held() == 1);
   CHECK(table.find(5) != nullptr);
-  sparse_table sgd(spec_of(100, 1, sparse_optimizer::sgd));
+  sparse_table sgd(spec_of(100, 1, update_rule::sgd));
   CHECK_THROWS_WITH_AS(sgd.load({{1}, {0}, {1}}),
-                       "sparse table: load of accumulators into an SGD table",
+                       "sparse table: load of 1 optimizer slots for 1 rows of 0 (sgd)",
                        std::invalid_argument);
 }
 

@@ -1,0 +1,45 @@
+#include "model/criteo_reader.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace downpour {
+
+std::uint64_t criteo_row(std::uint64_t key, std::uint64_t table_rows) {
+  constexpr std::uint64_t hash_bits = (std::uint64_t{1} << criteo_field_shift) - 1;
+  return (key & hash_bits) % table_rows;
+}
+
+bool criteo_reader::same_as_last(const batch& b) const {
+  return read_ && lookups_.size() == b.size && offsets_ == b.offsets && keys_ == b.keys &&
+         values_ == b.values;
+}
+
+const ctr_batch& criteo_reader::read(const batch& b) {
+  if (same_as_last(b)) return lookups_;
+  if (b.offsets.size() < b.size + 1)
+    throw std::invalid_argument(
+        "ctr model: a batch without sparse features (the model needs --data-format=criteo)");
+  read_ = false;
+  lookups_.start(b.size);
+  criteo_categoricals features{};
+  for (std::size_t e = 0; e < b.size; ++e) {
+    features.fill(0);
+    for (std::uint64_t k = b.offsets[e]; k < b.offsets[e + 1]; ++k) {
+      const std::size_t field = criteo_field_of(b.keys[k]);
+      if (field < criteo_integer_fields)
+        lookups_.set_numeric(e, field, b.values[k]);
+      else
+        features[field - criteo_integer_fields] = b.keys[k];
+    }
+    look_up(e, features);
+  }
+  lookups_.finish();
+  offsets_ = b.offsets;
+  keys_ = b.keys;
+  values_ = b.values;
+  read_ = true;
+  return lookups_;
+}
+
+}  // namespace downpour

@@ -1,0 +1,104 @@
+// --model dlrm: its tables, its graph and how it reads a Criteo batch.
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "model/criteo_reader.hpp"
+#include "model/ctr_models.hpp"
+#include "model/ctr_layers.hpp"
+#include "model/layers/dot_interaction.hpp"
+
+namespace downpour {
+namespace {
+
+constexpr std::size_t kFeatures = 1 + criteo_categorical_fields;  // the bottom output, 26 fields
+constexpr float kEmbeddingStddev = 0.05f;
+
+class dlrm_reader final : public criteo_reader {
+ public:
+  dlrm_reader(ctr_batch lookups, std::uint64_t rows)
+      : criteo_reader(std::move(lookups)), rows_(rows) {}
+
+ private:
+  void look_up(std::size_t example, const criteo_categoricals& features) override {
+    for (std::size_t j = 0; j < features.size(); ++j)
+      if (features[j] != 0) lookups().look_up(j, example, j, criteo_row(features[j], rows_));
+  }
+  std::uint64_t rows_;
+};
+
+class dlrm final : public ctr_design {
+ public:
+  explicit dlrm(const dlrm_shape& shape) : shape_(shape) {
+    std::vector<ctr_table> declared;
+    for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
+      declared.push_back({"embeddings/C" + std::to_string(j + 1), shape.table_rows,
+                          shape.embedding_dim, {init_kind::truncated_normal, kEmbeddingStddev},
+                          {}});
+    tables_ = ctr_tables(declared);
+    for (std::size_t j = 0; j < criteo_categorical_fields; ++j) bags_.push_back({j, j + 1});
+  }
+
+  model_layout layout() const override;
+  const std::vector<ctr_table>& tables() const override { return tables_; }
+  std::unique_ptr<ctr_reader> reader() const override {
+    return std::make_unique<dlrm_reader>(ctr_batch(tables_, bags_, criteo_integer_fields),
+                                         shape_.table_rows);
+  }
+  layers::graph<float> float_graph() const override { return graph<float>(); }
+  layers::graph<double> double_graph() const override { return graph<double>(); }
+
+ private:
+  template <class T>
+  layers::graph<T> graph() const {
+    const std::size_t d = shape_.embedding_dim;
+    layers::graph<T> g;
+    const layers::node numeric = g.input(criteo_integer_fields);
+    std::vector<layers::node> features{g.add(
+        "bottom", ctr_mlp<T>(criteo_integer_fields, shape_.bottom_units, d, mlp_output::relu),
+        numeric)};
+    for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
+      features.push_back(g.embedding(layers::embedding_bag<T>(d, layers::combiner::sum)));
+    layers::dot_interaction<T> interaction(kFeatures, d,
+                                           layers::interaction_output::first_then_pairs);
+    const std::size_t width = interaction.output_width();
+    const layers::node z = g.add(std::move(interaction), features);
+    g.add("top", ctr_mlp<T>(width, shape_.top_units, 1, mlp_output::logits), z);
+    return g;
+  }
+
+  dlrm_shape shape_;
+  std::vector<ctr_table> tables_;
+  std::vector<ctr_bag> bags_;
+};
+
+// "N-D-bottom-top": each table's rows, the embedding width, the MLPs' hidden units.
+model_layout dlrm::layout() const {
+  const std::string spec = std::to_string(shape_.table_rows) + "-" +
+                           std::to_string(shape_.embedding_dim) + "-" +
+                           units_text(shape_.bottom_units) + "-" + units_text(shape_.top_units);
+  return ctr_layout("dlrm", spec, float_graph().variables(), {}, tables_);
+}
+
+}  // namespace
+
+std::shared_ptr<const ctr_design> dlrm_design(const dlrm_shape& shape) {
+  if (shape.embedding_dim == 0) throw std::invalid_argument("dlrm: --embedding-dim 0 (expected at least 1)");
+  for (std::size_t u : shape.bottom_units)
+    if (u == 0) throw std::invalid_argument("dlrm: --bottom-units has a layer of 0 units");
+  for (std::size_t u : shape.top_units)
+    if (u == 0) throw std::invalid_argument("dlrm: --top-units has a layer of 0 units");
+  return std::make_shared<dlrm>(shape);
+}
+
+std::shared_ptr<const model> make_dlrm(const model_choice& choice, const model_request& request) {
+  check_ctr_request("dlrm", request);
+  dlrm_shape shape;
+  shape.table_rows = choice.sparse_rows;
+  shape.embedding_dim = choice.embedding_dim;
+  shape.bottom_units = choice.bottom_units;
+  shape.top_units = choice.top_units;
+  return ctr_model_of(dlrm_design(shape));
+}
+
+}  // namespace downpour

@@ -1,0 +1,137 @@
+// --model wide_deep: its tables, its graph and how it reads a Criteo batch.
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
+#include "model/criteo_reader.hpp"
+#include "model/ctr_layers.hpp"
+#include "model/ctr_models.hpp"
+#include "model/layers/concatenate.hpp"
+#include "model/layers/elementwise_sum.hpp"
+#include "model/sparse_hash.hpp"
+
+namespace downpour {
+namespace {
+
+constexpr float kEmbeddingStddev = 0.05f;
+constexpr std::size_t kFeaturesTable = 0, kCrossesTable = 1, kFirstEmbedding = 2;
+constexpr std::size_t kLinearBag = 0;  // then one bag per field's embedding
+// The linear part's columns: 26 fields and 25 crosses.
+constexpr std::size_t kLinearColumns = 2 * criteo_categorical_fields - 1;
+
+// TF's DNNLinearCombinedClassifier: FTRL at min(0.2, 1 / sqrt(linear columns))
+// for the linear part, AdaGrad at 0.05 for the deep one.
+update_spec linear_update() {
+  update_spec u;
+  u.rule = update_rule::ftrl;
+  u.learning_rate =
+      std::min(0.2f, static_cast<float>(1.0 / std::sqrt(static_cast<double>(kLinearColumns))));
+  return u;
+}
+
+update_spec deep_update() {
+  update_spec u;
+  u.rule = update_rule::adagrad;
+  u.learning_rate = 0.05f;
+  return u;
+}
+
+class wide_deep_reader final : public criteo_reader {
+ public:
+  wide_deep_reader(ctr_batch lookups, std::uint64_t rows)
+      : criteo_reader(std::move(lookups)), rows_(rows) {}
+
+ private:
+  // The linear bag first (features, then crosses: its tables' order), then
+  // the fields' embeddings.
+  void look_up(std::size_t example, const criteo_categoricals& f) override {
+    for (std::uint64_t key : f)
+      if (key != 0) lookups().look_up(kLinearBag, example, kFeaturesTable, mix64(key) % rows_);
+    for (std::size_t j = 0; j + 1 < f.size(); ++j)
+      if (f[j] != 0 && f[j + 1] != 0)
+        lookups().look_up(kLinearBag, example, kCrossesTable, mix64(f[j], f[j + 1]) % rows_);
+    for (std::size_t j = 0; j < f.size(); ++j)
+      if (f[j] != 0)
+        lookups().look_up(1 + j, example, kFirstEmbedding + j, criteo_row(f[j], rows_));
+  }
+  std::uint64_t rows_;
+};
+
+class wide_deep final : public ctr_design {
+ public:
+  explicit wide_deep(const wide_deep_shape& shape) : shape_(shape) {
+    std::vector<ctr_table> declared{{"linear/features", shape.table_rows, 1, {}, linear_update()},
+                                    {"linear/crosses", shape.table_rows, 1, {}, linear_update()}};
+    for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
+      declared.push_back({"embeddings/C" + std::to_string(j + 1), shape.table_rows,
+                          shape.embedding_dim, {init_kind::truncated_normal, kEmbeddingStddev},
+                          deep_update()});
+    tables_ = ctr_tables(declared);
+    bags_.push_back({kFeaturesTable, kFirstEmbedding});
+    for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
+      bags_.push_back({kFirstEmbedding + j, kFirstEmbedding + j + 1});
+  }
+
+  model_layout layout() const override;
+  const std::vector<ctr_table>& tables() const override { return tables_; }
+  std::unique_ptr<ctr_reader> reader() const override {
+    return std::make_unique<wide_deep_reader>(ctr_batch(tables_, bags_, criteo_integer_fields),
+                                              shape_.table_rows);
+  }
+  layers::graph<float> float_graph() const override { return graph<float>(); }
+  layers::graph<double> double_graph() const override { return graph<double>(); }
+
+ private:
+  template <class T>
+  layers::graph<T> graph() const {
+    const std::size_t d = shape_.embedding_dim;
+    layers::graph<T> g;
+    std::vector<layers::node> deep{g.input(criteo_integer_fields)};
+    const layers::node linear = g.embedding(layers::embedding_bag<T>(1, layers::combiner::sum));
+    std::vector<std::size_t> widths{criteo_integer_fields};
+    for (std::size_t j = 0; j < criteo_categorical_fields; ++j) {
+      deep.push_back(g.embedding(layers::embedding_bag<T>(d, layers::combiner::sum)));
+      widths.push_back(d);
+    }
+    const layers::node joined = g.add(layers::concatenate<T>(widths), deep);
+    const layers::node logit = g.add(
+        "deep", ctr_mlp<T>(g.width(joined), shape_.hidden_units, 1, mlp_output::logits), joined);
+    g.add(layers::elementwise_sum<T>(2, 1), {linear, logit});
+    return g;
+  }
+
+  wide_deep_shape shape_;
+  std::vector<ctr_table> tables_;
+  std::vector<ctr_bag> bags_;
+};
+
+// "N-D-hidden": each table's rows, the embedding width, the deep part's units.
+model_layout wide_deep::layout() const {
+  const std::string spec = std::to_string(shape_.table_rows) + "-" +
+                           std::to_string(shape_.embedding_dim) + "-" +
+                           units_text(shape_.hidden_units);
+  return ctr_layout("wide_deep", spec, float_graph().variables(), deep_update(), tables_);
+}
+
+}  // namespace
+
+std::shared_ptr<const ctr_design> wide_deep_design(const wide_deep_shape& shape) {
+  if (shape.embedding_dim == 0)
+    throw std::invalid_argument("wide_deep: --embedding-dim 0 (expected at least 1)");
+  for (std::size_t u : shape.hidden_units)
+    if (u == 0) throw std::invalid_argument("wide_deep: --hidden-units has a layer of 0 units");
+  return std::make_shared<wide_deep>(shape);
+}
+
+std::shared_ptr<const model> make_wide_deep(const model_choice& choice,
+                                            const model_request& request) {
+  check_ctr_request("wide_deep", request);
+  wide_deep_shape shape;
+  shape.table_rows = choice.sparse_rows;
+  shape.embedding_dim = choice.embedding_dim;
+  shape.hidden_units = choice.hidden_units;
+  return ctr_model_of(wide_deep_design(shape));
+}
+
+}  // namespace downpour
