@@ -141,20 +141,17 @@ accuracy_report evaluate_set(const model& m, const dataset& set, const chunk_sco
 // Scores with the rows of the batch read from rows (none for no rows: a
 // row source may be a round trip to every shard).
 const float* scores_with_rows(model_workspace& ws, const float* params, const row_source& rows,
-                              std::size_t cols, const batch& b) {
+                              const row_space& space, const batch& b) {
   const std::vector<std::uint64_t>& keys = ws.touched_rows(b);
   const std::vector<float> values = keys.empty() ? std::vector<float>{} : rows(keys);
-  if (values.size() != keys.size() * cols)
+  const std::size_t expected = space.values_for(keys);
+  if (values.size() != expected)
     throw std::invalid_argument("evaluate: the row source gave " + std::to_string(values.size()) +
                                 " values for " + std::to_string(keys.size()) + " rows of " +
-                                std::to_string(cols));
+                                std::to_string(expected) + " values");
   return ws.scores(params, values.data(), b);
 }
 
-std::size_t row_cols(const model& m) {
-  const model_layout layout = m.layout();
-  return only_row_variable(layout) ? only_row_variable(layout)->cols : 0;
-}
 
 }  // namespace
 
@@ -165,21 +162,21 @@ accuracy_report evaluate(const model& m, const float* params, const dataset& set
 
 accuracy_report evaluate(const model& m, const float* params, const row_source& rows,
                          const dataset& set) {
-  const std::size_t cols = row_cols(m);
+  const row_space space = m.layout().rows();
   return evaluate_set(m, set, [&](model_workspace& ws, const batch& b) {
-    return scores_with_rows(ws, params, rows, cols, b);
+    return scores_with_rows(ws, params, rows, space, b);
   });
 }
 
 std::vector<accuracy_report> evaluate_each(const model& m, const std::vector<const float*>& params,
                                            const row_source* rows, batch_source& source,
                                            std::size_t chunk) {
-  const std::size_t cols = row_cols(m);
+  const row_space space = m.layout().rows();
   std::vector<chunk_scorer> scorers;
   for (const float* p : params) {
     if (rows)
       scorers.push_back([=](model_workspace& ws, const batch& b) {
-        return scores_with_rows(ws, p, *rows, cols, b);
+        return scores_with_rows(ws, p, *rows, space, b);
       });
     else
       scorers.push_back([=](model_workspace& ws, const batch& b) { return ws.scores(p, b); });

@@ -84,7 +84,7 @@ job_result stopped_result(const options& opts, const job_end& end, double wall,
 // A sparse variable has no moving average: the EMA's figure takes the
 // dense shadows with the rows as trained.
 void finish_summary(job_result& r, const job_model& job,
-                    const std::optional<sparse_table_spec>& rows, double wall,
+                    const row_tables_spec& rows, double wall,
                     std::int64_t start_step) {
   auto& sum = r.summary;
   sum.wall_s = wall;
@@ -93,7 +93,7 @@ void finish_summary(job_result& r, const job_model& job,
   const accuracy_report& raw = both.raw;
   sum.test_accuracy = raw.overall;
   sum.ema_test_accuracy = both.ema.overall;
-  if (rows) {
+  if (!rows.empty()) {
     sum.test_log_loss = raw.log_loss;
     sum.test_auc = raw.auc;
   }
@@ -245,7 +245,7 @@ caf::expected<job_result> chief_run::stop_nodes(const caf::expected<job_end>& en
   end_actors(end_reason(ended));
   if (!result) return result;
   if (start_step_ < opts_.last_step) result->summary.loss = ended->loss;  // else none trained
-  finish_summary(*result, job_, row_table_for(opts_, job_.layout), wall, start_step_);
+  finish_summary(*result, job_, row_tables_for(opts_, job_.layout), wall, start_step_);
   return result;
 }
 
