@@ -13,7 +13,7 @@
 #include "protocol/messages.hpp"
 #include "data/dataset.hpp"
 #include "model/model.hpp"
-#include "model/sparse_table.hpp"
+#include "model/row_tables.hpp"
 
 namespace downpour {
 
@@ -21,7 +21,7 @@ struct evaluator_config {
   std::vector<shard_actor> shards;
   std::shared_ptr<const model> net;
   std::size_t model_size = 0;  // floats in the model's layout
-  std::optional<sparse_table_spec> rows;  // the model's sparse variable, if any
+  row_tables_spec rows;  // the model's row variables' tables, if any
   std::shared_ptr<const dataset> validation;
   std::int64_t every = 0;
   std::int64_t last_step = 0;

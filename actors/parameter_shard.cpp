@@ -106,11 +106,11 @@ caf::error take_rows(parameter_shard_state& st, row_part& last) {
   auto rows = staged_with(st, last);
   if (!rows) return rows.error();
   const row_part& part = *rows;
-  if (!st.cfg.rows)
+  if (st.cfg.rows.empty())
     return part.keys.size() == 0
                ? caf::none
                : caf::make_error(errc::shape_mismatch, "rows sent to a shard of a dense model");
-  st.rows.emplace(*st.cfg.rows, row_range{part.first, part.last});
+  st.rows.emplace(st.cfg.rows, row_range{part.first, part.last});
   return st.rows->load(part);
 }
 
@@ -379,17 +379,5 @@ shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg) {
   return sys.spawn(parameter_shard, std::move(cfg));
 }
 
-std::optional<sparse_table_spec> row_table_spec(const model_layout& layout, std::uint64_t seed) {
-  const auto& v = only_row_variable(layout);
-  if (!v) return std::nullopt;
-  sparse_table_spec spec;
-  spec.rows = v->rows;
-  spec.dim = v->cols;
-  spec.init = v->init;
-  spec.init_seed = seed;
-  spec.update = v->update;
-  spec.reg = v->reg;
-  return spec;
-}
 
 }  // namespace downpour

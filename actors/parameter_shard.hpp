@@ -15,10 +15,6 @@ namespace downpour {
 
 shard_actor spawn_parameter_shard(caf::actor_system& sys, shard_config cfg);
 
-// The table of the model's sparse variable (none for a dense model), its
-// rows drawn from seed as its initializer says, updated by its rule.
-std::optional<sparse_table_spec> row_table_spec(const model_layout& layout, std::uint64_t seed);
-
 // A shard's answer to stats_atom as the status and the metrics show it.
 inline shard_facts facts_of(const shard_stats& s) {
   shard_facts f;

@@ -8,7 +8,7 @@
 #include "reporting/log.hpp"
 #include "config/options.hpp"
 #include "model/schedule.hpp"
-#include "model/sparse_table.hpp"
+#include "model/row_tables.hpp"
 
 namespace downpour {
 
@@ -23,9 +23,9 @@ struct shard_config {
   std::size_t required = 1;            // sync: fresh gradients per round until told otherwise
   wire_dtype wire = wire_dtype::fp32;  // pull replies between nodes
   logger log;                          // this ps node
-  // A model with a sparse variable: its table (N, cols, initializer,
-  // optimizer); the rows this shard owns come with the init.
-  std::optional<sparse_table_spec> rows;
+  // The model's row variables' tables (rows, cols, initializer, rule),
+  // none for a dense model; the keys this shard owns come with the init.
+  row_tables_spec rows;
 };
 
 }  // namespace downpour

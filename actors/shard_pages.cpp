@@ -15,7 +15,7 @@ namespace {
 constexpr std::size_t kMaxFrozen = 4;
 
 std::uint64_t page_rows_of(const parameter_shard_state& st) {
-  return rows_per_page(st.cfg.rows ? st.cfg.rows->dim : 1);
+  return rows_per_page(st.cfg.rows);
 }
 
 }  // namespace
@@ -29,7 +29,7 @@ void add_snapshot_rows(parameter_shard_state& st, shard_snapshot& snap) {
     snap.rows = std::move(all);
     return;
   }
-  snap.rows = page_of(all, 0, page_rows);
+  snap.rows = page_of(all, 0, page_rows, st.cfg.rows);
   snap.frozen = st.next_frozen++;
   st.frozen.emplace(snap.frozen, std::move(all));
   while (st.frozen.size() > kMaxFrozen) st.frozen.erase(st.frozen.begin());
@@ -46,15 +46,16 @@ caf::result<row_part> on_row_page(shard_pointer self, const row_page_ask& ask) {
   if (ask.page >= pages)
     return caf::make_error(errc::shape_mismatch, "page " + std::to_string(ask.page) + " of " +
                                                      std::to_string(pages));
-  row_part page = page_of(it->second, ask.page, page_rows);
+  row_part page = page_of(it->second, ask.page, page_rows, st.cfg.rows);
   if (ask.page + 1 == pages) st.frozen.erase(it);
   return page;
 }
 
 caf::result<std::uint64_t> on_stage_rows(shard_pointer self, row_part& page) {
   auto& st = self->state;
-  if (!st.cfg.rows)
+  if (st.cfg.rows.empty())
     return caf::make_error(errc::shape_mismatch, "rows sent to a shard of a dense model");
+  if (auto err = check_page(page, st.cfg.rows)) return err;
   if (page.keys.size() > page_rows_of(st))
     return caf::make_error(errc::shape_mismatch, "a page of " + std::to_string(page.keys.size()) +
                                                      " rows (at most " +

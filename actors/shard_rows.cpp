@@ -19,7 +19,7 @@ std::string range_text(row_range r) {
 
 }  // namespace
 
-shard_rows::shard_rows(const sparse_table_spec& spec, row_range owned)
+shard_rows::shard_rows(const row_tables_spec& spec, row_range owned)
     : table_(spec), owned_(owned) {}
 
 caf::error shard_rows::load(const row_part& part) {
@@ -64,12 +64,12 @@ caf::expected<tensor> shard_rows::pull(std::uint32_t worker, const key_list& key
 caf::error shard_rows::check(const push_msg& m) const {
   const auto from = " from worker " + std::to_string(m.worker);
   if (auto err = check_keys(m.keys, "a push")) return err;
-  const auto dim = table_.spec().dim;
-  if (m.rows.values.size() != m.keys.size() * dim)
+  const std::size_t values = table_.spec().values_for(m.keys.keys);
+  if (m.rows.values.size() != values)
     return caf::make_error(errc::shape_mismatch, "push of " + std::to_string(m.rows.values.size()) +
                                                      " row values for " +
                                                      std::to_string(m.keys.size()) + " rows of " +
-                                                     std::to_string(dim) + from);
+                                                     std::to_string(values) + " values" + from);
   auto it = pulled_.find(m.worker);
   const bool pulled = it != pulled_.end() && std::includes(it->second.begin(), it->second.end(),
                                                            m.keys.keys.begin(), m.keys.keys.end());
@@ -90,7 +90,7 @@ void shard_rows::add_to_round(push_msg& m) {
 }
 
 void shard_rows::apply_round(update_moment at) {
-  if (!round_.empty()) table_.push(mean_per_row(round_, table_.spec().dim), at);
+  if (!round_.empty()) table_.push(table_.mean_per_row(round_), at);
   round_.clear();
 }
 

@@ -1,5 +1,6 @@
-// A parameter shard's part of a model's sparse variable: the rows [first,
-// last) it owns, of which only those pushed exist (model/sparse_table), and
+// A parameter shard's part of a model's row variables: the keys [first,
+// last) of their key space it owns (a range may span several variables),
+// of which only the rows pushed exist (model/row_tables), and
 // what each worker last pulled, since a worker may push only rows it pulled.
 // Async and ssp apply each push's rows at once; sync keeps a round's row
 // gradients and applies their mean per row (TF's SparseConditionalAccumulator)
@@ -14,13 +15,13 @@
 
 #include "protocol/messages.hpp"
 #include "protocol/placement.hpp"
-#include "model/sparse_table.hpp"
+#include "model/row_tables.hpp"
 
 namespace downpour {
 
 class shard_rows {
  public:
-  shard_rows(const sparse_table_spec& spec, row_range owned);
+  shard_rows(const row_tables_spec& spec, row_range owned);
 
   // An init or restore: the rows owned and held from now on.
   caf::error load(const row_part& part);
@@ -31,8 +32,8 @@ class shard_rows {
   // The values of keys for worker's next batch, remembered as the rows it may push.
   caf::expected<tensor> pull(std::uint32_t worker, const key_list& keys);
 
-  // Whether the rows of a push may be applied: keys the worker pulled, one
-  // row of values each, all finite.
+  // Whether the rows of a push may be applied: keys the worker pulled, each
+  // with its variable's width of values, all finite.
   caf::error check(const push_msg& m) const;
 
   void apply(const push_msg& m, update_moment at);  // async, ssp
@@ -45,7 +46,7 @@ class shard_rows {
  private:
   caf::error check_keys(const key_list& keys, const char* what) const;
 
-  sparse_table table_;
+  row_tables table_;
   row_range owned_;
   std::map<std::uint32_t, std::vector<std::uint64_t>> pulled_;  // per worker
   std::vector<keyed_rows> round_;

@@ -43,12 +43,13 @@ struct worker_config {
   // The shards' learning-rate schedule: between nodes a worker applies its
   // own update to its copy and pulls only what others changed (replay_offer).
   lr_schedule schedule;
-  // A model with a sparse variable: the first row each shard owns, then N
-  // (protocol/placement.hpp row_boundaries), and floats per row. Empty for a
-  // dense model. Such a worker pulls the rows of its next batch, so it
-  // neither prefetches nor replays its own update.
+  // A model with row variables: the first key each shard owns, then the
+  // keys in all (protocol/placement.hpp row_boundaries), and the key space
+  // (each key's floats). Empty for a dense model. Such a worker pulls the
+  // rows of its next batch, so it neither prefetches nor replays its own
+  // update.
   std::vector<std::uint64_t> row_bounds;
-  std::size_t row_cols = 0;
+  row_space row_keys;
   logger log;  // this worker's node
 };
 

@@ -1,12 +1,40 @@
 // The sparse side of a worker: a batch names the rows it touches, each
 // shard is asked for its range of them and gets back their gradient. The
 // shards own contiguous row ranges in shard order, so each one's keys are
-// a contiguous run of the batch's sorted keys (ps-lite's range slicer).
+// a contiguous run of the batch's sorted keys (ps-lite's range slicer), and
+// its values a contiguous run of the batch's values (each key as wide as
+// its variable).
 #include <algorithm>
+#include <stdexcept>
 
 #include "actors/worker_state.hpp"
 
 namespace downpour {
+namespace {
+
+// Where the values of each cut's first key begin: keys ascending, in space.
+std::vector<std::size_t> value_cuts_of(const row_space& space,
+                                       const std::vector<std::uint64_t>& keys,
+                                       const std::vector<std::size_t>& key_cuts) {
+  const auto& vars = space.variables();
+  std::vector<std::size_t> at(key_cuts.size(), 0);
+  std::size_t total = 0;
+  std::size_t v = 0;
+  std::size_t i = 0;
+  for (std::size_t k = 0; k < key_cuts.size(); ++k) {
+    for (; i < key_cuts[k]; ++i) {
+      while (v < vars.size() && keys[i] >= vars[v].end_key()) ++v;
+      if (v == vars.size())
+        throw std::out_of_range("the batch touches key " + std::to_string(keys[i]) +
+                                ", outside the model's " + std::to_string(space.keys()) + " keys");
+      total += vars[v].cols;
+    }
+    at[k] = total;
+  }
+  return at;
+}
+
+}  // namespace
 
 void cut_rows(worker_state& st) {
   st.keys = st.workspace->touched_rows(*st.current);
@@ -16,7 +44,8 @@ void cut_rows(worker_state& st) {
     st.key_cuts[k] = static_cast<std::size_t>(
         std::lower_bound(st.keys.begin(), st.keys.end(), bounds[k]) - st.keys.begin());
   st.key_cuts.back() = st.keys.size();
-  st.rows.resize(st.keys.size() * st.cfg.row_cols);
+  st.value_cuts = value_cuts_of(st.cfg.row_keys, st.keys, st.key_cuts);
+  st.rows.resize(st.value_cuts.back());
   st.row_grad.resize(st.rows.size());
 }
 
@@ -27,24 +56,22 @@ row_pull row_pull_for(const worker_state& st, std::size_t k, std::int64_t min_st
 }
 
 caf::error take_rows(worker_state& st, std::size_t k, pull_reply& r) {
-  const std::size_t cols = st.cfg.row_cols;
-  const std::size_t n = (st.key_cuts[k + 1] - st.key_cuts[k]) * cols;
+  const std::size_t n = st.value_cuts[k + 1] - st.value_cuts[k];
   if (r.rows.values.size() != n)
     return caf::make_error(errc::shape_mismatch, "shard " + std::to_string(k) + " replied with " +
                                                      std::to_string(r.rows.values.size()) +
                                                      " row values for " + std::to_string(n));
   std::copy(r.rows.values.begin(), r.rows.values.end(),
-            st.rows.begin() + static_cast<std::ptrdiff_t>(st.key_cuts[k] * cols));
+            st.rows.begin() + static_cast<std::ptrdiff_t>(st.value_cuts[k]));
   return caf::none;
 }
 
 void add_outgoing_rows(const worker_state& st, std::size_t k, push_msg& m) {
-  const std::size_t cols = st.cfg.row_cols;
   const auto a = static_cast<std::ptrdiff_t>(st.key_cuts[k]);
   const auto b = static_cast<std::ptrdiff_t>(st.key_cuts[k + 1]);
   m.keys = key_list{std::vector<std::uint64_t>(st.keys.begin() + a, st.keys.begin() + b)};
-  m.rows = tensor{floats(st.row_grad.begin() + a * static_cast<std::ptrdiff_t>(cols),
-                         st.row_grad.begin() + b * static_cast<std::ptrdiff_t>(cols)),
+  m.rows = tensor{floats(st.row_grad.begin() + static_cast<std::ptrdiff_t>(st.value_cuts[k]),
+                         st.row_grad.begin() + static_cast<std::ptrdiff_t>(st.value_cuts[k + 1])),
                   st.cfg.wire};
 }
 

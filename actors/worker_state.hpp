@@ -78,11 +78,13 @@ struct worker_state {
   std::int64_t local_step = 0;
   float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
   float last_loss = 0.0f;  // the loss of the last pushed gradient
-  // A model with a sparse variable: the rows the batch in hand touches
-  // (ascending), where each shard's keys begin among them (shards + 1
-  // entries), their pulled values and their gradient, cols floats a row.
+  // A model with row variables: the keys the batch in hand touches
+  // (ascending), where each shard's keys and their values begin among them
+  // (shards + 1 entries each), their pulled values and their gradient, each
+  // key its variable's cols floats.
   std::vector<std::uint64_t> keys;
   std::vector<std::size_t> key_cuts;
+  std::vector<std::size_t> value_cuts;
   floats rows;
   floats row_grad;
   peer_guard guard;        // exits and errors only from this node; nothing else served

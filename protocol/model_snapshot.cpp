@@ -14,8 +14,8 @@ namespace {
 
 // A snapshot's (or a checkpoint's) rows as a row source; a row never pushed
 // reads as its initial value.
-row_source rows_from(const row_dump& rows, const sparse_table_spec& spec) {
-  auto table = std::make_shared<sparse_table>(spec);
+row_source rows_from(const row_dump& rows, const row_tables_spec& spec) {
+  auto table = std::make_shared<row_tables>(spec);
   table->load(rows);
   return [table](const std::vector<std::uint64_t>& keys) { return table->pull(keys); };
 }
@@ -23,21 +23,21 @@ row_source rows_from(const row_dump& rows, const sparse_table_spec& spec) {
 }  // namespace
 
 raw_and_ema evaluate_both(const model& m, const float* params, const float* ema,
-                          const row_dump& rows, const std::optional<sparse_table_spec>& spec,
+                          const row_dump& rows, const row_tables_spec& spec,
                           const dataset& set) {
-  if (!spec) return {evaluate(m, params, set), evaluate(m, ema, set)};
-  const row_source source = rows_from(rows, *spec);
+  if (spec.empty()) return {evaluate(m, params, set), evaluate(m, ema, set)};
+  const row_source source = rows_from(rows, spec);
   return {evaluate(m, params, source, set), evaluate(m, ema, source, set)};
 }
 
 raw_and_ema evaluate_test(const model& m, const float* params, const float* ema,
-                          const row_dump& rows, const std::optional<sparse_table_spec>& spec,
+                          const row_dump& rows, const row_tables_spec& spec,
                           const data_splits& data) {
   if (!data.stream) return evaluate_both(m, params, ema, rows, spec, *data.test);
   constexpr std::size_t chunk = 1000;
   auto batches = test_batches(*data.stream, chunk);
   std::optional<row_source> source;
-  if (spec) source = rows_from(rows, *spec);
+  if (!spec.empty()) source = rows_from(rows, spec);
   auto reports = evaluate_each(m, {params, ema}, source ? &*source : nullptr, *batches, chunk);
   return {reports[0], reports[1]};
 }

@@ -12,7 +12,7 @@
 
 #include "protocol/messages.hpp"
 #include "model/model.hpp"
-#include "model/sparse_table.hpp"
+#include "model/row_tables.hpp"
 
 namespace downpour {
 
@@ -35,13 +35,13 @@ struct raw_and_ema {
   accuracy_report raw, ema;
 };
 raw_and_ema evaluate_both(const model& m, const float* params, const float* ema,
-                          const row_dump& rows, const std::optional<sparse_table_spec>& spec,
+                          const row_dump& rows, const row_tables_spec& spec,
                           const dataset& set);
 
 // The same on the job's test split: the set in memory, or the test files
 // streamed once (data.stream).
 raw_and_ema evaluate_test(const model& m, const float* params, const float* ema,
-                          const row_dump& rows, const std::optional<sparse_table_spec>& spec,
+                          const row_dump& rows, const row_tables_spec& spec,
                           const data_splits& data);
 
 using snapshot_done = std::function<void(caf::expected<model_snapshot>)>;

@@ -71,9 +71,9 @@ int report(const options& opts, const job_result& result, const logger& log) {
 
 // The reference loop is the dense job's oracle: a sparse variable lives on shards.
 int run_reference_role(const options& opts, const job_model& job, const logger& log) {
-  if (const auto& rows = only_row_variable(job.layout))
+  if (const auto& rows = job.layout.row_variables(); !rows.empty())
     throw config_error("--role=reference trains dense models only, and model " + job.layout.kind() +
-                       " has the sparse variable " + rows->name +
+                       " has the sparse variable " + rows.front().name +
                        " (expected --role=local, ps or worker)");
   if (job.data.stream)
     throw config_error("--role=reference trains on data in memory, and --data-format=" +

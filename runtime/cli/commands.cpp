@@ -10,6 +10,7 @@
 #include "protocol/model_snapshot.hpp"
 #include "protocol/placement.hpp"
 #include "runtime/cli/model_build.hpp"
+#include "runtime/cli/row_arrays.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/files/npz.hpp"
 #include "runtime/files/plot.hpp"
@@ -46,7 +47,7 @@ int run_eval(const options& opts, const application& app, std::ostream& out,
   const checkpoint& c = found.data;
   const job_model job = build_job_model(opts, load_data_splits(opts, app.readers), app.make_model);
   check_layout(c, job.layout, found.path);
-  const auto rows = row_table_for(opts, job.layout);
+  const auto rows = row_tables_for(opts, job.layout);
   const auto both = evaluate_test(*job.net, c.params.data(), c.ema.data(), c.rows, rows, job.data);
   const accuracy_report& raw = both.raw;
   const accuracy_report& ema = both.ema;
@@ -76,23 +77,6 @@ std::string inspect_path(const options& opts, std::ostream& err) {
   return opts.checkpoint_file.empty() ? locate(opts, err).path : opts.checkpoint_file;
 }
 
-// A sparse variable, its rows held and how --ps-hosts would place them:
-// each ps's share of the rows (the same row ranges as a job's shards).
-void inspect_rows(const checkpoint_info& info, const options& opts, std::ostream& out) {
-  const auto& v = *info.row_variable;
-  out << "variable: " << v.name << " rows shape=" << shape_text({v.rows, v.cols})
-      << " rows_held=" << info.rows_held << "\n";
-  if (!info.checksum_ok()) return;
-  const auto keys = read_checkpoint(info.path).rows.keys;
-  const auto bounds = row_boundaries(v.rows, std::max<std::size_t>(1, opts.ps_hosts.size()));
-  for (std::size_t k = 0; k + 1 < bounds.size(); ++k) {
-    const auto first = std::lower_bound(keys.begin(), keys.end(), bounds[k]);
-    const auto last = std::lower_bound(keys.begin(), keys.end(), bounds[k + 1]);
-    out << "rows: ps " << k << " [" << bounds[k] << ", " << bounds[k + 1] << ") holds "
-        << (last - first) << "\n";
-  }
-}
-
 int run_inspect(const options& opts, std::ostream& out, std::ostream& err) {
   const checkpoint_info info = inspect_checkpoint(inspect_path(opts, err));
   char wall[64];
@@ -107,7 +91,7 @@ int run_inspect(const options& opts, std::ostream& out, std::ostream& err) {
   for (const auto& v : info.variables)
     out << "variable: " << v.name << " offset=" << v.offset << " shape=" << shape_text(tf_shape(v))
         << "\n";
-  if (info.row_variable) inspect_rows(info, opts, out);
+  if (!info.row_variables.empty()) inspect_row_variables(info, opts.ps_hosts.size(), out);
   if (info.positions > 0 && info.checksum_ok())
     for (const auto& p : read_checkpoint(info.path).positions)
       out << "position: worker " << p.worker << " pass=" << p.at.pass + 1
@@ -124,19 +108,6 @@ int run_inspect(const options& opts, std::ostream& out, std::ostream& err) {
   return 1;
 }
 
-// A sparse variable is exported as the rows held: NAME/keys (uint64, one
-// per row) and NAME/values ([rows, cols]), with AdaGrad's NAME/accumulators.
-// It has no moving average, so --ema exports the same rows.
-void add_row_arrays(const checkpoint& c, std::vector<npy_array>& arrays) {
-  const auto& v = only_row_variable(c.layout);
-  if (!v) return;
-  const std::size_t n = c.rows.keys.size();
-  arrays.push_back({v->name + "/keys", {n}, c.rows.keys.data(), npy_dtype::u8});
-  arrays.push_back({v->name + "/values", {n, v->cols}, c.rows.values.data()});
-  if (!c.rows.accumulators.empty())
-    arrays.push_back({v->name + "/accumulators", {n, v->cols}, c.rows.accumulators.data()});
-}
-
 int run_export(const options& opts, std::ostream& out, std::ostream& err) {
   if (opts.out_file.empty()) throw config_error("export: --out FILE is required");
   const found_checkpoint found = locate(opts, err);
@@ -145,7 +116,8 @@ int run_export(const options& opts, std::ostream& out, std::ostream& err) {
   std::vector<npy_array> arrays;
   for (const auto& v : c.layout.variables())
     arrays.push_back({v.name, tf_shape(v), values.data() + v.offset});
-  add_row_arrays(c, arrays);
+  row_arrays rows = row_arrays_of(c);
+  arrays.insert(arrays.end(), rows.arrays.begin(), rows.arrays.end());
   write_npz(opts.out_file, arrays);
   out << "export: wrote " << opts.out_file << " (" << arrays.size() << " arrays, "
       << (opts.export_ema ? "moving averages" : "parameters") << " of " << found.path

@@ -219,8 +219,25 @@ std::vector<std::string> checkpoint_files(const std::string& dir) {
   return paths;
 }
 
+namespace {
+
+// Slots are kept only for the rule that wrote them.
+void check_rules(const checkpoint& c, const model_layout& expected, const std::string& path) {
+  if (c.rows.accumulators.empty()) return;  // every row's slots start afresh
+  const auto& saved = c.layout.row_variables();
+  const auto& wanted = expected.row_variables();
+  for (std::size_t i = 0; i < saved.size() && i < wanted.size(); ++i)
+    if (saved[i].update.rule != wanted[i].update.rule)
+      throw checkpoint_error("checkpoint " + path + " holds the " +
+                             to_string(saved[i].update.rule) + " slots of row variable " +
+                             saved[i].name + ", this job updates it by " +
+                             to_string(wanted[i].update.rule));
+}
+
+}  // namespace
+
 void check_layout(const checkpoint& c, const model_layout& expected, const std::string& path) {
-  if (c.layout == expected) return;
+  if (c.layout == expected) return check_rules(c, expected, path);
   // Named alike, they differ in their variables: show those.
   const bool alike = c.layout.to_string() == expected.to_string();
   auto text = [alike](const model_layout& m) {

@@ -7,8 +7,10 @@
 //   payload, its own archive: the model's kind and spec, its variables (name,
 //     offset, rows, cols, regularized), i64 global step, mode, f64 wall time,
 //     u64 counts, then the parameters and the EMA shadows as
-//     cereal::binary_data (bit-exact, NaNs kept); format 3 and 4 add the
-//     sparse variable's rows, format 4 the workers' read positions last
+//     cereal::binary_data (bit-exact, NaNs kept); format 3 and 4 add one
+//     row variable's rows, format 4 the workers' read positions last, format
+//     5 any number of row variables, each with its update rule (the rows
+//     of all of them by key, each key's slots next to its values)
 // Format 1 (before models other than the MLP) opened the payload with the
 // MLP's u64 input, hidden and classes instead of kind and spec; it is read
 // as the MLP it names.
@@ -45,9 +47,11 @@ struct checkpoint_error : std::runtime_error {
 
 // Format 3 adds a sparse variable and its rows; format 4 the workers' read
 // positions of streamed input (and a flag for whether there is a sparse
-// variable). A checkpoint without positions is still written as format 2
-// (dense) or 3 (sparse), byte for byte as before.
-inline constexpr std::uint32_t checkpoint_format_version = 4;
+// variable); format 5 several row variables and their rules. A checkpoint
+// without positions, of at most one row variable updated by SGD or AdaGrad,
+// is still written as format 2 (dense) or 3 (sparse), byte for byte as
+// before; the rest as format 5. Format 4 is read only.
+inline constexpr std::uint32_t checkpoint_format_version = 5;
 inline constexpr std::uint32_t sparse_checkpoint_format_version = 3;
 inline constexpr std::uint32_t dense_checkpoint_format_version = 2;
 inline constexpr std::uint32_t oldest_checkpoint_format_version = 1;  // still read
@@ -60,8 +64,9 @@ struct checkpoint_info {
   std::string kind;                      // "mlp"
   std::string spec;                      // "784-500-10"
   std::vector<variable_info> variables;  // as stored in the file
-  std::optional<row_variable_info> row_variable;  // format 3: the sparse variable
-  std::uint64_t rows_held = 0;                    // its rows stored
+  // Format 3 and 4: at most one; format 5: any number, each with its rule.
+  std::vector<row_variable_info> row_variables;
+  std::uint64_t rows_held = 0;                    // their rows stored
   std::uint64_t positions = 0;                    // format 4: the workers' read positions
   std::int64_t global_step = 0;
   std::string mode;

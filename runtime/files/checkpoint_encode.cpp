@@ -14,9 +14,9 @@ void write_name(out_archive& ar, const std::string& s) {
 }
 
 std::uint32_t format_of(const checkpoint& c) {
-  if (!c.positions.empty()) return checkpoint_format_version;
-  return only_row_variable(c.layout) ? sparse_checkpoint_format_version
-                                 : dense_checkpoint_format_version;
+  if (!c.positions.empty() || needs_row_format(c.layout)) return checkpoint_format_version;
+  return c.layout.row_variables().empty() ? dense_checkpoint_format_version
+                                          : sparse_checkpoint_format_version;
 }
 
 void write_positions(out_archive& ar, const std::vector<worker_position>& positions) {
@@ -32,7 +32,7 @@ void write_array(out_archive& ar, const std::vector<T>& v) {
 
 std::string encode_payload(const checkpoint& c) {
   const std::uint32_t format = format_of(c);
-  const bool rows = (only_row_variable(c.layout) != nullptr);
+  const bool rows = !c.layout.row_variables().empty();
   std::ostringstream os(std::ios::binary);
   {
     out_archive ar(os);
@@ -44,12 +44,7 @@ std::string encode_payload(const checkpoint& c) {
       write_name(ar, v.name);
       ar(u64(v.offset), u64(v.rows), u64(v.cols), v.regularized);
     }
-    if (format >= 4) ar(std::uint8_t{rows});
-    if (rows) {
-      const auto& v = *only_row_variable(c.layout);
-      write_name(ar, v.name);
-      ar(u64(v.rows), u64(v.cols));
-    }
+    write_row_variables(ar, c.layout, format);
     ar(c.global_step);
     write_name(ar, c.mode);
     ar(c.wall_time, u64(c.params.size()), u64(c.ema.size()));

@@ -58,16 +58,6 @@ void read_array(in_archive& ar, std::vector<T>& v) {
   ar(cereal::binary_data(v.data(), v.size() * sizeof(T)));
 }
 
-// Rows are stored by ascending key, each below the variable's row count.
-void check_keys(const std::string& path, const checkpoint& c) {
-  const auto& keys = c.rows.keys;
-  const auto& v = only_row_variable(c.layout);
-  for (std::size_t i = 0; i < keys.size(); ++i)
-    if ((i > 0 && keys[i] <= keys[i - 1]) || (v && keys[i] >= v->rows))
-      fail(path, "its sparse rows are not stored by ascending key below the row count (row " +
-                     std::to_string(keys[i]) + ")");
-}
-
 // Parses a part of the file in place: a checkpoint is megabytes, not worth copying.
 class view_buffer : public std::streambuf {
  public:
@@ -182,26 +172,15 @@ array_counts read_header(in_archive& ar, checkpoint_info& info) {
     v.offset = offset, v.rows = rows, v.cols = cols, v.regularized = regularized != 0;
     info.variables.push_back(v);
   }
-  // Format 3 always has a sparse variable; format 4 says whether.
-  bool rows = info.format_version == 3;
-  if (info.format_version >= 4) {
-    std::uint8_t flag = 0;
-    ar(flag);
-    if (flag > 1) throw std::domain_error("bad flag");
-    rows = flag != 0;
-  }
-  if (rows) {
-    row_variable_info v;
-    v.name = read_name(ar);
-    u64 rows = 0, cols = 0;
-    ar(rows, cols);
-    v.rows = rows, v.cols = cols;
-    info.row_variable = v;
-  }
+  info.row_variables = read_row_variables(ar, info.format_version);
+  const bool rows = !info.row_variables.empty();
   ar(info.global_step);
   info.mode = read_name(ar);
   ar(info.wall_time, counts.params, counts.ema);
   if (rows) ar(counts.keys, counts.row_values, counts.row_accumulators);
+  // Formats 3 and 4 kept AdaGrad's accumulators, or no slots for SGD.
+  if (rows && info.format_version < 5 && counts.row_accumulators != 0)
+    info.row_variables.front().update.rule = update_rule::adagrad;
   if (info.format_version >= 4) ar(counts.positions);
   info.rows_held = counts.keys;
   info.positions = counts.positions;
@@ -239,8 +218,12 @@ bool is_mlp(const model_layout& layout, const mlp_spec& spec) {
 model_layout layout_of(const checkpoint_info& info, const array_counts& counts) {
   std::vector<variable_spec> specs;
   for (const auto& v : info.variables) specs.push_back({v.name, v.rows, v.cols, {}, v.regularized});
-  if (const auto& v = info.row_variable)
-    specs.push_back({v->name, v->rows, v->cols, {}, false, storage::rows});
+  for (const auto& v : info.row_variables)
+    specs.push_back({.name = v.name,
+                     .rows = v.rows,
+                     .cols = v.cols,
+                     .store = storage::rows,
+                     .update = {.rule = v.update.rule}});
   model_layout layout;
   try {
     layout = model_layout(info.kind, info.spec, specs);
@@ -254,18 +237,16 @@ model_layout layout_of(const checkpoint_info& info, const array_counts& counts) 
   return layout;
 }
 
-// A sparse variable's arrays: one row of values per key (and of AdaGrad
-// accumulators, or none), all of it inside the payload.
+// The row variables' arrays, all of it inside the payload (each key's
+// widths are checked once the keys are read: row_contents_problem).
 void check_row_counts(const checkpoint_info& info, const array_counts& counts) {
-  const u64 cols = info.row_variable ? info.row_variable->cols : 0;
   if (counts.keys == 0 && counts.row_values == 0 && counts.row_accumulators == 0) return;
-  if (!info.row_variable || counts.keys > info.payload_bytes / sizeof(u64) ||
-      counts.row_values != counts.keys * cols ||
-      (counts.row_accumulators != 0 && counts.row_accumulators != counts.row_values))
+  const u64 floats = info.payload_bytes / sizeof(float);
+  if (info.row_variables.empty() || counts.keys > info.payload_bytes / sizeof(u64) ||
+      counts.row_values > floats || counts.row_accumulators > floats)
     fail(info.path, "holds " + std::to_string(counts.keys) + " rows with " +
                         std::to_string(counts.row_values) +
-                        " values, which do not fit its "
-                        "sparse variable");
+                        " values, which do not fit its row variables or its payload");
 }
 
 // The payload passed its checksum; this catches a writer that broke the format.
@@ -336,7 +317,7 @@ checkpoint read_checkpoint(const std::string& path) {
     fail(path, "the payload ends inside the arrays");
   }
   if (in.peek() != std::char_traits<char>::eof()) fail(path, "unexpected bytes after the arrays");
-  check_keys(path, c);
+  if (const std::string problem = row_contents_problem(c); !problem.empty()) fail(path, problem);
   return c;
 }
 

@@ -19,7 +19,7 @@ shard_config shard_config_for(const options& opts, const model_layout& layout, s
   c.required = replicas_for(opts);
   c.wire = opts.wire;
   c.log = node_logger(opts, role_kind::ps, index);
-  c.rows = row_table_for(opts, layout);
+  c.rows = row_tables_for(opts, layout);
   return c;
 }
 
@@ -45,9 +45,9 @@ worker_config worker_config_for(const options& opts, std::size_t index, const jo
   w.schedule = schedule_for(opts);
   w.last_step = opts.last_step;
   w.gradients_per_step = gradients_per_worker(replicas_for(opts), opts.worker_hosts.size());
-  if (const auto& rows = only_row_variable(job.layout)) {
-    w.row_bounds = row_boundaries(rows->rows, w.shards.size());
-    w.row_cols = rows->cols;
+  if (!job.layout.rows().empty()) {
+    w.row_bounds = row_boundaries(job.layout.rows().keys(), w.shards.size());
+    w.row_keys = job.layout.rows();
   }
   w.log = node_logger(opts, role_kind::worker, index);
   return w;
@@ -89,7 +89,7 @@ evaluator_config evaluator_config_for(const options& opts, const job_model& job,
   c.shards = std::move(shards);
   c.net = job.net;
   c.model_size = job.layout.size();
-  c.rows = row_table_for(opts, job.layout);
+  c.rows = row_tables_for(opts, job.layout);
   c.validation = job.data.validation;
   c.every = opts.eval_every;
   c.last_step = opts.last_step;

@@ -84,7 +84,7 @@ job_result stopped_result(const options& opts, const job_end& end, double wall,
 // A sparse variable has no moving average: the EMA's figure takes the
 // dense shadows with the rows as trained.
 void finish_summary(job_result& r, const job_model& job,
-                    const std::optional<sparse_table_spec>& rows, double wall,
+                    const row_tables_spec& rows, double wall,
                     std::int64_t start_step) {
   auto& sum = r.summary;
   sum.wall_s = wall;
@@ -239,7 +239,7 @@ caf::expected<job_result> chief_run::stop_nodes(const caf::expected<job_end>& en
   end_actors(end_reason(ended));
   if (!result) return result;
   if (start_step_ < opts_.last_step) result->summary.loss = ended->loss;  // else none trained
-  finish_summary(*result, job_, row_table_for(opts_, job_.layout), wall, start_step_);
+  finish_summary(*result, job_, row_tables_for(opts_, job_.layout), wall, start_step_);
   return result;
 }
 

@@ -183,8 +183,8 @@ std::string loss_text(const run_summary& s, const char* none, int digits) {
 
 }  // namespace
 
-std::optional<sparse_table_spec> row_table_for(const options& opts, const model_layout& layout) {
-  return row_table_spec(layout, opts.seed);
+row_tables_spec row_tables_for(const options& opts, const model_layout& layout) {
+  return row_tables_of(layout, opts.seed);
 }
 
 void add_test_figures(run_summary& s, const accuracy_report& raw, const accuracy_report& ema) {

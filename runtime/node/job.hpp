@@ -15,7 +15,7 @@
 #include "data/dataset.hpp"
 #include "model/model.hpp"
 #include "model/schedule.hpp"
-#include "model/sparse_table.hpp"
+#include "model/row_tables.hpp"
 
 namespace downpour {
 
@@ -99,7 +99,7 @@ void add_test_figures(run_summary& s, const accuracy_report& raw, const accuracy
 
 // The table of the job's sparse variable (--seed, --sparse-optimizer), or
 // none for a dense model.
-std::optional<sparse_table_spec> row_table_for(const options& opts, const model_layout& layout);
+row_tables_spec row_tables_for(const options& opts, const model_layout& layout);
 
 // "final: global_step=N loss=L test_accuracy=A ema_test_accuracy=E wall_s=S steps_per_s=R",
 // with test_log_loss=X test_auc=Y after the accuracies for a model predicting a

@@ -91,9 +91,7 @@ node_config::node_config(const options& opts, const model_layout& layout) {
 }
 
 std::uint64_t row_message_bytes(const model_layout& layout) {
-  const auto& v = only_row_variable(layout);
-  if (!v) return 0;
-  return row_message_bound(v->rows, v->cols);
+  return row_message_bound(row_tables_of(layout, 0));
 }
 
 void report_final(const options& opts, const run_summary& summary, const logger& log) {

@@ -17,21 +17,27 @@
 namespace downpour {
 namespace {
 
-// Shard k's rows of a sparse variable of n rows: the held ones in its range.
-row_part rows_for_shard(const row_dump& held, std::uint64_t n, std::size_t shards, std::size_t k) {
-  const auto range = rows_of_shard(n, shards, k);
-  const auto& keys = held.keys;
-  const auto a = std::lower_bound(keys.begin(), keys.end(), range.first) - keys.begin();
-  const auto b = std::lower_bound(keys.begin(), keys.end(), range.last) - keys.begin();
-  const auto cols = keys.empty() ? 0 : held.values.size() / keys.size();
-  const auto acc = keys.empty() ? 0 : held.accumulators.size() / keys.size();
+// Shard k's rows of the model's key space: the held ones in its range, each
+// key with its variable's width of values and slots (held has all or none).
+row_part rows_for_shard(const row_dump& held, const row_tables_spec& spec, std::size_t shards,
+                        std::size_t k) {
+  const auto range = rows_of_shard(spec.keys(), shards, k);
+  const std::uint64_t* keys = held.keys.data();
+  const std::uint64_t* end = keys + held.keys.size();
+  const std::uint64_t* a = std::lower_bound(keys, end, range.first);
+  const std::uint64_t* b = std::lower_bound(a, end, range.last);
+  const auto va = static_cast<std::ptrdiff_t>(spec.values_for(keys, a));
+  const auto vb = va + static_cast<std::ptrdiff_t>(spec.values_for(a, b));
   row_part part;
   part.first = range.first;
   part.last = range.last;
-  part.keys = key_list{std::vector<std::uint64_t>(keys.begin() + a, keys.begin() + b)};
-  part.values = tensor{floats(held.values.begin() + a * cols, held.values.begin() + b * cols)};
-  part.accumulators =
-      tensor{floats(held.accumulators.begin() + a * acc, held.accumulators.begin() + b * acc)};
+  part.keys = key_list{std::vector<std::uint64_t>(a, b)};
+  part.values = tensor{floats(held.values.begin() + va, held.values.begin() + vb)};
+  if (!held.accumulators.empty()) {
+    const auto sa = static_cast<std::ptrdiff_t>(spec.slots_for(keys, a));
+    const auto sb = sa + static_cast<std::ptrdiff_t>(spec.slots_for(a, b));
+    part.accumulators = tensor{floats(held.accumulators.begin() + sa, held.accumulators.begin() + sb)};
+  }
   return part;
 }
 
@@ -39,8 +45,8 @@ shard_init make_init(const model_layout& model, const std::vector<shard_layout>&
                      std::size_t k, const start_state& start) {
   const auto& layout = layouts[k];
   shard_init init;
-  if (const auto& v = only_row_variable(model))
-    init.rows = rows_for_shard(start.rows, v->rows, layouts.size(), k);
+  const row_tables_spec rows = row_tables_of(model, 0);
+  if (!rows.empty()) init.rows = rows_for_shard(start.rows, rows, layouts.size(), k);
   for (const auto& r : layout.ranges) {
     init.ranges.push_back(r.offset);
     init.ranges.push_back(r.size);
@@ -128,16 +134,16 @@ start_state restore_or_init(const options& opts, const model_layout& layout, con
 // them); init keeps the last page.
 caf::error stage_pages(caf::scoped_actor& self, const shard_actor& shard, caf::timespan timeout,
                        const model_layout& layout, shard_init& init) {
-  const auto& v = only_row_variable(layout);
-  if (!v) return caf::none;
-  const std::uint64_t page_rows = rows_per_page(v->cols);
+  const row_tables_spec rows = row_tables_of(layout, 0);
+  if (rows.empty()) return caf::none;
+  const std::uint64_t page_rows = rows_per_page(rows);
   const std::uint64_t pages = page_count(init.rows.keys.size(), page_rows);
   if (pages <= 1) return caf::none;
   caf::error failure;
   for (std::uint64_t page = 0; page + 1 < pages && !failure; ++page)
-    self->request(shard, timeout, init_atom_v, page_of(init.rows, page, page_rows))
+    self->request(shard, timeout, init_atom_v, page_of(init.rows, page, page_rows, rows))
         .receive([](std::uint64_t) {}, [&](caf::error& err) { failure = std::move(err); });
-  init.rows = page_of(init.rows, pages - 1, page_rows);
+  init.rows = page_of(init.rows, pages - 1, page_rows, rows);
   return failure;
 }
 

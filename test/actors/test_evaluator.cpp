@@ -93,7 +93,7 @@ struct evaluator_fixture : testing::model_shards_fixture {
     evaluator_config c;
     c.shards = readers ? *readers : shards;
     c.model_size = net->layout().size();
-    c.rows = row_table_spec(net->layout(), 0);
+    c.rows = row_tables_of(net->layout(), 0);
     c.net = std::move(net);
     c.validation = std::move(data);
     c.every = every;
@@ -185,7 +185,7 @@ TEST_CASE_FIXTURE(evaluator_fixture,
     relays.push_back(caf::actor_cast<shard_actor>(others.back()));
   }
   start(net, data, 2, 1, 2, relays);
-  sparse_table table(*row_table_spec(net->layout(), 0));
+  row_tables table(row_tables_of(net->layout(), 0));
   table.load(model.rows);
   const row_source held = [&](const std::vector<std::uint64_t>& keys) { return table.pull(keys); };
   const row_source none = [](const std::vector<std::uint64_t>& keys) {

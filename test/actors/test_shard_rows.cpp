@@ -21,6 +21,15 @@ namespace {
 constexpr std::uint64_t kRows = 1'000'000;
 
 struct rows_fixture : downpour::testing::deterministic_fixture {
+  // One variable of kRows rows of one column, updated by opt.
+  static row_tables_spec spec_of_rows(update_rule opt = update_rule::sgd) {
+    sparse_table_spec spec;
+    spec.rows = kRows;
+    spec.dim = 1;
+    spec.update.rule = opt;
+    return row_tables_spec{{spec}};
+  }
+
   // A shard owning rows [first, last) of a 1-column variable, one dense
   // float (a bias), plain SGD at lr 0.5 (no decay).
   shard_actor rows_shard(train_mode mode, std::uint64_t first, std::uint64_t last,
@@ -30,11 +39,7 @@ struct rows_fixture : downpour::testing::deterministic_fixture {
     c.last_step = 1000;
     c.required = required;
     c.schedule = lr_schedule{0.5f, 1.0f, 1000, false};
-    sparse_table_spec spec;
-    spec.rows = kRows;
-    spec.dim = 1;
-    spec.update.rule = opt;
-    c.rows = spec;
+    c.rows = spec_of_rows(opt);
     auto shard = spawn_parameter_shard(*sys, c);
     shard_init init;
     init.ranges = {0, 1};
@@ -223,14 +228,14 @@ TEST_CASE_FIXTURE(rows_fixture,
   all.values.values.assign(kRows, 0.5f);
   const std::uint64_t pages = page_count(kRows, page_rows);
   REQUIRE(pages == 2);
-  CHECK(answer<std::uint64_t>(shard, init_atom_v, page_of(all, 0, page_rows)) ==
+  CHECK(answer<std::uint64_t>(shard, init_atom_v, page_of(all, 0, page_rows, spec_of_rows())) ==
         "accepted at " + std::to_string(page_rows));
   shard_init back;
   back.ranges = {0, 1};
   back.step = 7;
   back.params.values = floats{0.25f};
   back.ema.values = floats{0.25f};
-  back.rows = page_of(all, 1, page_rows);
+  back.rows = page_of(all, 1, page_rows, spec_of_rows());
   (*chief)->send(shard, restore_atom_v, std::move(back));
   run();
   auto s = ask<shard_snapshot>(shard, snapshot_atom_v);
@@ -259,13 +264,13 @@ TEST_CASE_FIXTURE(rows_fixture,
   for (std::uint64_t k = 0; k < kRows; ++k) all.keys.keys.push_back(k);
   all.values.values.assign(kRows, 0.5f);
   REQUIRE(page_count(kRows, page_rows) == 2);
-  ask<std::uint64_t>(shard, init_atom_v, page_of(all, 0, page_rows));
+  ask<std::uint64_t>(shard, init_atom_v, page_of(all, 0, page_rows, spec_of_rows()));
   shard_init back;
   back.ranges = {0, 1};
   back.step = 7;
   back.params.values = floats{0.25f};
   back.ema.values = floats{0.25f};
-  back.rows = page_of(all, 1, page_rows);
+  back.rows = page_of(all, 1, page_rows, spec_of_rows());
   read_position at;
   at.plan = 9;
   at.pass = 2;

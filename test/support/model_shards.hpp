@@ -14,7 +14,7 @@
 
 #include "deterministic_fixture.hpp"
 #include "model/layout.hpp"
-#include "model/sparse_table.hpp"
+#include "model/row_tables.hpp"
 #include "model/update.hpp"
 #include "protocol/placement.hpp"
 #include "reporting/log.hpp"
@@ -86,8 +86,8 @@ struct model_shards_fixture : deterministic_fixture {
       c.index = static_cast<std::uint32_t>(k);
       c.last_step = 1'000'000;
       c.schedule = lr_schedule{0.5f, 1.0f, 1000, false};
-      c.rows = row_table_spec(layout, 0);
-      if (c.rows) c.rows->update.rule = optimizer;
+      c.rows = row_tables_of(layout, 0);
+      for (auto& t : c.rows.tables) t.update.rule = optimizer;
       c.log = test_log();
       shard_init init;
       for (const auto& r : layouts[k].ranges)
