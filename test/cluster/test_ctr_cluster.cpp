@@ -17,7 +17,7 @@ using namespace downpour::testing;
 
 namespace {
 
-constexpr std::int64_t kSteps = 2000;  // two passes over the 100000 training lines
+constexpr std::int64_t kSteps = ctr_steps;
 
 // A 2 ps, 2 worker job of model in this process, as the command line gives it.
 options ctr_job(const std::string& model, std::int64_t steps, const std::string& dir,

@@ -42,14 +42,15 @@ std::vector<std::string> variables_of(const std::string& model) {
 void train_and_check(const std::string& model) {
   temp_dir dir(model + "-procs");
   auto extra = ctr_args(model);
-  for (const char* x : {"--last-step=2000", "--log-every=100000"}) extra.push_back(x);
+  extra.push_back("--last-step=" + std::to_string(ctr_steps));
+  extra.push_back("--log-every=100000");
   auto c = make_cluster(2, 2, dir / "ckpt", extra);
   {
     two_by_two nodes(c, dir);
     for (auto* p : nodes.all()) CHECK(p->wait(300s) == 0);
     const auto out = nodes.chief.output();
     REQUIRE(final_of(out));
-    CHECK(final_of(out)->global_step == 2000);
+    CHECK(final_of(out)->global_step == ctr_steps);
     const double auc = value_of(out, "test_auc");
     MESSAGE(model << ": test AUC " << auc << ", planted " << criteo_data().planted_auc);
     CHECK(auc > criteo_data().planted_auc - 0.01);

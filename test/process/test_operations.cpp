@@ -80,16 +80,24 @@ TEST_CASE("a local job over tcp listens at the host lists' ports, where status -
 
 TEST_CASE("eval-every adds validation accuracies to the log and to metrics.csv") {
   temp_dir dir("eval-every");
-  process p({DOWNPOUR_BINARY, "--last-step=600", "--eval-every=200", "--quiet",
+  process p({DOWNPOUR_BINARY, "--last-step=1200", "--eval-every=200", "--quiet",
              "--checkpoint-dir=" + dir.str()},
             dir / "p.log");
   REQUIRE(p.wait(120s) == 0);
-  CHECK(p.output().find("eval: global_step=200 val_accuracy=0.") != std::string::npos);
-  CHECK(p.output().find("eval: global_step=400 val_accuracy=0.") != std::string::npos);
+  // An evaluation whose step the shards already passed is skipped (the
+  // evaluator aims at the next multiple after them), so which multiples of
+  // 200 are seen depends on the machine's load.
+  const auto evals = eval_lines(p.output());
+  REQUIRE_FALSE(evals.empty());
+  for (const auto& e : evals) {
+    CHECK(e.global_step % 200 == 0);
+    CHECK(e.global_step < 1200);
+    CHECK(e.val_accuracy > 0.6);
+  }
   auto csv = read_file(dir / "metrics.csv");
   CHECK(csv.rfind("wall_s,global_step,loss,learning_rate,steps_per_s,val_accuracy,"
                   "ema_val_accuracy\n", 0) == 0);
-  CHECK(csv.find(",200,") != std::string::npos);
+  CHECK(csv.find("," + std::to_string(evals.front().global_step) + ",") != std::string::npos);
 }
 
 TEST_CASE("a node of another cluster is refused with a message naming the reason") {

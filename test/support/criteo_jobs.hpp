@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -36,6 +37,11 @@ inline const planted_criteo& criteo_data() {
   static const planted_criteo d;
   return d;
 }
+
+// Six passes over the 100000 training lines: both models end within about
+// 0.007 of the planted AUC in every mode (after two passes dlrm is still
+// 0.02 to 0.05 short, wide_deep about 0.012).
+constexpr std::int64_t ctr_steps = 6000;
 
 // The command-line options of a small model of each kind on criteo_data().
 inline std::vector<std::string> ctr_args(const std::string& model) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <vector>
 
 #include "reporting/log.hpp"
 
@@ -57,6 +58,23 @@ inline std::optional<final_line_values> final_of(const std::string& text) {
       return final_line_values{std::stoll(m[1]), std::stod(m[3]), std::stod(m[4]), m[2]};
   }
   return std::nullopt;
+}
+
+// The chief's "eval: global_step=N val_accuracy=A ema_val_accuracy=E" lines, in order.
+struct eval_line {
+  std::int64_t global_step = 0;
+  double val_accuracy = 0, ema_val_accuracy = 0;
+};
+
+inline std::vector<eval_line> eval_lines(const std::string& text) {
+  static const std::regex eval_re(R"(eval: global_step=(\d+) val_accuracy=(\S+) ema_val_accuracy=(\S+))");
+  std::vector<eval_line> out;
+  for (const auto& r : parse_log(text)) {
+    std::smatch m;
+    if (std::regex_match(r.message, m, eval_re))
+      out.push_back({std::stoll(m[1]), std::stod(m[2]), std::stod(m[3])});
+  }
+  return out;
 }
 
 // The step of the newest "checkpoint: saved DIR/model.ckpt-N" line in text, -1 if none.
