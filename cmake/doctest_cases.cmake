@@ -3,8 +3,10 @@
 # program's cases side by side and reports each one. Writes OUT: the add_test
 # lines and the list NAME_CASES of the entries, which the program's stub in
 # TEST_INCLUDE_FILES gives its properties (CMakeLists.txt).
-#   EXE  the test program   NAME  its name   OUT  the file to write
-execute_process(COMMAND ${EXE} --list-test-cases --no-colors=true
+#   EXE  the executable the program is in (its folder's)   NAME  the program
+#   FILE_FILTER  doctest's filter for the program's file (--source-file=*/NAME.cpp)
+#   OUT  the file to write
+execute_process(COMMAND ${EXE} ${FILE_FILTER} --list-test-cases --no-colors=true
   OUTPUT_VARIABLE listing RESULT_VARIABLE listed)
 if(NOT listed EQUAL 0)
   message(FATAL_ERROR "${NAME} --list-test-cases failed (${listed}): ${listing}")
@@ -31,7 +33,8 @@ while(listing MATCHES "^([^\n]*)\n(.*)$")
   string(REPLACE ";" "?" filter "${filter}")
   string(REPLACE ";" "," entry "${NAME}: ${line}")
   string(APPEND script
-    "add_test([==[${entry}]==] [==[${EXE}]==] [==[--test-case=${filter}]==])\n")
+    "add_test([==[${entry}]==] [==[${EXE}]==] [==[${FILE_FILTER}]==] "
+    "[==[--test-case=${filter}]==])\n")
   string(APPEND cases " [==[${entry}]==]")
 endwhile()
 if(cases STREQUAL "")

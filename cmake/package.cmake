@@ -148,8 +148,9 @@ include(CPack)
 
 # test_package installs and packages this build (what that needs built, and
 # where); test_package_build and test_package_portable configure `make package`'s build.
-foreach(test test_package test_package_build test_package_portable)
-  if(TARGET ${test})
+foreach(program test_package test_package_build test_package_portable)
+  set(test ${DOWNPOUR_TEST_TARGET_${program}})
+  if(test AND TARGET ${test})
     add_dependencies(${test} downpour_library)
     if(TARGET man)
       add_dependencies(${test} man)

@@ -16,6 +16,8 @@
 #include "actors/checkpoint_saver.hpp"
 #include "model_shards.hpp"
 
+namespace test_checkpoint_saver {
+
 using namespace downpour;
 using namespace std::chrono_literals;
 
@@ -316,3 +318,5 @@ TEST_CASE_FIXTURE(saver_fixture,
   const auto at_4 = testing::after_steps(positional(layout.size()), 4);
   CHECK(same_bits(written->back().params, at_4.params));
 }
+
+}  // namespace test_checkpoint_saver

@@ -10,6 +10,8 @@
 #include "deterministic_fixture.hpp"
 #include "reporting/log.hpp"
 
+namespace test_checkpoint_saver_logs {
+
 using namespace downpour;
 
 namespace {
@@ -120,3 +122,5 @@ TEST_CASE_FIXTURE(saver_fixture,
   CHECK(read_all(out).empty());
   end({caf::actor_cast<caf::actor>(s), caf::actor_cast<caf::actor>(shard)});
 }
+
+}  // namespace test_checkpoint_saver_logs

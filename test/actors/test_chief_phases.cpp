@@ -10,6 +10,8 @@
 #include "deterministic_fixture.hpp"  // the base of supervisor_fixture
 #include "supervisor_phases.hpp"
 
+namespace test_chief_phases {
+
 using namespace downpour::testing;
 
 TEST_CASE("the chief's lifecycle allows exactly the arrows its diagram draws") {
@@ -213,3 +215,5 @@ TEST_CASE_FIXTURE(supervisor_fixture,
   REQUIRE(s->end);
   CHECK(std::get<2>(*s->end) == "SIGTERM");
 }
+
+}  // namespace test_chief_phases

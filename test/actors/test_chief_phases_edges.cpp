@@ -6,6 +6,8 @@
 #include "deterministic_fixture.hpp"  // the base of supervisor_fixture
 #include "supervisor_phases.hpp"
 
+namespace test_chief_phases_edges {
+
 using namespace downpour::testing;
 
 TEST_CASE_FIXTURE(supervisor_fixture, "a restore while no ps is lost is refused") {
@@ -105,3 +107,5 @@ TEST_CASE_FIXTURE(supervisor_fixture,
   REQUIRE(s->end);
   CHECK(std::get<0>(*s->end) == 5);
 }
+
+}  // namespace test_chief_phases_edges

@@ -19,6 +19,8 @@
 #include "model/sparse_models.hpp"
 #include "model_shards.hpp"
 
+namespace test_evaluator {
+
 using namespace downpour;
 using testing::model_values;
 
@@ -237,3 +239,5 @@ TEST_CASE_FIXTURE(evaluator_fixture,
   push(0);
   CHECK(reports->empty());
 }
+
+}  // namespace test_evaluator

@@ -8,6 +8,8 @@
 #include "caf/binary_deserializer.hpp"
 #include "caf/binary_serializer.hpp"
 
+namespace test_messages {
+
 using namespace downpour;
 
 namespace {
@@ -139,3 +141,5 @@ TEST_CASE("a tensor with a hostile length or an unknown dtype fails to decode wi
   caf::binary_deserializer source2{sys, unknown};
   CHECK(source2(in2));
 }
+
+}  // namespace test_messages

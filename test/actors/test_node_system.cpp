@@ -15,6 +15,8 @@
 #include "runtime/cli/node_system.hpp"
 #include "cluster_procs.hpp"
 
+namespace test_node_system {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -80,3 +82,5 @@ TEST_CASE("a node whose actor system shuts down returns from end without a word"
   CHECK(child_status(teardown::clean, dir / "err.log", scaled(30s)) == 0);
   CHECK(read_text(dir / "err.log").empty());
 }
+
+}  // namespace test_node_system

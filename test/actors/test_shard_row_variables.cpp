@@ -13,6 +13,8 @@
 #include "deterministic_fixture.hpp"
 #include "protocol/row_pages.hpp"
 
+namespace test_shard_row_variables {
+
 using namespace downpour;
 
 namespace {
@@ -190,3 +192,5 @@ TEST_CASE_FIXTURE(vars_fixture,
   CHECK(s.rows.accumulators.values == all.accumulators.values);
   stop(shard);
 }
+
+}  // namespace test_shard_row_variables

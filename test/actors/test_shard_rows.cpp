@@ -14,6 +14,8 @@
 #include "protocol/row_pages.hpp"
 #include "deterministic_fixture.hpp"
 
+namespace test_shard_rows {
+
 using namespace downpour;
 
 namespace {
@@ -343,3 +345,5 @@ TEST_CASE_FIXTURE(
   CHECK(ask<shard_stats>(shard, stats_atom_v).rows_held == 0);
   stop(shard);
 }
+
+}  // namespace test_shard_rows

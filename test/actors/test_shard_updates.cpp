@@ -17,6 +17,8 @@
 #include "model/schedule.hpp"
 #include "model/update.hpp"
 
+namespace test_shard_updates {
+
 using namespace downpour;
 
 namespace {
@@ -354,3 +356,5 @@ TEST_CASE("updates over tensors cut into different parts give the bits of whole 
   CHECK_FALSE(all_finite_parts(shared_tensor{std::vector<float>{1.0f, inf}}));
   CHECK(all_finite_parts(parted()));
 }
+
+}  // namespace test_shard_updates

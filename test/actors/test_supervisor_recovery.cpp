@@ -12,6 +12,8 @@
 #include "test_jobs.hpp"
 #include "time_bounds.hpp"
 
+namespace test_supervisor_recovery {
+
 using namespace downpour;
 using namespace std::chrono_literals;
 
@@ -122,3 +124,5 @@ TEST_CASE_FIXTURE(fixture, "a status request is answered with the facts the supe
                  caf::actor_cast<caf::actor>(saver)})
     self->send_exit(a, caf::exit_reason::user_shutdown);
 }
+
+}  // namespace test_supervisor_recovery

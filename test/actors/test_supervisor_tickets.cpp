@@ -15,6 +15,8 @@
 #include "test_jobs.hpp"
 #include "time_bounds.hpp"
 
+namespace test_supervisor_tickets {
+
 using namespace downpour;
 using namespace std::chrono_literals;
 
@@ -190,3 +192,5 @@ TEST_CASE_FIXTURE(fixture, "an ask waiting after the last ticket hears a stop as
   CHECK(end(sup) == 2);
   self->send_exit(sup, caf::exit_reason::user_shutdown);
 }
+
+}  // namespace test_supervisor_tickets

@@ -11,6 +11,8 @@
 #include "sync_shard_fixture.hpp"
 #include "model/update.hpp"
 
+namespace test_sync {
+
 using namespace downpour;
 
 TEST_CASE("a gradient stamped before the current step is stale, one from the future is refused") {
@@ -307,3 +309,5 @@ TEST_CASE_FIXTURE(sync_fixture,
   std::fclose(out);
   std::fclose(err);
 }
+
+}  // namespace test_sync

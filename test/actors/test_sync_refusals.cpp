@@ -7,6 +7,8 @@
 #include "actors/parameter_shard.hpp"
 #include "sync_shard_fixture.hpp"
 
+namespace test_sync_refusals {
+
 using namespace downpour;
 
 using refusal_fixture = downpour::testing::sync_shard_fixture;
@@ -82,3 +84,5 @@ TEST_CASE_FIXTURE(refusal_fixture,
   CHECK(s.rejected == 1);
   stop(shard);
 }
+
+}  // namespace test_sync_refusals

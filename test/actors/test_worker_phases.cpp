@@ -14,6 +14,8 @@
 #include "model/mlp.hpp"
 #include "deterministic_fixture.hpp"
 
+namespace test_worker_phases {
+
 using namespace downpour;
 
 namespace {
@@ -292,3 +294,5 @@ TEST_CASE_FIXTURE(phases_fixture,
   CHECK(s->dones == std::vector<std::uint32_t>{0});
   CHECK(s->leaves == std::vector<std::uint32_t>{0});
 }
+
+}  // namespace test_worker_phases

@@ -14,6 +14,8 @@
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 
+namespace test_checkpoint_models {
+
 using namespace downpour;
 using namespace downpour::testing;
 namespace fs = std::filesystem;
@@ -98,3 +100,5 @@ TEST_CASE("restoring another model's checkpoint is refused in one line naming bo
   CHECK(refusal(a, model_layout("net", "1", {{"v", 2, 2, {}, false}})) ==
         "checkpoint DIR/model.ckpt-200 holds net 1 (w 2x2), this job trains net 1 (v 2x2)");
 }
+
+}  // namespace test_checkpoint_models

@@ -12,6 +12,8 @@
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 
+namespace test_cluster {
+
 using namespace downpour;
 using downpour::testing::bit_identical;
 using downpour::testing::final_checkpoint;
@@ -158,3 +160,5 @@ TEST_CASE("two hidden layers and softmax regression train through the cluster as
     CHECK(holds_bits_of(saved, ref));
   }
 }
+
+}  // namespace test_cluster

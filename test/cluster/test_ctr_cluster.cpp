@@ -12,6 +12,8 @@
 #include "runtime/files/checkpoint.hpp"
 #include "test_jobs.hpp"
 
+namespace test_ctr_cluster {
+
 using namespace downpour;
 using namespace downpour::testing;
 
@@ -102,3 +104,5 @@ TEST_CASE("a dlrm checkpoint names the dense variables and the 26 tables, and a 
   REQUIRE(resumed);
   CHECK(resumed->summary.global_step == 200);
 }
+
+}  // namespace test_ctr_cluster

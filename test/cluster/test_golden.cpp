@@ -35,6 +35,8 @@
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 
+namespace test_golden {
+
 using namespace downpour;
 using downpour::testing::local_job;
 using downpour::testing::process;
@@ -192,3 +194,5 @@ TEST_CASE("a run resumed from a checkpoint ends where the golden replaying both 
                          ckpt(second.checkpoint_dir, 100), {})
             .worst_excess <= 1.0);
 }
+
+}  // namespace test_golden

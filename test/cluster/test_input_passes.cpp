@@ -15,6 +15,8 @@
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 
+namespace test_input_passes {
+
 using namespace downpour;
 using namespace downpour::testing;
 
@@ -107,3 +109,5 @@ TEST_CASE("one pass trains on every example exactly once in every mode with 1, 2
     }
   }
 }
+
+}  // namespace test_input_passes

@@ -24,6 +24,8 @@
 #include "test_jobs.hpp"
 #include "two_tables_model.hpp"
 
+namespace test_row_variables_cluster {
+
 using namespace downpour;
 using namespace downpour::testing;
 
@@ -154,3 +156,5 @@ TEST_CASE("inspect names every row variable with its rule, and export writes eac
   CHECK(acc.shape == std::vector<std::size_t>{emb, kEmbCols});
   CHECK(acc.values.back() == c.rows.accumulators.back());
 }
+
+}  // namespace test_row_variables_cluster

@@ -12,6 +12,8 @@
 #include "test_jobs.hpp"
 #include "torch_embedding/embedding_network.hpp"
 
+namespace test_torch_cluster {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -96,3 +98,5 @@ TEST_CASE("a LibTorch module's checkpoint names its parameters and restores on o
   REQUIRE(resumed);
   CHECK(resumed->summary.global_step == 300);
 }
+
+}  // namespace test_torch_cluster

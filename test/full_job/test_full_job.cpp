@@ -6,6 +6,8 @@
 
 #include "full_job_run.hpp"
 
+namespace test_full_job {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -23,3 +25,5 @@ TEST_CASE("the CNN of examples/cnn.ini beats the MLP with 0.88 EMA test accuracy
   CHECK(f.global_step == 3000);
   CHECK(f.ema_test_accuracy >= 0.88);
 }
+
+}  // namespace test_full_job

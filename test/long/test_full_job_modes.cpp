@@ -5,6 +5,8 @@
 #include "full_job_run.hpp"
 #include "runtime/net/ports.hpp"
 
+namespace test_full_job_modes {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -57,3 +59,5 @@ TEST_CASE("the original async cluster as four processes reaches 0.855 and every 
   CHECK(f.global_step == 20000);
   CHECK(f.ema_test_accuracy >= 0.855);
 }
+
+}  // namespace test_full_job_modes

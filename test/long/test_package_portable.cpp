@@ -7,6 +7,8 @@
 #include "cluster_procs.hpp"
 #include "package_steps.hpp"
 
+namespace test_package_portable {
+
 using namespace downpour::testing;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -61,3 +63,5 @@ TEST_CASE("make package builds for the x86-64 baseline with the model kernels al
   CHECK(contains(run({loader, "--glibc-hwcaps-mask", "", "--list", program}, dir / "list.log").output,
                  baseline + " "));
 }
+
+}  // namespace test_package_portable

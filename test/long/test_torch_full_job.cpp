@@ -10,6 +10,8 @@
 #include "test_jobs.hpp"
 #include "torch_mlp/mlp_network.hpp"
 
+namespace test_torch_full_job {
+
 using namespace downpour;
 using namespace downpour::testing;
 
@@ -43,3 +45,5 @@ TEST_CASE("the LibTorch MLP reaches the built-in MLP's EMA test accuracy within 
   CHECK(std::abs(torch->summary.ema_test_accuracy - builtin->summary.ema_test_accuracy) <= 0.005);
   CHECK(torch->summary.ema_test_accuracy >= 0.85);
 }
+
+}  // namespace test_torch_full_job

@@ -8,6 +8,8 @@
 #include "raw_peer.hpp"
 #include "runtime/net/basp_guard.hpp"
 
+namespace test_basp_guard {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -136,3 +138,5 @@ TEST_CASE("oversized, truncated and silent BASP headers sent to a ps and the chi
     CHECK(lines <= 6);
   }
 }
+
+}  // namespace test_basp_guard

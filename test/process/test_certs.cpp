@@ -9,6 +9,8 @@
 
 #include "subprocess.hpp"
 
+namespace test_certs {
+
 using downpour::testing::process;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
@@ -164,3 +166,5 @@ TEST_CASE("make-certs rejects bad arguments") {
   CHECK(days.code == 2);
   CHECK_FALSE(fs::exists(dir / "x"));
 }
+
+}  // namespace test_certs

@@ -8,6 +8,8 @@
 
 #include "chaos.hpp"
 
+namespace test_chaos {
+
 using namespace downpour::testing;
 
 TEST_CASE("a ps, the chief and a worker killed with -9 and restarted: the job ends at exactly "
@@ -29,3 +31,5 @@ TEST_CASE("a ps, the chief and a worker killed with -9 and restarted: the job en
   std::sort(victims.begin(), victims.end());
   CHECK(victims == std::vector<std::string>{"ps 0", "ps 1", "worker 0", "worker 1"});
 }
+
+}  // namespace test_chaos

@@ -15,6 +15,8 @@
 #include "runtime/files/checkpoint.hpp"
 #include "subprocess.hpp"
 
+namespace test_checkpoint {
+
 using namespace downpour;
 using downpour::testing::temp_dir;
 namespace fs = std::filesystem;
@@ -285,3 +287,5 @@ TEST_CASE("leftover temporary files are ignored and the next save removes a dead
   CHECK(dir_names(dir.str()) ==
         std::vector<std::string>{live, "checkpoint", "model.ckpt-100", "model.ckpt-300"});
 }
+
+}  // namespace test_checkpoint

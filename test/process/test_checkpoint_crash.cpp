@@ -24,6 +24,8 @@
 #include "runtime/files/checkpoint.hpp"
 #include "subprocess.hpp"
 
+namespace test_checkpoint_crash {
+
 using namespace downpour;
 using downpour::testing::scaled;
 using downpour::testing::temp_dir;
@@ -231,3 +233,5 @@ TEST_CASE("killing a saving process after any step of a save leaves only whole c
   MESSAGE(rounds << " kills");
   CHECK(killed_after.size() == stage_count);  // every stage was a kill moment
 }
+
+}  // namespace test_checkpoint_crash

@@ -16,6 +16,8 @@
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 
+namespace test_checkpoint_dir {
+
 using namespace downpour;
 using downpour::testing::local_job;
 using downpour::testing::process;
@@ -206,3 +208,5 @@ TEST_CASE("a FIFO where a checkpoint or the index should be is skipped without w
   CHECK(inspect.wait(30s) == 1);
   CHECK(inspect.output() == "downpour: checkpoint: " + newest + ": is a FIFO, not a regular file\n");
 }
+
+}  // namespace test_checkpoint_dir

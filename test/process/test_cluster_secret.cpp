@@ -12,6 +12,8 @@
 #include "runtime/node/job.hpp"
 #include "runtime/node/signals.hpp"
 
+namespace test_cluster_secret {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -134,3 +136,5 @@ TEST_CASE("a node without the cluster's secret is refused at its hello and told 
   ps0.kill(SIGTERM);
   ps0.wait(60s);
 }
+
+}  // namespace test_cluster_secret

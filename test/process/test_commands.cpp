@@ -18,6 +18,8 @@
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 
+namespace test_commands {
+
 using namespace downpour;
 using downpour::testing::process;
 using downpour::testing::temp_dir;
@@ -337,3 +339,5 @@ TEST_CASE("eval refuses what it cannot evaluate with one line") {
                                 " holds mlp 100-50-10, this job trains softmax 784-10\n");
   }
 }
+
+}  // namespace test_commands

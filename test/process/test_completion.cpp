@@ -7,6 +7,8 @@
 #include "cluster_procs.hpp"
 #include "runtime/node/signals.hpp"
 
+namespace test_completion {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -76,3 +78,5 @@ TEST_CASE("every node of a completed process cluster started again exits 0 at on
   CHECK(read_text(dir / "summary.json") == summary);
   CHECK(read_text(dir / "metrics.csv") == metrics);
 }
+
+}  // namespace test_completion

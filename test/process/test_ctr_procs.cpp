@@ -13,6 +13,8 @@
 #include "log_lines.hpp"
 #include "subprocess.hpp"
 
+namespace test_ctr_procs {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -93,3 +95,5 @@ TEST_CASE("two ps and two worker processes train wide_deep within 0.01 of the pl
           "inspect and export name it whole") {
   train_and_check("wide_deep");
 }
+
+}  // namespace test_ctr_procs

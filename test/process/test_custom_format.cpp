@@ -11,6 +11,8 @@
 #include "cluster_procs.hpp"
 #include "log_lines.hpp"
 
+namespace test_custom_format {
+
 using namespace downpour::testing;
 using namespace std::chrono_literals;
 
@@ -127,3 +129,5 @@ TEST_CASE("a format nobody registered is one line naming it and the formats ther
                                     "(expected idx|csv|libsvm|criteo|colon)") != std::string::npos,
                 refused.output);
 }
+
+}  // namespace test_custom_format

@@ -5,6 +5,8 @@
 
 #include "subprocess.hpp"
 
+namespace test_deploy {
+
 using downpour::testing::process;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
@@ -20,3 +22,5 @@ TEST_CASE("the deployment examples fit the options and files the runtime reads")
   CHECK(code == 0);
   CHECK(check.output().find("deploy: ok\n") != std::string::npos);
 }
+
+}  // namespace test_deploy

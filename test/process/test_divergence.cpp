@@ -15,6 +15,8 @@
 #include "runtime/node/node.hpp"
 #include "test_jobs.hpp"
 
+namespace test_divergence {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -118,3 +120,5 @@ TEST_CASE("a diverging cluster of processes ends every node with exit 3") {
   }
   check_diverged_chief(chief, dir);
 }
+
+}  // namespace test_divergence

@@ -19,6 +19,8 @@
 #include "runtime/files/checkpoint.hpp"
 #include "subprocess.hpp"
 
+namespace test_durability {
+
 using namespace downpour;
 using downpour::testing::process;
 using downpour::testing::temp_dir;
@@ -113,3 +115,5 @@ TEST_CASE("a durable write fsyncs the file before its rename and the directory a
   CHECK_MESSAGE(synced_between(calls, *dir_opened, calls[*dir_opened].result, calls.size()),
                 "the directory was not fsynced after the rename");
 }
+
+}  // namespace test_durability

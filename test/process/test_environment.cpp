@@ -18,7 +18,7 @@
 #include "runtime/node/job.hpp"
 #include "subprocess.hpp"
 
-namespace downpour {
+namespace downpour::test_environment {
 namespace {
 
 // Sets variables for one test and restores the previous environment after.
@@ -279,4 +279,4 @@ TEST_CASE("summary.json stays valid JSON when the loss is not finite") {
 }
 
 }  // namespace
-}  // namespace downpour
+}  // namespace downpour::test_environment

@@ -12,6 +12,8 @@
 
 #include "subprocess.hpp"
 
+namespace test_examples {
+
 using downpour::testing::process;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
@@ -146,3 +148,5 @@ TEST_CASE("the TLS example's certificate is overridden per node on the command l
   CHECK(missing.code == 2);
   CHECK_MESSAGE(contains(missing.output, "'certs/ps9.pem' does not exist"), missing.output);
 }
+
+}  // namespace test_examples

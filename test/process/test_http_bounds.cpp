@@ -18,6 +18,8 @@
 #include "runtime/net/metrics_http.hpp"
 #include "time_bounds.hpp"
 
+namespace test_http_bounds {
+
 using namespace downpour;
 using namespace std::chrono_literals;
 using downpour::testing::scaled;
@@ -139,3 +141,5 @@ TEST_CASE("a request larger than 8 KiB, an unknown path and another method get t
   ::close(post);
   CHECK(get(server.port(), "/healthz?probe=1", 5000ms).response.rfind("HTTP/1.1 200 ", 0) == 0);
 }
+
+}  // namespace test_http_bounds

@@ -17,6 +17,8 @@
 #include "runtime/files/checkpoint.hpp"
 #include "subprocess.hpp"
 
+namespace test_input_resume {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -213,3 +215,5 @@ TEST_CASE("a bad line in the middle of a file stops the job with a checkpoint, n
   CHECK(eval.wait(60s) == 0);
   CHECK(eval.output().find(" test_examples=3\n") != std::string::npos);
 }
+
+}  // namespace test_input_resume

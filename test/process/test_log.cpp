@@ -14,6 +14,8 @@
 #include "runtime/node/job.hpp"
 #include "subprocess.hpp"
 
+namespace test_log {
+
 using namespace downpour;
 using namespace downpour::testing;
 using downpour::testing::process;
@@ -396,3 +398,5 @@ TEST_CASE("a damaged newest checkpoint is a WARN line on stderr; the job uses th
   CHECK(restored_step(r.out) == 0);
   CHECK(r.out.find(" worker:0 INFO final: global_step=40 ") != std::string::npos);
 }
+
+}  // namespace test_log

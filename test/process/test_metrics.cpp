@@ -16,6 +16,8 @@
 #include "runtime/net/ports.hpp"
 #include "reporting/meters.hpp"
 
+namespace test_metrics {
+
 using namespace downpour;
 using downpour::testing::process;
 using downpour::testing::temp_dir;
@@ -231,3 +233,5 @@ TEST_CASE("a chief whose metrics port is taken ends with a line naming the addre
   CHECK(job.wait(120s) == 1);
   CHECK(job.output().find("metrics: cannot listen on 127.0.0.1:" + port) != std::string::npos);
 }
+
+}  // namespace test_metrics

@@ -17,6 +17,8 @@
 #include "runtime/node/node.hpp"
 #include "test_jobs.hpp"
 
+namespace test_misconfig {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -225,3 +227,5 @@ TEST_CASE("input that is no regular file, too large or out of range is one line,
     CHECK(node.peak_rss_kb() < 256 * 1024);  // /dev/zero grew to 3.3 GB, a 50 MB value to 794 MB
   }
 }
+
+}  // namespace test_misconfig

@@ -13,6 +13,8 @@
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 
+namespace test_multiprocess {
+
 using namespace downpour;
 using downpour::testing::process;
 using downpour::testing::temp_dir;
@@ -180,3 +182,5 @@ TEST_CASE("a task index out of range and a malformed host list are one-line erro
   CHECK(b.wait(30s) == 2);
   CHECK(b.output().find("--ps-hosts entry 'localhost' is malformed") != std::string::npos);
 }
+
+}  // namespace test_multiprocess

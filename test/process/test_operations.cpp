@@ -6,6 +6,8 @@
 
 #include "cluster_procs.hpp"
 
+namespace test_operations {
+
 using namespace downpour;
 using downpour::testing::make_cluster;
 using downpour::testing::process;
@@ -181,3 +183,5 @@ TEST_CASE("a hung sync worker (SIGSTOP) is detected by heartbeats and the job go
   CHECK(chief.output().find("final: global_step=1500 ") != std::string::npos);
   w2.kill(SIGKILL);
 }
+
+}  // namespace test_operations

@@ -7,6 +7,8 @@
 #include "log_lines.hpp"
 #include "package_steps.hpp"
 
+namespace test_package {
+
 using namespace downpour::testing;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -235,3 +237,5 @@ TEST_CASE("the image's runtime stage, assembled in a clean root from the Debian 
     CHECK_MESSAGE(verified.output.empty(), verified.output);
   }
 }
+
+}  // namespace test_package

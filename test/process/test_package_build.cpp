@@ -6,6 +6,8 @@
 #include "cluster_procs.hpp"
 #include "package_steps.hpp"
 
+namespace test_package_build {
+
 using namespace downpour::testing;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -93,3 +95,5 @@ TEST_CASE("cmake stops with one line naming a DOWNPOUR_ARCH the compiler rejects
     CHECK(contains(r.output, "DOWNPOUR_ARCH=x86-64") == (bad == "-DDOWNPOUR_NATIVE=OFF"));
   }
 }
+
+}  // namespace test_package_build

@@ -17,6 +17,8 @@
 #include "netns.hpp"
 #include "runtime/net/connect_guard.hpp"
 
+namespace test_partitions {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -228,3 +230,5 @@ TEST_CASE("a TF_CONFIG cluster whose host names resolve only after its nodes sta
   const auto line_end = chief_log.find('\n', connected);
   MESSAGE("the chief: " << chief_log.substr(connected, line_end - connected));
 }
+
+}  // namespace test_partitions

@@ -7,6 +7,8 @@
 #include "cluster_procs.hpp"
 #include "forged_client.hpp"
 
+namespace test_peer_auth {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -55,3 +57,5 @@ TEST_CASE("a forged BASP client cannot stop, exit, init, restore, snapshot, pull
                            "refused an init from node ", "refused a snapshot from node "})
     CHECK(ps_log.find(line) != std::string::npos);
 }
+
+}  // namespace test_peer_auth

@@ -13,6 +13,8 @@
 #include "runtime/files/plot.hpp"
 #include "subprocess.hpp"
 
+namespace test_plot {
+
 using downpour::testing::process;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
@@ -303,3 +305,5 @@ TEST_CASE("plot script keeps paths out of gnuplot's language") {
   CHECK(script.find("a?b?system??rm") != std::string::npos);
   CHECK(script.find("set output") == std::string::npos);  // the PNG goes to stdout
 }
+
+}  // namespace test_plot

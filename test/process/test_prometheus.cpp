@@ -14,6 +14,8 @@
 #include "metrics_job.hpp"
 #include "runtime/net/metrics_http.hpp"
 
+namespace test_prometheus {
+
 using namespace downpour;
 using downpour::testing::process;
 using downpour::testing::temp_dir;
@@ -218,3 +220,5 @@ TEST_CASE("summed over the documented scrape config, the shards' parameters are 
   prometheus.kill(SIGTERM);
   CHECK(prometheus.wait(30s) == 0);
 }
+
+}  // namespace test_prometheus

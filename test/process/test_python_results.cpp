@@ -6,6 +6,8 @@
 
 #include "subprocess.hpp"
 
+namespace test_python_results {
+
 using downpour::testing::process;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
@@ -46,3 +48,5 @@ TEST_CASE("the NumPy example reproduces downpour eval's accuracies from the expo
   CHECK(accuracy_in(raw, "") == accuracy_in(eval, ""));
   CHECK(accuracy_in(ema, "") == accuracy_in(eval, "ema_"));
 }
+
+}  // namespace test_python_results

@@ -8,6 +8,8 @@
 
 #include "cluster_procs.hpp"
 
+namespace test_recovery {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -191,3 +193,5 @@ TEST_CASE("a whole cluster of processes killed with -9 and started again resumes
   CHECK(ps0.output().find(rolled) != std::string::npos);
   CHECK(ps1.output().find(rolled) != std::string::npos);
 }
+
+}  // namespace test_recovery

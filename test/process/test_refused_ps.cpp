@@ -9,6 +9,8 @@
 #include "runtime/net/connect.hpp"
 #include "runtime/node/node.hpp"
 
+namespace test_refused_ps {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -66,3 +68,5 @@ TEST_CASE("a ps restarted with another --batch-size is refused alone and exits 1
   }
   CHECK(chief.output().find("final: global_step=2500 ") != std::string::npos);
 }
+
+}  // namespace test_refused_ps

@@ -14,6 +14,8 @@
 #include "refused_member.hpp"
 #include "runtime/files/checkpoint.hpp"
 
+namespace test_refused_pushes {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -141,3 +143,5 @@ TEST_CASE("sync: a worker whose every push is refused holds no round, and the jo
   member.leave();
   job.check_exact_end(refused);
 }
+
+}  // namespace test_refused_pushes

@@ -13,6 +13,8 @@
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 
+namespace test_resume {
+
 using namespace downpour;
 using downpour::testing::process;
 using downpour::testing::holds_bits_of;
@@ -140,3 +142,5 @@ TEST_CASE("eval of the final checkpoint prints the accuracies of the training's 
   REQUIRE(eval.wait(60s) == 0);
   CHECK(eval.output().find("eval: global_step=200 " + final->accuracies) != std::string::npos);
 }
+
+}  // namespace test_resume

@@ -15,6 +15,8 @@
 #include "runtime/node/signals.hpp"
 #include "runtime/net/ports.hpp"
 
+namespace test_signals {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -264,3 +266,5 @@ TEST_CASE("SIGTERM to a chief waiting for a lost ps ends it within --stop-grace 
   REQUIRE(newest);
   CHECK(warnings.str().empty());
 }
+
+}  // namespace test_signals

@@ -19,6 +19,8 @@
 #include "runtime/files/checkpoint.hpp"
 #include "subprocess.hpp"
 
+namespace test_sparse_cluster {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -251,3 +253,5 @@ TEST_CASE(
               dir / "export.log");
   CHECK(exp.wait(60s) == 0);
 }
+
+}  // namespace test_sparse_cluster

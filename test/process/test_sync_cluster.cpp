@@ -12,6 +12,8 @@
 #include "subprocess.hpp"
 #include "test_jobs.hpp"
 
+namespace test_sync_cluster {
+
 using namespace downpour;
 using downpour::testing::process;
 using downpour::testing::run_local_job;
@@ -142,3 +144,5 @@ TEST_CASE("a sync job survives kill -9 of one of three workers, and the worker r
   }
   CHECK(chief.output().find("final: global_step=2500 ") != std::string::npos);
 }
+
+}  // namespace test_sync_cluster

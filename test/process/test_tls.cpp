@@ -23,6 +23,8 @@
 #include "runtime/node/node.hpp"
 #include "runtime/node/signals.hpp"
 
+namespace test_tls {
+
 using namespace downpour;
 using namespace downpour::testing;
 using namespace std::chrono_literals;
@@ -296,3 +298,5 @@ TEST_CASE("a peer that closed every handshake gets a hint about TLS and CAs") {
   CHECK(unconnected.find("TLS") == std::string::npos);
   CHECK(unconnected.find("the name does not resolve") != std::string::npos);
 }
+
+}  // namespace test_tls

@@ -44,4 +44,9 @@ fresh_copy
 printf 'CHECK(1 == 1);\n' >"$work/tree/test/test_planted.cpp"
 expect "outside the kind folders" "test_planted.cpp: not in a kind folder"
 
+fresh_copy
+printf '#include <doctest/doctest.h>\nnamespace {\nint helper() { return 1; }\n}\n' \
+  >"$work/tree/test/unit/test_planted.cpp"
+expect "no namespace of its own" "test_planted.cpp: its code is not in \`namespace test_planted {\`"
+
 exit $status

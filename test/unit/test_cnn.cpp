@@ -8,6 +8,8 @@
 
 #include "model/cnn.hpp"
 
+namespace test_cnn {
+
 using namespace downpour;
 
 namespace {
@@ -316,3 +318,5 @@ TEST_CASE("scores are the logits whose cross-entropy loss() reports") {
         penalty += 0.5 * l2 * double(params[i]) * params[i];
   CHECK(loss == doctest::Approx(cross_entropy(logits, b, 10) + penalty).epsilon(1e-5));
 }
+
+}  // namespace test_cnn

@@ -12,6 +12,8 @@
 #include "model/cnn.hpp"
 #include "model/init.hpp"
 
+namespace test_cnn_layers {
+
 using namespace downpour;
 
 namespace {
@@ -82,3 +84,5 @@ TEST_CASE("the cnn composed from layers gives the hand-written passes' loss and 
       CHECK(worst == 0.0);
   }
 }
+
+}  // namespace test_cnn_layers

@@ -16,7 +16,7 @@
 #include "subprocess.hpp"
 #include "runtime/node/node.hpp"
 
-namespace downpour {
+namespace downpour::test_config {
 namespace {
 
 using testing::error_of;
@@ -360,4 +360,4 @@ TEST_CASE("batch and validation sizes beyond any IDX file's count are refused as
   CHECK(parse({"--batch-size=4294967295"}).batch_size == 4294967295u);
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_config

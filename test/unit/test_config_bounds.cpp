@@ -12,7 +12,7 @@
 #include "parse_options.hpp"
 #include "subprocess.hpp"
 
-namespace downpour {
+namespace downpour::test_config_bounds {
 namespace {
 
 using testing::error_of;
@@ -88,4 +88,4 @@ TEST_CASE("a config file must be a regular file of at most 1 MiB, and a FIFO nev
 }
 
 }  // namespace
-}  // namespace downpour
+}  // namespace downpour::test_config_bounds

@@ -8,6 +8,8 @@
 
 #include "config/options.hpp"
 
+namespace test_config_formats {
+
 using namespace downpour;
 
 namespace {
@@ -80,3 +82,5 @@ TEST_CASE("a registered format needs its files and reads into memory") {
   CHECK(parse_with(with_files({"--data-format=colon", "--model=logreg"}), colon_and_tsv).model ==
         "logreg");
 }
+
+}  // namespace test_config_formats

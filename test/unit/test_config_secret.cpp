@@ -11,7 +11,7 @@
 #include "parse_options.hpp"
 #include "subprocess.hpp"
 
-namespace downpour {
+namespace downpour::test_config_secret {
 namespace {
 
 using testing::error_of;
@@ -65,4 +65,4 @@ TEST_CASE("a cluster secret file that is missing or a FIFO is refused in one lin
 }
 
 }  // namespace
-}  // namespace downpour
+}  // namespace downpour::test_config_secret

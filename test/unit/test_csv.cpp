@@ -15,7 +15,7 @@
 #include "idx_files.hpp"
 #include "subprocess.hpp"
 
-namespace downpour {
+namespace downpour::test_csv {
 namespace {
 
 using testing::process;
@@ -296,4 +296,4 @@ TEST_CASE("scripts/make-csv writes train and test files that load_csv reads, the
                             "[--seed S] OUT_DIR") != std::string::npos);
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_csv

@@ -14,6 +14,8 @@
 #include "model/criteo_reader.hpp"
 #include "model/ctr_models.hpp"
 
+namespace test_ctr_models {
+
 using namespace downpour;
 using downpour::testing::central_differences;
 using downpour::testing::uniform_values;
@@ -216,3 +218,5 @@ TEST_CASE("wide_deep's layout: FTRL for the linear tables, AdaGrad at 0.05 for t
   CHECK(l.row_variable("embeddings/C26").update.rule == update_rule::adagrad);
   CHECK(l.row_variables().size() == 28);
 }
+
+}  // namespace test_ctr_models

@@ -11,7 +11,7 @@
 #include "data/idx.hpp"
 #include "idx_files.hpp"
 
-namespace downpour {
+namespace downpour::test_data {
 
 using namespace idx_files;
 
@@ -252,4 +252,4 @@ TEST_CASE("training and test images of different sizes are rejected") {
   CHECK(msg.find("are 4x3") != std::string::npos);
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_data

@@ -15,7 +15,7 @@
 #include "data/batcher.hpp"
 #include "data/idx.hpp"
 
-namespace downpour {
+namespace downpour::test_data_batcher {
 namespace {
 
 // A set of count 1x1 images whose pixel and label both equal the example index.
@@ -156,4 +156,4 @@ TEST_CASE("batches of the real training set hold valid labels and scaled pixels"
   CHECK(b.epochs_completed() == 1);
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_data_batcher

@@ -7,6 +7,8 @@
 
 #include "runtime/node/job.hpp"
 
+namespace test_data_reader {
+
 using namespace downpour;
 
 namespace {
@@ -88,3 +90,5 @@ TEST_CASE("a reader's data error is the job's, and splits the runtime cannot use
                        ">= 1 and values for every example)",
                        data_error);
 }
+
+}  // namespace test_data_reader

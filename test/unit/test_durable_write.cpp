@@ -13,6 +13,8 @@
 #include "runtime/files/durable_write.hpp"
 #include "subprocess.hpp"
 
+namespace test_durable_write {
+
 using namespace downpour;
 using downpour::testing::temp_dir;
 namespace fs = std::filesystem;
@@ -76,3 +78,5 @@ TEST_CASE("a durable write that cannot create its temporary names the file and t
     CHECK(what.find("Not a directory") != std::string::npos);
   }
 }
+
+}  // namespace test_durable_write

@@ -7,7 +7,7 @@
 
 #include "protocol/hello_proof.hpp"
 
-namespace downpour {
+namespace downpour::test_hello_proof {
 namespace {
 
 TEST_CASE("HMAC-SHA256 gives the answers of RFC 4231's test cases 1 and 2") {
@@ -76,4 +76,4 @@ TEST_CASE("the nonce book never holds more than its capacity and forgets the old
 }
 
 }  // namespace
-}  // namespace downpour
+}  // namespace downpour::test_hello_proof

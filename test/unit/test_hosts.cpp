@@ -5,7 +5,7 @@
 #include "config/options.hpp"
 #include "parse_options.hpp"
 
-namespace downpour {
+namespace downpour::test_hosts {
 namespace {
 
 using testing::error_of;
@@ -101,4 +101,4 @@ TEST_CASE("two nodes on one host:port are refused after resolving names, naming 
 }
 
 }  // namespace
-}  // namespace downpour
+}  // namespace downpour::test_hosts

@@ -14,7 +14,7 @@
 #include "idx_files.hpp"
 #include "io/input_file.hpp"
 
-namespace downpour {
+namespace downpour::test_input_files {
 namespace {
 
 namespace fs = std::filesystem;
@@ -154,4 +154,4 @@ TEST_CASE("a label beyond the classes of the other labels names the file, the ex
             "to 1 of the other labels, each with examples)");
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_input_files

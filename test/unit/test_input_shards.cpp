@@ -18,7 +18,7 @@
 #include "runtime/cli/status_text.hpp"
 #include "subprocess.hpp"
 
-namespace downpour {
+namespace downpour::test_input_shards {
 namespace {
 
 using testing::temp_dir;
@@ -265,4 +265,4 @@ TEST_CASE("status shows where each worker's reading stands, in text and JSON") {
   CHECK(format_status(parse_status_json(status_json(f))) == text);
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_input_shards

@@ -19,7 +19,7 @@
 #include "data/text_format.hpp"
 #include "subprocess.hpp"
 
-namespace downpour {
+namespace downpour::test_input_streams {
 namespace {
 
 using testing::temp_dir;
@@ -234,4 +234,4 @@ TEST_CASE("a Criteo feature tells its field: an integer field's key is the field
   CHECK_THROWS_AS(criteo_field_of(std::uint64_t{39} << criteo_field_shift), std::invalid_argument);
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_input_streams

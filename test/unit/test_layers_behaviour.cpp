@@ -19,6 +19,8 @@
 #include "model/layers/sequential.hpp"
 #include "model/softmax_cross_entropy.hpp"
 
+namespace test_layers_behaviour {
+
 using namespace downpour;
 using namespace downpour::layers;
 
@@ -182,3 +184,5 @@ TEST_CASE("a graph refuses a join of nodes of other widths, naming the node") {
                        "graph: dot_interaction takes 2 values per example, node 1 gives 3",
                        std::invalid_argument);
 }
+
+}  // namespace test_layers_behaviour

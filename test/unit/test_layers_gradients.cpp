@@ -19,6 +19,8 @@
 #include "model/layers/embedding_bag.hpp"
 #include "model/layers/losses.hpp"
 
+namespace test_layers_gradients {
+
 using namespace downpour;
 using namespace downpour::layers;
 using downpour::testing::central_differences;
@@ -229,3 +231,5 @@ TEST_CASE("mean squared error's gradient at the predictions matches central diff
   CHECK(worst_relative_error(values_of(mse.backward()), central_differences(loss, predictions)) <
         tolerance);
 }
+
+}  // namespace test_layers_gradients

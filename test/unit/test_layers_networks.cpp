@@ -23,6 +23,8 @@
 #include "handwritten_mlp.hpp"
 #include "model/mlp.hpp"
 
+namespace test_layers_networks {
+
 using namespace downpour;
 using namespace downpour::layers;
 using downpour::testing::central_differences;
@@ -244,3 +246,5 @@ TEST_CASE("a network run chunk by chunk with the adding backward sums the chunks
     worst = std::max(worst, std::abs(whole[i] - summed[i]) / (1.0 + std::abs(whole[i])));
   CHECK(worst < 1e-14);
 }
+
+}  // namespace test_layers_networks

@@ -7,6 +7,8 @@
 
 #include "model/layout.hpp"
 
+namespace test_layout_rows {
+
 using namespace downpour;
 
 namespace {
@@ -146,3 +148,5 @@ TEST_CASE("a layout with several row variables is refused where the runtime hold
                        "ctr: 2 row variables (this part of the runtime holds one)",
                        std::invalid_argument);
 }
+
+}  // namespace test_layout_rows

@@ -12,7 +12,7 @@
 #include "data/libsvm.hpp"
 #include "subprocess.hpp"
 
-namespace downpour {
+namespace downpour::test_libsvm {
 namespace {
 
 using testing::temp_dir;
@@ -192,4 +192,4 @@ TEST_CASE("a file damaged at random is read or refused with one data_error namin
   CHECK(refused > 500);
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_libsvm

@@ -10,6 +10,8 @@
 #include "runtime/files/plot.hpp"
 #include "subprocess.hpp"
 
+namespace test_metrics_csv {
+
 using namespace downpour;
 using downpour::testing::temp_dir;
 
@@ -47,3 +49,5 @@ TEST_CASE("rows written with the metrics schema read back as the same rows") {
     CHECK(got.ema_val_accuracy == want.ema_val_accuracy);
   }
 }
+
+}  // namespace test_metrics_csv

@@ -14,6 +14,8 @@
 #include "model/schedule.hpp"
 #include "model/update.hpp"
 
+namespace test_model {
+
 using namespace downpour;
 
 namespace {
@@ -323,3 +325,5 @@ TEST_CASE("truncated-normal weights stay within two stddev with std near 0.088")
   CHECK(initial_parameters(s, 42) == p);
   CHECK(initial_parameters(s, 43) != p);
 }
+
+}  // namespace test_model

@@ -12,6 +12,8 @@
 #include "model/init.hpp"
 #include "model/mlp.hpp"
 
+namespace test_model_api {
+
 using namespace downpour;
 
 namespace {
@@ -225,3 +227,5 @@ TEST_CASE("a dense model touches no rows and its calls with rows are the dense o
   const float* again = ws->scores(params.data(), nullptr, b);
   CHECK(std::vector<float>(again, again + 4) == scores);
 }
+
+}  // namespace test_model_api

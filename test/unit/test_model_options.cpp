@@ -12,6 +12,8 @@
 #include "config/options.hpp"
 #include "parse_options.hpp"
 
+namespace test_model_options {
+
 using namespace downpour;
 using downpour::testing::error_of;
 using downpour::testing::parse;
@@ -216,3 +218,5 @@ TEST_CASE("--help names the model and data options") {
                            "--sparse-rows N", "--fm-factors K", "--sparse-optimizer OPT"})
     CHECK(out.str().find(std::string("  ") + name) != std::string::npos);
 }
+
+}  // namespace test_model_options

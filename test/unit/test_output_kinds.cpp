@@ -10,6 +10,8 @@
 #include "model/model.hpp"
 #include "runtime/node/job.hpp"
 
+namespace test_output_kinds {
+
 using namespace downpour;
 
 namespace {
@@ -119,3 +121,5 @@ TEST_CASE("the final line and summary.json carry the figures of what the model p
   CHECK(*back->test_rmse == doctest::Approx(1.25));
   CHECK(std::string(to_string(prediction::value)) == "value");
 }
+
+}  // namespace test_output_kinds

@@ -5,6 +5,8 @@
 #include "protocol/placement.hpp"
 #include "model/mlp_spec.hpp"
 
+namespace test_placement {
+
 using namespace downpour;
 
 TEST_CASE("balanced placement splits the buffer into contiguous near-equal ranges") {
@@ -56,3 +58,5 @@ TEST_CASE("gather then scatter restores every float of the buffer") {
     CHECK(back == full);
   }
 }
+
+}  // namespace test_placement

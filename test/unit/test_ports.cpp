@@ -13,6 +13,8 @@
 
 #include "runtime/net/ports.hpp"
 
+namespace test_ports {
+
 using namespace downpour;
 
 namespace {
@@ -59,3 +61,5 @@ TEST_CASE("a reserved port stays locked for other processes until its reservatio
   }
   CHECK(lockable(port));
 }
+
+}  // namespace test_ports

@@ -13,6 +13,8 @@
 #include "reporting/log.hpp"
 #include "config/options.hpp"
 
+namespace test_readme {
+
 using namespace downpour;
 namespace fs = std::filesystem;
 
@@ -369,3 +371,5 @@ TEST_CASE("the README's documentation table links every page of docs/") {
   }
   CHECK_MESSAGE(unlisted.empty(), "pages missing from the README's table: " << joined(unlisted));
 }
+
+}  // namespace test_readme

@@ -9,6 +9,8 @@
 
 #include "model/row_tables.hpp"
 
+namespace test_row_tables {
+
 using namespace downpour;
 
 namespace {
@@ -112,3 +114,5 @@ TEST_CASE("a sync round's mean is taken per row, each key at its variable's widt
   CHECK(mean.keys == std::vector<std::uint64_t>{1, 6, 9});
   CHECK(mean.values == std::vector<float>{2.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f});
 }
+
+}  // namespace test_row_tables

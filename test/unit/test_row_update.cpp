@@ -8,6 +8,8 @@
 
 #include "model/row_update.hpp"
 
+namespace test_row_update {
+
 using namespace downpour;
 
 namespace {
@@ -137,3 +139,5 @@ TEST_CASE("a variable's own learning rate replaces the job's") {
   CHECK(run(spec, {}, 0.1f) < 1e-6);
   CHECK(row_update({update_rule::sgd}, {}, 0.1f, 0).learning_rate() == 0.1f);
 }
+
+}  // namespace test_row_update

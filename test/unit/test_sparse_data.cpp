@@ -18,7 +18,7 @@
 #include "runtime/node/job.hpp"
 #include "subprocess.hpp"
 
-namespace downpour {
+namespace downpour::test_sparse_data {
 namespace {
 
 // Example i has label i % 2 and i % 4 features: keys 10 i + j, values i + j / 10.
@@ -210,4 +210,4 @@ TEST_CASE("streamed libsvm holds the validation split only; the workers' shares 
   CHECK(test_only.stream->test.size() == 1);
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_sparse_data

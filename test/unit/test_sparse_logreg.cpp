@@ -14,7 +14,7 @@
 #include "bench/support/sparse_planted.hpp"
 #include "bench/support/sparse_trainer.hpp"
 
-namespace downpour {
+namespace downpour::test_sparse_logreg {
 namespace {
 
 sparse_examples small_set() {
@@ -185,4 +185,4 @@ TEST_CASE("one pass over 200000 planted examples gets within 3% of the planted t
   }
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_sparse_logreg

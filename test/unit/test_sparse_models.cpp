@@ -16,7 +16,7 @@
 #include "bench/support/sparse_planted.hpp"
 #include "bench/support/sparse_trainer.hpp"
 
-namespace downpour {
+namespace downpour::test_sparse_models {
 namespace {
 
 model_request sparse_request() {
@@ -280,4 +280,4 @@ TEST_CASE("evaluation over a row source reads the rows chunk by chunk, with log 
   CHECK_THROWS_AS(evaluate(*m, &bias, short_source, libsvm_set(test)), std::invalid_argument);
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_sparse_models

@@ -12,7 +12,7 @@
 
 #include "model/sparse_table.hpp"
 
-namespace downpour {
+namespace downpour::test_sparse_table {
 namespace {
 
 constexpr std::uint64_t kBig = std::uint64_t{1} << 26;
@@ -277,4 +277,4 @@ TEST_CASE("a load of keys out of order or range, or of sizes that do not fit, ch
                        std::invalid_argument);
 }
 
-}  // namespace downpour
+}  // namespace downpour::test_sparse_table

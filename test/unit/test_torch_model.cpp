@@ -15,6 +15,8 @@
 #include "model/update.hpp"
 #include "torch_mlp/mlp_network.hpp"
 
+namespace test_torch_model {
+
 using namespace downpour;
 
 namespace {
@@ -95,3 +97,5 @@ TEST_CASE("the LibTorch MLP matches the built-in MLP step for step to 1e-4 over 
   const float* sb = wb->scores(pb.data(), x);
   for (std::size_t i = 0; i < 100 * 10; ++i) CHECK(std::abs(sa[i] - sb[i]) <= 1e-3f);
 }
+
+}  // namespace test_torch_model
