@@ -9,6 +9,7 @@
 namespace test_operations {
 
 using namespace downpour;
+using downpour::testing::eval_lines;
 using downpour::testing::make_cluster;
 using downpour::testing::process;
 using downpour::testing::temp_dir;
