@@ -21,9 +21,9 @@ namespace downpour {
 using network_factory = std::function<layers::sequential<float>()>;
 
 struct network_options {
-  // The L2 scale of the variables declared `regularized`, whose term the
-  // loss carries (the built-in dense models'). A variable's `reg` needs
-  // none: the runtime's update applies it.
+  // The L2 scale of the variables declared `regularized` (the built-in
+  // dense models', TensorFlow's l2_loss term). A variable's own `reg` needs
+  // none: the workspace adds it to the loss and gradient either way.
   float l2 = 0.0f;
   // Examples that go forward and straight back at a time (network_workspace);
   // 0: the whole batch.

@@ -31,7 +31,7 @@ std::shared_ptr<const model> make_two_layer(const model_request& r) {
     throw std::invalid_argument("two_layer needs at least 1 feature and 2 classes, the data has " +
                                 std::to_string(in) + " and " + std::to_string(classes));
   // The layers' variables, in their order: weights drawn truncated normal
-  // and regularized by the job's --l2 (the runtime applies it), biases zero.
+  // with the job's --l2 as their regularizer, biases zero.
   const initializer weights{init_kind::truncated_normal, 0.1f};
   const regularizer l2{.l2 = r.l2};
   const std::string shape =

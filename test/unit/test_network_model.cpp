@@ -1,8 +1,9 @@
 // network_model (model/network_model.hpp): a program's own network of layers
 // as a model, its variables declared by name with their own regularizers;
-// the built-in mlp and cnn are made by it too.
+// the built-in mlp is made by it too.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <random>
 #include <string>
 #include <vector>
@@ -55,26 +56,54 @@ std::string refusal(const std::vector<variable_spec>& vars) {
 
 }  // namespace
 
+std::vector<float> random_params(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<float> nd(0.0f, 0.5f);
+  std::vector<float> params(n);
+  for (float& p : params) p = nd(rng);
+  return params;
+}
+
 TEST_CASE(
-    "a network model's loss and gradient are its layers' with the softmax cross-entropy, "
-    "the L2 of variables declared with reg left to the runtime") {
+    "a network model's loss and gradient are its layers' with the softmax cross-entropy "
+    "and the L2 its variables declare, as the built-in mlp's with the job's --l2") {
   const auto mine = network_model(model_layout("mine", "5-4-3", declared()), 3, small_network);
   CHECK(mine->classes() == 3);
   CHECK(mine->layout().variable("output/weights").reg.l2 == 0.5f);
-  // The built-in mlp of the same shape without L2: the same network, the same numbers.
-  const mlp_spec spec{5, {4}, 3};
-  const auto builtin = mlp_model_of("mlp", spec, 0.0f);
+  // The built-in mlp of the same shape, --l2 0.5 on its weights: the same
+  // network and the same regularizer.
+  const auto builtin = mlp_model_of("mlp", mlp_spec{5, {4}, 3}, 0.5f);
   REQUIRE(builtin->layout().size() == mine->layout().size());
-  std::vector<float> params(mine->layout().size());
-  std::mt19937_64 rng(7);
-  std::normal_distribution<float> nd(0.0f, 0.5f);
-  for (float& p : params) p = nd(rng);
+  const std::vector<float> params = random_params(mine->layout().size(), 7);
   const batch b = random_batch(6, 8);
   std::vector<float> g_mine(params.size(), -1.0f), g_builtin(params.size(), -2.0f);
   const float loss = mine->workspace(6)->loss_and_gradient(params.data(), b, g_mine.data());
-  CHECK(loss == builtin->workspace(6)->loss_and_gradient(params.data(), b, g_builtin.data()));
+  const float builtin_loss =
+      builtin->workspace(6)->loss_and_gradient(params.data(), b, g_builtin.data());
+  CHECK(loss == doctest::Approx(builtin_loss).epsilon(1e-6));
   CHECK(g_mine == g_builtin);
   CHECK(mine->workspace(6)->loss(params.data(), b) == loss);
+}
+
+TEST_CASE("a variable's L1 adds l1 * sum(|w|) to the loss and l1 * sign(w) to its gradient") {
+  auto plain = declared(), with_l1 = declared();
+  for (auto* vars : {&plain, &with_l1})
+    for (auto& v : *vars) v.reg = {};
+  with_l1[0].reg = {.l1 = 0.25f};
+  const auto a = network_model(model_layout("mine", "5-4-3", plain), 3, small_network);
+  const auto b = network_model(model_layout("mine", "5-4-3", with_l1), 3, small_network);
+  const std::vector<float> params = random_params(a->layout().size(), 11);
+  const batch data = random_batch(4, 12);
+  std::vector<float> ga(params.size()), gb(params.size());
+  const float la = a->workspace(4)->loss_and_gradient(params.data(), data, ga.data());
+  const float lb = b->workspace(4)->loss_and_gradient(params.data(), data, gb.data());
+  double l1_sum = 0.0;
+  for (std::size_t i = 0; i < 20; ++i) {  // hidden/weights, 5x4
+    l1_sum += std::abs(params[i]);
+    CHECK(gb[i] - ga[i] == doctest::Approx(params[i] > 0 ? 0.25 : -0.25).epsilon(1e-5));
+  }
+  for (std::size_t i = 20; i < params.size(); ++i) CHECK(gb[i] == ga[i]);
+  CHECK(lb - la == doctest::Approx(0.25 * l1_sum).epsilon(1e-5));
 }
 
 TEST_CASE("the built-in mlp carries its L2 term in the loss, as TensorFlow's job does") {
