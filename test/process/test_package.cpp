@@ -150,7 +150,7 @@ TEST_CASE("a model with an embedding table built against an installed Downpour l
   // A model that learned nothing ranks at random: AUC 0.5.
   REQUIRE(trained->test_auc);
   MESSAGE("test AUC " << *trained->test_auc);
-  CHECK(*trained->test_auc > 0.7);
+  CHECK(*trained->test_auc > 0.65);  // 0.75 in the run this was set from
   const auto inspected =
       run({dir / "build/embedding_model", "inspect", "--checkpoint-dir=" + dir / "cluster"},
           dir / "inspect.log");
