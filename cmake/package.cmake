@@ -6,7 +6,8 @@
 #                                    (lib/ARCH: Debian's multiarch directory)
 #   include/downpour/...             the public headers, paths as in the source tree
 #   lib/cmake/Downpour/              find_package(Downpour CONFIG): Downpour::downpour
-#   share/man/man1/downpour.1, share/downpour/examples/ (configs, custom_model/)
+#   share/man/man1/downpour.1, share/downpour/examples/ (configs, custom_model/,
+#                                    embedding_model/)
 #   lib/systemd/system/downpour-{ps,worker}@.service, share/downpour/cluster.env
 #                                    (the package's postinst copies it to
 #                                    /etc/downpour/ and adds the downpour user)
@@ -21,7 +22,11 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 # The headers a program built against Downpour includes: these, and every
 # header of ours they include (followed through their #include lines, again
 # whenever one of them changes). Eigen, CAF and the actors stay out of them.
-set(DOWNPOUR_API_HEADERS runtime/cli/app.hpp model/model.hpp config/version.hpp)
+# model/layers: the blocks a program's own model is composed from
+# (examples/custom_model, examples/embedding_model).
+set(DOWNPOUR_API_HEADERS runtime/cli/app.hpp model/model.hpp config/version.hpp
+  model/network_model.hpp model/ctr_network.hpp model/layers/dense.hpp
+  model/layers/activations.hpp model/layers/dropout.hpp model/layers/concatenate.hpp)
 function(downpour_header_closure out)
   set(todo ${ARGN})
   set(seen "")
@@ -103,7 +108,8 @@ if(DOWNPOUR_HELP2MAN)
 endif()
 file(GLOB DOWNPOUR_EXAMPLE_CONFIGS CONFIGURE_DEPENDS examples/*.ini)
 install(FILES ${DOWNPOUR_EXAMPLE_CONFIGS} DESTINATION ${CMAKE_INSTALL_DATADIR}/downpour/examples)
-install(DIRECTORY examples/custom_model DESTINATION ${CMAKE_INSTALL_DATADIR}/downpour/examples)
+install(DIRECTORY examples/custom_model examples/embedding_model
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/downpour/examples)
 
 # The Debian package (make package; docs/library.md). Its version is the
 # build's (cmake/build_version.cmake), read when cpack runs, so that it is

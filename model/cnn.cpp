@@ -8,6 +8,7 @@
 #include "model/cnn_kernels.hpp"
 #include "model/layers/conv_pool.hpp"
 #include "model/layers/dense.hpp"
+#include "model/network_model.hpp"
 
 namespace downpour {
 namespace {
@@ -18,23 +19,6 @@ std::string dims_text(const std::vector<std::size_t>& dims) {
     text += (i ? ", " : "") + std::to_string(dims[i]);
   return text + "}";
 }
-
-class cnn_model final : public model {
- public:
-  cnn_model(const cnn_shape& shape, float l2)
-      : shape_(shape), l2_(l2), layout_("cnn", shape.to_string(), shape.variables()) {}
-  model_layout layout() const override { return layout_; }
-  std::size_t classes() const override { return shape_.classes; }
-  std::unique_ptr<model_workspace> workspace(std::size_t batch_size) const override {
-    return std::make_unique<workspace_adapter<basic_cnn_workspace<float>>>(shape_, batch_size,
-                                                                          l2_);
-  }
-
- private:
-  cnn_shape shape_;
-  float l2_;
-  model_layout layout_;
-};
 
 }  // namespace
 
@@ -109,8 +93,9 @@ std::shared_ptr<const model> make_cnn(const model_request& request) {
 }
 
 std::shared_ptr<const model> make_cnn(const cnn_shape& shape, float l2) {
-  shape.check();
-  return std::make_shared<cnn_model>(shape, l2);
+  return network_model(model_layout("cnn", shape.to_string(), shape.variables()), shape.classes,
+                       [shape] { return cnn_network<float>(shape); },
+                       {l2, layers::conv_pool<float>::chunk_images});
 }
 
 }  // namespace downpour

@@ -27,6 +27,7 @@ struct ctr_table {
   std::size_t cols = 0;
   initializer init;
   update_spec update;
+  regularizer reg;              // L1/L2 on its rows, applied by the runtime's update
   std::uint64_t first_key = 0;  // set by ctr_tables
 };
 

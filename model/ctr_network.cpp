@@ -24,7 +24,9 @@ const layers::feed<T>& ctr_network<T>::feed_of(const T* rows, const ctr_batch& i
                             " it was made for");
   const std::size_t n = in.size() * in.numeric_width();
   numerics_.assign(in.numerics(), in.numerics() + n);
-  feed_.inputs.assign(1, {numerics_.data(), in.size(), in.numeric_width()});
+  // A design without numeric inputs has no input node to feed.
+  feed_.inputs.assign(in.numeric_width() == 0 ? 0 : 1,
+                      {numerics_.data(), in.size(), in.numeric_width()});
   feed_.bags.clear();
   for (std::size_t k = 0; k < in.bags(); ++k) {
     const ctr_block& b = in.block(k);
@@ -130,6 +132,7 @@ model_layout ctr_layout(const std::string& kind, const std::string& spec,
     v.init = t.init;
     v.store = storage::rows;
     v.update = t.update;
+    v.reg = t.reg;
     dense.push_back(std::move(v));
   }
   return model_layout(kind, spec, dense);

@@ -2,7 +2,8 @@
 // batch's numeric inputs and one embedding bag per ctr_batch bag, ending in
 // one logit, trained with sigmoid cross-entropy; and the model around it
 // (model/model.hpp), predicting a probability. A design says only what is
-// its own: its tables, its graph and how it reads a Criteo batch.
+// its own: its tables, its graph and how it reads a batch (a Criteo one, or
+// libsvm features in a program's own model: examples/embedding_model).
 #pragma once
 
 #include <cstddef>
@@ -34,8 +35,8 @@ class ctr_design {
   virtual model_layout layout() const = 0;
   virtual const std::vector<ctr_table>& tables() const = 0;
   virtual std::unique_ptr<ctr_reader> reader() const = 0;
-  // The graph: numeric inputs first, one embedding per bag in order, one
-  // logit out. Both scalars: float trains, double is gradient-checked.
+  // The graph: numeric inputs first (none when the reader's batches have
+  // no numeric width), one embedding per bag in order, one logit out. Both scalars: float trains, double is gradient-checked.
   virtual layers::graph<float> float_graph() const = 0;
   virtual layers::graph<double> double_graph() const = 0;
 };

@@ -11,6 +11,7 @@
 #include "data/batcher.hpp"
 #include "model/mlp_spec.hpp"
 #include "model/model.hpp"
+#include "model/network_model.hpp"
 #include "model/network_workspace.hpp"
 
 namespace downpour {
@@ -28,20 +29,9 @@ extern template class basic_mlp_workspace<double>;
 
 using mlp_workspace = basic_mlp_workspace<float>;
 
-// The model of kind ("mlp" or "softmax") for spec.
-class mlp_model final : public model {
- public:
-  mlp_model(std::string kind, mlp_spec spec, float l2);
-  model_layout layout() const override { return layout_; }
-  std::size_t classes() const override { return spec_.classes; }
-  std::unique_ptr<model_workspace> workspace(std::size_t batch_size) const override;
-  const mlp_spec& spec() const { return spec_; }
-
- private:
-  mlp_spec spec_;
-  float l2_;
-  model_layout layout_;
-};
+// The model of kind ("mlp" or "softmax") for spec: mlp_network as a
+// network_model (model/network_model.hpp).
+std::shared_ptr<const model> mlp_model_of(const std::string& kind, const mlp_spec& spec, float l2);
 
 // --model mlp: hidden layers of these sizes (at least one) on the request's data.
 std::shared_ptr<const model> make_mlp(const std::vector<std::size_t>& hidden,

@@ -20,11 +20,9 @@ mlp_spec spec_for(const std::vector<std::size_t>& hidden, const model_request& r
 
 }  // namespace
 
-mlp_model::mlp_model(std::string kind, mlp_spec spec, float l2)
-    : spec_(std::move(spec)), l2_(l2), layout_(spec_.layout(kind)) {}
-
-std::unique_ptr<model_workspace> mlp_model::workspace(std::size_t batch_size) const {
-  return std::make_unique<workspace_adapter<mlp_workspace>>(spec_, batch_size, l2_);
+std::shared_ptr<const model> mlp_model_of(const std::string& kind, const mlp_spec& spec, float l2) {
+  return network_model(spec.layout(kind), spec.classes, [spec] { return mlp_network<float>(spec); },
+                       {l2, 0});
 }
 
 std::shared_ptr<const model> make_mlp(const std::vector<std::size_t>& hidden,
@@ -33,11 +31,11 @@ std::shared_ptr<const model> make_mlp(const std::vector<std::size_t>& hidden,
     throw std::invalid_argument(
         "mlp: at least one hidden layer is needed (--model softmax "
         "has none)");
-  return std::make_shared<mlp_model>("mlp", spec_for(hidden, request, "mlp"), request.l2);
+  return mlp_model_of("mlp", spec_for(hidden, request, "mlp"), request.l2);
 }
 
 std::shared_ptr<const model> make_softmax(const model_request& request) {
-  return std::make_shared<mlp_model>("softmax", spec_for({}, request, "softmax"), request.l2);
+  return mlp_model_of("softmax", spec_for({}, request, "softmax"), request.l2);
 }
 
 }  // namespace downpour

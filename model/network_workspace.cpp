@@ -28,8 +28,12 @@ struct network_workspace<T>::impl {
 
   impl(layers::sequential<T> network, model_layout variables, std::size_t class_count,
        std::size_t n, T l2_scale, std::size_t chunk_rows)
-      : net(std::move(network)), layout(std::move(variables)), l2(l2_scale),
-        classes(class_count), chunk(chunk_rows), xent(class_count) {
+      : net(std::move(network)),
+        layout(std::move(variables)),
+        l2(l2_scale),
+        classes(class_count),
+        chunk(chunk_rows),
+        xent(class_count) {
     fit(n);
   }
 
@@ -91,17 +95,25 @@ struct network_workspace<T>::impl {
     return static_cast<T>(total / static_cast<double>(b.size));
   }
 
-  // l2 * sum(w^2) / 2 over the regularized variables; adds l2 * w to their
-  // gradient when there is one.
+  // l2 * sum(w^2) / 2 over the regularized variables (the job's --l2, the
+  // built-in models'), plus each variable's own reg, l1 * sum(|w|) +
+  // reg.l2 * sum(w^2) / 2; adds their gradient when there is one.
   T l2_term(const T* p, T* grad) const {
-    T squares = T(0);
+    T squares = T(0), own = T(0);
     for (const variable_info& v : layout.variables()) {
-      if (!v.regularized) continue;
       Eigen::Map<const vector> w(p + v.offset, v.size());
-      squares += w.squaredNorm();
-      if (grad) Eigen::Map<vector>(grad + v.offset, v.size()) += l2 * w;
+      if (v.regularized) {
+        squares += w.squaredNorm();
+        if (grad) Eigen::Map<vector>(grad + v.offset, v.size()) += l2 * w;
+      }
+      if (v.reg.l1 == 0.0f && v.reg.l2 == 0.0f) continue;
+      const T l1 = static_cast<T>(v.reg.l1), own_l2 = static_cast<T>(v.reg.l2);
+      own += l1 * w.template lpNorm<1>() + own_l2 * T(0.5) * w.squaredNorm();
+      if (grad)
+        Eigen::Map<vector>(grad + v.offset, v.size()) +=
+            own_l2 * w + l1 * w.array().sign().matrix();
     }
-    return l2 * T(0.5) * squares;
+    return l2 * T(0.5) * squares + own;
   }
 };
 

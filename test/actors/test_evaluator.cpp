@@ -69,7 +69,7 @@ std::vector<float> normal_floats(std::size_t n, unsigned seed) {
 
 // A 4-3-2 MLP and 40 random 2x2 images with random labels.
 std::shared_ptr<const model> tiny_mlp() {
-  return std::make_shared<mlp_model>("mlp", mlp_spec{4, {3}, 2}, 1e-4f);
+  return mlp_model_of("mlp", mlp_spec{4, {3}, 2}, 1e-4f);
 }
 
 std::shared_ptr<const dataset> images() {

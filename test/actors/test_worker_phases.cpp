@@ -34,7 +34,7 @@ struct seen {
 };
 
 std::shared_ptr<const model> tiny_model() {
-  static const auto m = std::make_shared<mlp_model>("mlp", mlp_spec{4, {3}, 2}, 1e-4f);
+  static const auto m = mlp_model_of("mlp", mlp_spec{4, {3}, 2}, 1e-4f);
   return m;
 }
 

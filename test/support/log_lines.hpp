@@ -47,15 +47,21 @@ struct final_line_values {
   std::int64_t global_step = 0;
   double test_accuracy = 0, ema_test_accuracy = 0;
   std::string accuracies;  // "test_accuracy=T ema_test_accuracy=E" as printed
+  std::optional<double> test_auc;  // a model predicting a probability: "test_auc=A"
 };
 
 inline std::optional<final_line_values> final_of(const std::string& text) {
   static const std::regex final_re(
       R"(final: global_step=(\d+) loss=\S+ (test_accuracy=(\S+) ema_test_accuracy=(\S+))( .*)?)");
+  static const std::regex auc_re(R"( test_auc=(\S+))");
   for (const auto& r : parse_log(text)) {
     std::smatch m;
-    if (std::regex_match(r.message, m, final_re))
-      return final_line_values{std::stoll(m[1]), std::stod(m[3]), std::stod(m[4]), m[2]};
+    if (!std::regex_match(r.message, m, final_re)) continue;
+    final_line_values v{std::stoll(m[1]), std::stod(m[3]), std::stod(m[4]), m[2], std::nullopt};
+    const std::string rest = m[5];
+    std::smatch auc;
+    if (std::regex_search(rest, auc, auc_re)) v.test_auc = std::stod(auc[1]);
+    return v;
   }
   return std::nullopt;
 }

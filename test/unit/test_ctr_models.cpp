@@ -1,6 +1,7 @@
-// dlrm and wide_deep (model/ctr_models.hpp) on Criteo lines: how a batch
-// becomes keys and bags, and each whole model's gradient at its dense
-// parameters and its rows against central differences in double.
+// dlrm and wide_deep (model/ctr_models.hpp) on Criteo lines, and a design of
+// one bag without numeric inputs: how a batch becomes keys and bags, and each
+// whole model's gradient at its dense parameters and its rows against central
+// differences in double.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "data/criteo.hpp"
 #include "layer_gradients.hpp"
 #include "model/criteo_reader.hpp"
+#include "model/ctr_layers.hpp"
 #include "model/ctr_models.hpp"
 
 namespace test_ctr_models {
@@ -144,6 +146,70 @@ TEST_CASE("wide_deep's gradient at its dense parameters and every row matches ce
   const auto e = check_model(*wide_deep_design(small_wide_deep()), criteo_batch(4));
   CHECK(e.parameters < 1e-6);
   CHECK(e.rows < 1e-6);
+}
+
+namespace {
+
+// One table, every feature's row summed in one bag, no numeric inputs: a
+// program's own design on libsvm features (examples/embedding_model).
+class bag_only_reader final : public ctr_reader {
+ public:
+  explicit bag_only_reader(const std::vector<ctr_table>& tables)
+      : lookups_(tables, {{0, 1}}, 0), rows_(tables[0].rows) {}
+  const ctr_batch& read(const batch& b) override {
+    lookups_.start(b.size);
+    for (std::size_t e = 0; e < b.size; ++e)
+      for (std::uint64_t k = b.offsets[e]; k < b.offsets[e + 1]; ++k)
+        lookups_.look_up(0, e, 0, b.keys[k] % rows_);
+    lookups_.finish();
+    return lookups_;
+  }
+
+ private:
+  ctr_batch lookups_;
+  std::uint64_t rows_;
+};
+
+class bag_only final : public ctr_design {
+ public:
+  bag_only()
+      : tables_(ctr_tables({{.name = "embedding", .rows = 40, .cols = 3,
+                             .update = {.rule = update_rule::adagrad, .learning_rate = 0.1f},
+                             .reg = {.l2 = 0.01f}}})) {}
+  model_layout layout() const override {
+    return ctr_layout("bag_only", "40", float_graph().variables(), {}, tables_);
+  }
+  const std::vector<ctr_table>& tables() const override { return tables_; }
+  std::unique_ptr<ctr_reader> reader() const override {
+    return std::make_unique<bag_only_reader>(tables_);
+  }
+  layers::graph<float> float_graph() const override { return graph<float>(); }
+  layers::graph<double> double_graph() const override { return graph<double>(); }
+
+ private:
+  template <class T>
+  layers::graph<T> graph() const {
+    layers::graph<T> g;
+    const layers::node bag = g.embedding(layers::embedding_bag<T>(3, layers::combiner::sum));
+    g.add("output", ctr_mlp<T>(3, {4}, 1, mlp_output::logits), bag);
+    return g;
+  }
+  std::vector<ctr_table> tables_;
+};
+
+}  // namespace
+
+TEST_CASE("a design without numeric inputs feeds its graph bags alone; its gradient matches "
+          "central differences and its table keeps its own update and regularizer") {
+  const bag_only design;
+  const auto e = check_model(design, criteo_batch(4));
+  CHECK(e.parameters < 1e-6);
+  CHECK(e.rows < 1e-6);
+  const model_layout l = design.layout();
+  CHECK(l.variables().front().name == "output/layer1/weights");
+  const auto& table = l.row_variable("embedding");
+  CHECK(table.update.rule == update_rule::adagrad);
+  CHECK(table.reg.l2 == 0.01f);
 }
 
 TEST_CASE("the CTR models refuse dense data, more than two classes and empty shapes, in one line") {
