@@ -5,7 +5,7 @@
 // each, side by side.
 //
 //   bench_ctr [--data DIR] [--models dlrm,wide_deep] [--batch 128] [--lr 0.1]
-//             [--epochs 1] [--sparse-rows 65536] [--embedding-dim 16]
+//             [--epochs 1] [--seed 1] [--sparse-rows 65536] [--embedding-dim 16]
 //             [--bottom-units 512,256,64] [--top-units 512,256]
 //             [--hidden-units 500] [--train N] [--test N] [--python PATH]
 //             [--repeats N] [--json FILE]
@@ -34,6 +34,7 @@ struct settings {
   std::string data;
   std::vector<std::string> models{"dlrm", "wide_deep"};
   std::size_t batch = 128, epochs = 1, train = 300000, test = 30000;
+  std::uint64_t seed = 1;  // of both implementations' initial values
   float lr = 0.1f;
   std::uint64_t sparse_rows = std::uint64_t{1} << 16;
   std::size_t embedding_dim = 16;
@@ -72,6 +73,7 @@ void take(settings& s, const std::string& key, const std::string& value) {
   else if (key == "--python") s.python = value;
   else if (key == "--batch") s.batch = count(key, value, 1 << 16);
   else if (key == "--epochs") s.epochs = count(key, value, 1000);
+  else if (key == "--seed") s.seed = std::stoull(value);
   else if (key == "--train") s.train = count(key, value, std::size_t{1} << 32);
   else if (key == "--test") s.test = count(key, value, std::size_t{1} << 32);
   else if (key == "--sparse-rows") s.sparse_rows = count(key, value, std::size_t{1} << 40);
@@ -158,7 +160,7 @@ struct figures {
 
 figures downpour_run(const settings& s, const std::string& name, const std::vector<batch>& train,
                      const std::vector<batch>& test) {
-  ctr_trainer trainer(model_of(s, name), {s.batch, s.lr, 1});
+  ctr_trainer trainer(model_of(s, name), {s.batch, s.lr, s.seed});
   std::size_t examples = 0;
   const double seconds = time_s([&] {
     for (const batch& b : train) {
@@ -178,6 +180,7 @@ figures torch_run(const settings& s, const std::string& name, const std::vector<
   for (const auto& [flag, value] :
        {std::pair<std::string, std::string>{"--batch-size", std::to_string(s.batch)},
         {"--learning-rate", std::to_string(s.lr)}, {"--epochs", std::to_string(s.epochs)},
+        {"--seed", std::to_string(s.seed)},
         {"--sparse-rows", std::to_string(s.sparse_rows)},
         {"--embedding-dim", std::to_string(s.embedding_dim)},
         {"--bottom-units", units_text(s.bottom)}, {"--top-units", units_text(s.top)},
@@ -200,6 +203,49 @@ std::string draw_data(const settings& s, const std::string& dir) {
 
 std::string train_spec(const std::string& dir) {
   return std::filesystem::exists(dir + "/train.tsv") ? dir + "/train.tsv" : dir + "/train-*.tsv";
+}
+
+// The data and what runs on it, the same for each model.
+struct bench_input {
+  std::string data;
+  std::vector<data_file> train_files;
+  const std::vector<batch>& train;
+  const std::vector<batch>& test;
+  bool torch;
+  std::string work;
+  int repeats;
+};
+
+// Model `name` trained by both, repeats times, each repeat from other
+// initial values (so the AUCs' spread is the seeds'); its rows of the report.
+void compare(report& r, const settings& s, const std::string& name, const bench_input& in) {
+  std::vector<double> ours_speed, ours_auc, theirs_speed, theirs_auc, gaps;
+  for (int k = 0; k < in.repeats; ++k) {
+    settings seeded = s;
+    seeded.seed = s.seed + static_cast<std::uint64_t>(k);
+    const figures ours = downpour_run(seeded, name, in.train, in.test);
+    ours_speed.push_back(ours.examples_per_s);
+    ours_auc.push_back(ours.auc);
+    std::cout << "  " << name << " Downpour: " << fixed(ours.examples_per_s, 0)
+              << " examples/s, test AUC " << fixed(ours.auc, 4) << std::endl;
+    if (!in.torch) continue;
+    const figures theirs = torch_run(seeded, name, in.train_files, in.data + "/test.tsv", in.work);
+    theirs_speed.push_back(theirs.examples_per_s);
+    theirs_auc.push_back(theirs.auc);
+    gaps.push_back(std::abs(ours.auc - theirs.auc));
+    std::cout << "  " << name << " PyTorch:  " << fixed(theirs.examples_per_s, 0)
+              << " examples/s, test AUC " << fixed(theirs.auc, 4) << std::endl;
+  }
+  r.value(name + " Downpour train examples/s", ours_speed, "examples/s");
+  r.value(name + " Downpour test AUC", ours_auc, "");
+  if (!in.torch) return;
+  r.value(name + " PyTorch train examples/s", theirs_speed, "examples/s");
+  r.value(name + " PyTorch test AUC", theirs_auc, "");
+  r.limit(name + " |AUC Downpour - PyTorch|", gaps, "AUC", 0.005, true);
+  if (name == "dlrm")
+    r.ratio("dlrm examples/s Downpour / PyTorch", ratios(ours_speed, theirs_speed), 2.0, false);
+  else
+    r.value(name + " examples/s Downpour / PyTorch", ratios(ours_speed, theirs_speed), "ratio");
 }
 
 }  // namespace
@@ -235,33 +281,8 @@ int main(int argc, char** argv) {
     r.note("shapes", "dlrm bottom " + units_text(s.bottom) + " top " + units_text(s.top) +
                          "; wide_deep hidden " + units_text(s.hidden));
     r.note("load", loadavg() + ", " + cores_note());
-    for (const std::string& name : s.models) {
-      std::vector<double> ours_speed, ours_auc, theirs_speed, theirs_auc, gaps;
-      for (int k = 0; k < repeats; ++k) {
-        const figures ours = downpour_run(s, name, train, test);
-        ours_speed.push_back(ours.examples_per_s);
-        ours_auc.push_back(ours.auc);
-        std::cout << "  " << name << " Downpour: " << fixed(ours.examples_per_s, 0)
-                  << " examples/s, test AUC " << fixed(ours.auc, 4) << std::endl;
-        if (!torch) continue;
-        const figures theirs = torch_run(s, name, train_files, data + "/test.tsv", work.str());
-        theirs_speed.push_back(theirs.examples_per_s);
-        theirs_auc.push_back(theirs.auc);
-        gaps.push_back(std::abs(ours.auc - theirs.auc));
-        std::cout << "  " << name << " PyTorch:  " << fixed(theirs.examples_per_s, 0)
-                  << " examples/s, test AUC " << fixed(theirs.auc, 4) << std::endl;
-      }
-      r.value(name + " Downpour train examples/s", ours_speed, "examples/s");
-      r.value(name + " Downpour test AUC", ours_auc, "");
-      if (!torch) continue;
-      r.value(name + " PyTorch train examples/s", theirs_speed, "examples/s");
-      r.value(name + " PyTorch test AUC", theirs_auc, "");
-      r.limit(name + " |AUC Downpour - PyTorch|", gaps, "AUC", 0.005, true);
-      if (name == "dlrm")
-        r.ratio("dlrm examples/s Downpour / PyTorch", ratios(ours_speed, theirs_speed), 2.0, false);
-      else
-        r.value(name + " examples/s Downpour / PyTorch", ratios(ours_speed, theirs_speed), "ratio");
-    }
+    for (const std::string& name : s.models)
+      compare(r, s, name, {data, train_files, train, test, torch, work.str(), repeats});
     r.print(std::cout);
     r.write_json(args.json);
     return 0;
