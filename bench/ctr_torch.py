@@ -78,16 +78,24 @@ def read_criteo(paths):
     and the categorical values as integers (-1 when missing), in file order."""
     labels, integers, categoricals = [], [], []
     for path in paths:
-        with open(path, encoding="ascii") as f:
+        try:
+            f = open(path, encoding="ascii")
+        except OSError as e:
+            sys.exit(f"ctr_torch: {path}: {e.strerror}")
+        with f:
             for number, line in enumerate(f, 1):
                 parts = line.rstrip("\r\n").split("\t")
                 if parts == [""]:
                     continue
                 if len(parts) != 1 + INTEGER_FIELDS + CATEGORICAL_FIELDS:
                     sys.exit(f"ctr_torch: {path}:{number}: {len(parts)} fields, expected 40")
-                labels.append(int(parts[0]))
-                integers.append([int(x) if x else 0 for x in parts[1:14]])
-                categoricals.append([int(x, 16) if x else -1 for x in parts[14:]])
+                try:
+                    labels.append(int(parts[0]))
+                    integers.append([int(x) if x else 0 for x in parts[1:14]])
+                    categoricals.append([int(x, 16) if x else -1 for x in parts[14:]])
+                except ValueError as e:
+                    sys.exit(f"ctr_torch: {path}:{number}: {e} (expected Criteo's integer and "
+                             "hexadecimal fields)")
     x = np.asarray(integers, dtype=np.float64)
     numeric = np.where(x > 0, np.log1p(np.maximum(x, 0)), 0.0).astype(np.float32)
     return (np.asarray(labels, dtype=np.float32), numeric,
