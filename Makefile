@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 RUN_ARGS ?=
 
-.PHONY: all deps configure build run test test-long test-torch test-package bench bench-quick bench-sparse bench-table package clean
+.PHONY: all deps configure build run test test-long test-torch test-package bench bench-quick bench-sparse bench-ctr bench-table package clean
 all: build
 
 deps:
@@ -76,7 +76,7 @@ bench-quick: build
 	$(BUILD)/bench_sync --json $(BENCH_OUT)/sync.json
 	$(BUILD)/bench_job --binary=$(BUILD)/downpour --json $(BENCH_OUT)/job.json
 
-bench: bench-quick bench-sparse
+bench: bench-quick bench-sparse bench-ctr
 	$(BUILD)/bench_job --full --repeats $(BENCH_FULL_REPEATS) --binary=$(BUILD)/downpour \
 	  --json $(BENCH_OUT)/job-full.json
 
@@ -97,6 +97,14 @@ bench-sparse: build
 	  --json $(BENCH_OUT)/sparse_cluster.json
 	$(BUILD)/bench_input --data=$(SPARSE_DATA) --criteo=$(CRITEO_DATA) \
 	  --binary=$(BUILD)/downpour --json $(BENCH_OUT)/input.json
+
+# dlrm and wide_deep in one process against the same models in PyTorch
+# (bench/ctr_torch.py, when Debian's python3-torch is installed): examples/s
+# and test AUC side by side (about 2 minutes; docs/models.md).
+bench-ctr: build
+	cmake --build $(BUILD) -j $(JOBS) --target bench_ctr gen_criteo
+	@mkdir -p $(BENCH_OUT)
+	$(BUILD)/bench_ctr --json $(BENCH_OUT)/ctr.json
 
 # The tables of the last `make bench` as markdown (docs/performance.md).
 bench-table:

@@ -7,6 +7,12 @@
 namespace downpour {
 namespace {
 
+// lr by value: read through this, it could alias w, and the loop would not
+// vectorize (a dense variable is one long row).
+void sgd_row(float* w, const float* g, std::size_t dim, float lr) {
+  for (std::size_t j = 0; j < dim; ++j) w[j] -= lr * g[j];
+}
+
 void momentum_row(float* w, float* a, const float* g, std::size_t dim, float lr, float m) {
   for (std::size_t j = 0; j < dim; ++j) {
     a[j] = m * a[j] + g[j];
@@ -77,9 +83,7 @@ void row_update::apply(float* w, float* slots, const float* g, std::size_t dim) 
     g = reg_grad.data();
   }
   switch (spec_.rule) {
-    case update_rule::sgd:
-      for (std::size_t j = 0; j < dim; ++j) w[j] -= lr_ * g[j];
-      return;
+    case update_rule::sgd: return sgd_row(w, g, dim, lr_);
     case update_rule::momentum: return momentum_row(w, slots, g, dim, lr_, spec_.momentum);
     case update_rule::adagrad: return adagrad_row(w, slots, g, dim, lr_);
     case update_rule::adam: return adam_row(w, slots, slots + dim, g, dim, adam_lr_, spec_);

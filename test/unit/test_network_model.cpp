@@ -13,6 +13,8 @@
 #include "model/mlp.hpp"
 #include "model/network_model.hpp"
 
+namespace test_network_model {
+
 using namespace downpour;
 
 namespace {
@@ -142,3 +144,5 @@ TEST_CASE(
   CHECK_THROWS_WITH_AS(network_model(model_layout("mine", "5-4-3", declared()), 4, small_network),
                        "mine: the network gives 3 outputs for 4 classes", std::invalid_argument);
 }
+
+}  // namespace test_network_model
