@@ -10,6 +10,22 @@ std::uint64_t criteo_row(std::uint64_t key, std::uint64_t table_rows) {
   return (key & hash_bits) % table_rows;
 }
 
+std::vector<ctr_table> field_embeddings(std::uint64_t rows, std::size_t dim,
+                                        const update_spec& update) {
+  constexpr float stddev = 0.05f;
+  std::vector<ctr_table> out;
+  for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
+    out.push_back({"embeddings/C" + std::to_string(j + 1), rows, dim,
+                   {init_kind::truncated_normal, stddev}, update});
+  return out;
+}
+
+void check_units(const std::string& kind, const std::string& option,
+                 const std::vector<std::size_t>& units) {
+  for (std::size_t u : units)
+    if (u == 0) throw std::invalid_argument(kind + ": " + option + " has a layer of 0 units");
+}
+
 bool criteo_reader::same_as_last(const batch& b) const {
   return read_ && lookups_.size() == b.size && offsets_ == b.offsets && keys_ == b.keys &&
          values_ == b.values;

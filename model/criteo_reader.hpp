@@ -6,6 +6,8 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "data/criteo.hpp"
@@ -40,6 +42,39 @@ class criteo_reader : public ctr_reader {
   bool read_ = false;
   std::vector<std::uint64_t> offsets_, keys_;
   std::vector<float> values_;
+};
+
+// The 26 fields' embedding tables, "embeddings/C1".."embeddings/C26", each
+// of rows x dim from a truncated normal of stddev 0.05, updated by update.
+std::vector<ctr_table> field_embeddings(std::uint64_t rows, std::size_t dim,
+                                        const update_spec& update);
+
+// Throws std::invalid_argument naming kind and option for an MLP layer of 0 units.
+void check_units(const std::string& kind, const std::string& option,
+                 const std::vector<std::size_t>& units);
+
+// What a design on Criteo data shares: its tables and bags, its Reader
+// (a criteo_reader made from them and the tables' rows) and its graph in
+// both scalars (Design::graph<T>()).
+template <class Design, class Reader>
+class criteo_design : public ctr_design {
+ public:
+  criteo_design(std::vector<ctr_table> declared, std::vector<ctr_bag> bags, std::uint64_t rows)
+      : tables_(ctr_tables(declared)), bags_(std::move(bags)), rows_(rows) {}
+
+  const std::vector<ctr_table>& tables() const final { return tables_; }
+  std::unique_ptr<ctr_reader> reader() const final {
+    return std::make_unique<Reader>(ctr_batch(tables_, bags_, criteo_integer_fields), rows_);
+  }
+  layers::graph<float> float_graph() const final { return design().template graph<float>(); }
+  layers::graph<double> double_graph() const final { return design().template graph<double>(); }
+
+ private:
+  const Design& design() const { return static_cast<const Design&>(*this); }
+
+  std::vector<ctr_table> tables_;
+  std::vector<ctr_bag> bags_;
+  std::uint64_t rows_;
 };
 
 }  // namespace downpour

@@ -12,7 +12,6 @@ namespace downpour {
 namespace {
 
 constexpr std::size_t kFeatures = 1 + criteo_categorical_fields;  // the bottom output, 26 fields
-constexpr float kEmbeddingStddev = 0.05f;
 
 class dlrm_reader final : public criteo_reader {
  public:
@@ -27,28 +26,21 @@ class dlrm_reader final : public criteo_reader {
   std::uint64_t rows_;
 };
 
-class dlrm final : public ctr_design {
+std::vector<ctr_bag> one_bag_per_table() {
+  std::vector<ctr_bag> bags;
+  for (std::size_t j = 0; j < criteo_categorical_fields; ++j) bags.push_back({j, j + 1});
+  return bags;
+}
+
+class dlrm final : public criteo_design<dlrm, dlrm_reader> {
  public:
-  explicit dlrm(const dlrm_shape& shape) : shape_(shape) {
-    std::vector<ctr_table> declared;
-    for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
-      declared.push_back({"embeddings/C" + std::to_string(j + 1), shape.table_rows,
-                          shape.embedding_dim, {init_kind::truncated_normal, kEmbeddingStddev},
-                          {}});
-    tables_ = ctr_tables(declared);
-    for (std::size_t j = 0; j < criteo_categorical_fields; ++j) bags_.push_back({j, j + 1});
-  }
+  explicit dlrm(const dlrm_shape& shape)
+      : criteo_design(field_embeddings(shape.table_rows, shape.embedding_dim, {}),
+                      one_bag_per_table(), shape.table_rows),
+        shape_(shape) {}
 
   model_layout layout() const override;
-  const std::vector<ctr_table>& tables() const override { return tables_; }
-  std::unique_ptr<ctr_reader> reader() const override {
-    return std::make_unique<dlrm_reader>(ctr_batch(tables_, bags_, criteo_integer_fields),
-                                         shape_.table_rows);
-  }
-  layers::graph<float> float_graph() const override { return graph<float>(); }
-  layers::graph<double> double_graph() const override { return graph<double>(); }
 
- private:
   template <class T>
   layers::graph<T> graph() const {
     const std::size_t d = shape_.embedding_dim;
@@ -67,9 +59,8 @@ class dlrm final : public ctr_design {
     return g;
   }
 
+ private:
   dlrm_shape shape_;
-  std::vector<ctr_table> tables_;
-  std::vector<ctr_bag> bags_;
 };
 
 // "N-D-bottom-top": each table's rows, the embedding width, the MLPs' hidden units.
@@ -77,17 +68,15 @@ model_layout dlrm::layout() const {
   const std::string spec = std::to_string(shape_.table_rows) + "-" +
                            std::to_string(shape_.embedding_dim) + "-" +
                            units_text(shape_.bottom_units) + "-" + units_text(shape_.top_units);
-  return ctr_layout("dlrm", spec, float_graph().variables(), {}, tables_);
+  return ctr_layout("dlrm", spec, float_graph().variables(), {}, tables());
 }
 
 }  // namespace
 
 std::shared_ptr<const ctr_design> dlrm_design(const dlrm_shape& shape) {
   if (shape.embedding_dim == 0) throw std::invalid_argument("dlrm: --embedding-dim 0 (expected at least 1)");
-  for (std::size_t u : shape.bottom_units)
-    if (u == 0) throw std::invalid_argument("dlrm: --bottom-units has a layer of 0 units");
-  for (std::size_t u : shape.top_units)
-    if (u == 0) throw std::invalid_argument("dlrm: --top-units has a layer of 0 units");
+  check_units("dlrm", "--bottom-units", shape.bottom_units);
+  check_units("dlrm", "--top-units", shape.top_units);
   return std::make_shared<dlrm>(shape);
 }
 

@@ -14,7 +14,6 @@
 namespace downpour {
 namespace {
 
-constexpr float kEmbeddingStddev = 0.05f;
 constexpr std::size_t kFeaturesTable = 0, kCrossesTable = 1, kFirstEmbedding = 2;
 constexpr std::size_t kLinearBag = 0;  // then one bag per field's embedding
 // The linear part's columns: 26 fields and 25 crosses.
@@ -58,31 +57,30 @@ class wide_deep_reader final : public criteo_reader {
   std::uint64_t rows_;
 };
 
-class wide_deep final : public ctr_design {
+std::vector<ctr_table> wide_deep_tables(const wide_deep_shape& shape) {
+  std::vector<ctr_table> tables{{"linear/features", shape.table_rows, 1, {}, linear_update()},
+                                {"linear/crosses", shape.table_rows, 1, {}, linear_update()}};
+  for (auto& t : field_embeddings(shape.table_rows, shape.embedding_dim, deep_update()))
+    tables.push_back(std::move(t));
+  return tables;
+}
+
+// The linear bag of both linear tables, then one bag per field's embedding.
+std::vector<ctr_bag> wide_deep_bags() {
+  std::vector<ctr_bag> bags{{kFeaturesTable, kFirstEmbedding}};
+  for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
+    bags.push_back({kFirstEmbedding + j, kFirstEmbedding + j + 1});
+  return bags;
+}
+
+class wide_deep final : public criteo_design<wide_deep, wide_deep_reader> {
  public:
-  explicit wide_deep(const wide_deep_shape& shape) : shape_(shape) {
-    std::vector<ctr_table> declared{{"linear/features", shape.table_rows, 1, {}, linear_update()},
-                                    {"linear/crosses", shape.table_rows, 1, {}, linear_update()}};
-    for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
-      declared.push_back({"embeddings/C" + std::to_string(j + 1), shape.table_rows,
-                          shape.embedding_dim, {init_kind::truncated_normal, kEmbeddingStddev},
-                          deep_update()});
-    tables_ = ctr_tables(declared);
-    bags_.push_back({kFeaturesTable, kFirstEmbedding});
-    for (std::size_t j = 0; j < criteo_categorical_fields; ++j)
-      bags_.push_back({kFirstEmbedding + j, kFirstEmbedding + j + 1});
-  }
+  explicit wide_deep(const wide_deep_shape& shape)
+      : criteo_design(wide_deep_tables(shape), wide_deep_bags(), shape.table_rows),
+        shape_(shape) {}
 
   model_layout layout() const override;
-  const std::vector<ctr_table>& tables() const override { return tables_; }
-  std::unique_ptr<ctr_reader> reader() const override {
-    return std::make_unique<wide_deep_reader>(ctr_batch(tables_, bags_, criteo_integer_fields),
-                                              shape_.table_rows);
-  }
-  layers::graph<float> float_graph() const override { return graph<float>(); }
-  layers::graph<double> double_graph() const override { return graph<double>(); }
 
- private:
   template <class T>
   layers::graph<T> graph() const {
     const std::size_t d = shape_.embedding_dim;
@@ -101,9 +99,8 @@ class wide_deep final : public ctr_design {
     return g;
   }
 
+ private:
   wide_deep_shape shape_;
-  std::vector<ctr_table> tables_;
-  std::vector<ctr_bag> bags_;
 };
 
 // "N-D-hidden": each table's rows, the embedding width, the deep part's units.
@@ -111,7 +108,7 @@ model_layout wide_deep::layout() const {
   const std::string spec = std::to_string(shape_.table_rows) + "-" +
                            std::to_string(shape_.embedding_dim) + "-" +
                            units_text(shape_.hidden_units);
-  return ctr_layout("wide_deep", spec, float_graph().variables(), deep_update(), tables_);
+  return ctr_layout("wide_deep", spec, float_graph().variables(), deep_update(), tables());
 }
 
 }  // namespace
@@ -119,8 +116,7 @@ model_layout wide_deep::layout() const {
 std::shared_ptr<const ctr_design> wide_deep_design(const wide_deep_shape& shape) {
   if (shape.embedding_dim == 0)
     throw std::invalid_argument("wide_deep: --embedding-dim 0 (expected at least 1)");
-  for (std::size_t u : shape.hidden_units)
-    if (u == 0) throw std::invalid_argument("wide_deep: --hidden-units has a layer of 0 units");
+  check_units("wide_deep", "--hidden-units", shape.hidden_units);
   return std::make_shared<wide_deep>(shape);
 }
 
