@@ -40,6 +40,7 @@ inline downpour::torch_model_spec spec_for(const downpour::model_request& r,
   spec.kind = "torch_embedding";
   spec.spec = std::to_string(rows) + "x" + std::to_string(dim) + "-16-2";
   spec.classes = 2;
+  spec.predicts = downpour::prediction::probability;  // log loss and AUC
   spec.l2 = r.l2;
   spec.make = [dim] {
     auto net = std::make_shared<pooled_mlp>(dim);

@@ -52,6 +52,7 @@ class torch_model final : public model {
   explicit torch_model(torch_model_spec spec) : spec_(std::move(spec)), layout_(layout_of(spec_)) {}
   model_layout layout() const override { return layout_; }
   std::size_t classes() const override { return spec_.classes; }
+  prediction predicts() const override { return spec_.predicts; }
   std::unique_ptr<model_workspace> workspace(std::size_t /*batch_size*/) const override {
     return std::make_unique<torch_workspace>(spec_, layout_);
   }

@@ -66,6 +66,9 @@ struct torch_model_spec {
   std::string kind;  // the layout's kind and spec: what a checkpoint must match
   std::string spec;
   std::size_t classes = 0;
+  // What its scores are (model::predicts): a two-class module's two logits
+  // serve `probability` too (its softmax's second value is the probability).
+  prediction predicts = prediction::classes;
   float l2 = 0.0f;                    // the job's --l2 (model_request::l2)
   std::function<torch_network()> make;  // called once per worker, and once for the layout
   torch_loss loss = softmax_cross_entropy_loss;
