@@ -280,6 +280,7 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
   self->state.cfg = std::move(cfg);
   if (auto* meters = meters_of(self->system()))
     self->state.meter = &meters->shard(self->state.cfg.index);
+  start_key_rates(self->state);
   self->state.guard.install(self);
   self->set_exit_handler([=](caf::exit_msg& m) { on_exit(self, m); });
   using step_result = caf::result<std::int64_t>;
@@ -345,10 +346,7 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       },
       [=](stats_atom) -> caf::result<shard_stats> {
         if (!from_chief(self, "a stats request")) return unauthorized("stats");
-        auto& st = self->state;
-        return shard_stats{st.step,     st.ranges,   st.dropped,
-                           st.rejected, st.replayed, st.rows ? st.rows->rows_held() : 0,
-                           st.positions};
+        return stats_of(self->state);
       },
       [=](position_atom, std::uint32_t worker) -> caf::result<read_position> {
         if (!from_member(self, "a position request")) return unauthorized("position");

@@ -25,6 +25,8 @@ inline shard_facts facts_of(const shard_stats& s) {
   f.rejected = s.rejected;
   f.replayed = s.replayed;
   f.rows_held = s.rows_held;
+  f.keys_pulled_per_s = s.keys_pulled_per_s;
+  f.keys_pushed_per_s = s.keys_pushed_per_s;
   return f;
 }
 

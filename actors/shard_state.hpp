@@ -15,6 +15,7 @@
 #include "protocol/peer_guard.hpp"
 #include "actors/shard_config.hpp"
 #include "actors/shard_rows.hpp"
+#include "reporting/count_rate.hpp"
 #include "reporting/meters.hpp"
 
 namespace downpour {
@@ -76,6 +77,8 @@ struct parameter_shard_state {
   // test's actor system); sync: when the round in progress got its first gradient.
   shard_meter* meter = nullptr;
   std::chrono::steady_clock::time_point round_began;
+  // The meter's rows pulled and pushed per second, as status shows them.
+  count_rate pulled_rate, pushed_rate;
   static inline const char* name = "parameter_shard";
 };
 
@@ -94,6 +97,14 @@ void meter_rows_pulled(parameter_shard_state& st, std::size_t rows,
                        std::chrono::steady_clock::time_point began);
 void meter_rows_pushed(parameter_shard_state& st, std::size_t rows,
                        std::chrono::steady_clock::time_point began);
+
+// shard_stats.cpp
+
+// Starts the rates of keys pulled and pushed at the meter's counts now.
+void start_key_rates(parameter_shard_state& st);
+
+// Step, ranges, counters and rates for `downpour status` and /metrics.
+shard_stats stats_of(parameter_shard_state& st);
 
 // Answers the pulls, awaits and snapshots the shard's step has reached.
 void release_waiters(parameter_shard_state& st);

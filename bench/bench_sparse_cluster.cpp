@@ -4,7 +4,8 @@
 // examples/s of both and their ratio, rows pulled and pushed per second,
 // the test log loss against the planted model's, and each process's peak
 // resident set (a worker's must not grow with N; a ps's grows with the
-// rows it holds).
+// rows it holds). With NumPy at hand, also bench/numpy_adagrad.py (the same
+// model vectorised in NumPy) and the single loop's examples/s over its.
 //
 //   bench_sparse_cluster --data DIR [--rows-log2 20,26] [--lr 0.3] [--batch 100]
 //                        [--binary=PATH] [--json FILE]
@@ -80,6 +81,48 @@ nlohmann::json single_process(const settings& s, unsigned bits) {
   auto result = nlohmann::json::parse(out.substr(at + 8, out.find('\n', at) - at - 8));
   result["cpu_s"] = p.cpu_s();  // the whole process: parsing, training, evaluation
   return result;
+}
+
+// Whether the Python the build names (DOWNPOUR_PYTHON) imports NumPy.
+bool have_numpy() {
+  testing::temp_dir dir("bench-sparse-numpy");
+  testing::process p({DOWNPOUR_PYTHON, "-c", "import numpy"}, dir / "check.log");
+  return p.wait(std::chrono::seconds(60)) == 0;
+}
+
+// bench/numpy_adagrad.py's result line for one N.
+nlohmann::json numpy_reference(const settings& s, unsigned bits) {
+  testing::temp_dir dir("bench-sparse-numpy");
+  testing::process p({DOWNPOUR_PYTHON, std::string(DOWNPOUR_SOURCE_DIR) + "/bench/numpy_adagrad.py",
+                      "--data", s.data, "--rows-log2", std::to_string(bits), "--batch",
+                      std::to_string(s.batch), "--lr", std::to_string(s.lr)},
+                     dir / "numpy.log");
+  wait_ok(p, "numpy_adagrad.py");
+  const auto out = p.output();
+  const auto at = out.find("result: ");
+  if (at == std::string::npos) throw std::runtime_error("numpy_adagrad.py printed no result: " + out);
+  return nlohmann::json::parse(out.substr(at + 8, out.find('\n', at) - at - 8));
+}
+
+// The target: the single loop at least 3x NumPy's examples/s. Both
+// train on one thread, so examples per CPU-second of training are their
+// examples/s on an idle core, whatever else the machine runs; wall-time
+// examples/s are shown too.
+void add_numpy_rows(report& r, unsigned bits, const nlohmann::json& one,
+                    const nlohmann::json& numpy) {
+  const std::string n = "N=2^" + std::to_string(bits) + " ";
+  const double examples = one["examples"].get<double>();
+  const double single_eps = examples / one["train_s"].get<double>();
+  const double numpy_eps = numpy["examples_per_s"].get<double>();
+  r.value(n + "NumPy AdaGrad examples/s", {numpy_eps}, "examples/s");
+  r.value(n + "single loop / NumPy examples/s (wall)", {single_eps / numpy_eps}, "ratio");
+  const double single_cpu_eps = examples / one["train_cpu_s"].get<double>();
+  const double numpy_cpu_eps = numpy["examples"].get<double>() / numpy["train_cpu_s"].get<double>();
+  r.value(n + "single loop examples per CPU-s", {single_cpu_eps}, "examples/s");
+  r.value(n + "NumPy AdaGrad examples per CPU-s", {numpy_cpu_eps}, "examples/s");
+  r.limit(n + "single loop / NumPy examples per CPU-s", {single_cpu_eps / numpy_cpu_eps}, "ratio",
+          3.0, false);
+  r.value(n + "NumPy test log loss", {numpy["test_log_loss"].get<double>()}, "nats");
 }
 
 std::vector<std::string> job_args(const settings& s, unsigned bits, std::size_t steps) {
@@ -173,8 +216,13 @@ int main(int argc, char** argv) {
                            "; cluster rows/s = its examples/s x the unique rows per example "
                            "of the single loop's batches");
     r.note("load", loadavg() + ", " + cores_note());
+    const bool numpy = have_numpy();
+    if (!numpy)
+      r.note("NumPy reference", std::string("skipped: ") + DOWNPOUR_PYTHON +
+                                    " has no numpy (install python3-numpy)");
     for (unsigned bits : s.rows_log2) {
       const auto one = single_process(s, bits);
+      if (numpy) add_numpy_rows(r, bits, one, numpy_reference(s, bits));
       testing::temp_dir dir("bench-sparse-cluster");
       const auto c = run_cluster(s.binary, 2, 2, job_args(s, bits, steps), dir);
       std::ifstream sj(dir / "summary.json");

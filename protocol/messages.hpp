@@ -35,8 +35,11 @@ struct shard_init {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
-  return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, x.rows,
-           x.positions);
+  return metered(f, peer_kind::chief, [&] {
+    row_part_fields rows{x.rows};
+    return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, rows,
+             x.positions);
+  });
 }
 
 // Shard -> worker: the shard's parameters and the updates applied so far;
@@ -56,7 +59,9 @@ struct pull_reply {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
-  return f(caf::meta::type_name("pull_reply"), x.step, x.params, x.replayed, x.rows);
+  return metered(f, peer_kind::worker, [&] {
+    return f(caf::meta::type_name("pull_reply"), x.step, x.params, x.replayed, x.rows);
+  });
 }
 
 // Worker -> shard: a pull from a worker that applied its own push, stamped
@@ -93,13 +98,16 @@ struct push_msg {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
-  return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad, x.keys, x.rows,
-           x.position);
+  return metered(f, peer_kind::worker, [&] {
+    return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad, x.keys, x.rows,
+             x.position);
+  });
 }
 
 // Worker -> shard, async with a sparse variable: a step's push and the pull
 // of the next step's rows in one message, as the two would follow each
 // other anyway. The shard takes (or refuses) the push, then answers the pull.
+// Its parts (and the reply's pull_reply) count their own bytes on the wire.
 struct push_pull {
   push_msg push;
   row_pull pull;
@@ -141,9 +149,11 @@ struct shard_snapshot {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
-  return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema, x.dropped,
-           x.rejected, x.replayed, x.rows, x.frozen, x.row_pages,
-           x.positions);
+  return metered(f, peer_kind::chief, [&] {
+    row_part_fields rows{x.rows};
+    return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema,
+             x.dropped, x.rejected, x.replayed, rows, x.frozen, x.row_pages, x.positions);
+  });
 }
 
 // Chief -> shard: a further page of a snapshot's rows, frozen when it was taken.
@@ -166,12 +176,15 @@ struct shard_stats {
   std::int64_t replayed = 0;
   std::uint64_t rows_held = 0;  // rows of the sparse variable created here
   std::vector<worker_position> positions;  // as in a snapshot
+  // Rows pulled and pushed per second lately (reporting/count_rate.hpp).
+  std::uint64_t keys_pulled_per_s = 0;
+  std::uint64_t keys_pushed_per_s = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
   return f(caf::meta::type_name("shard_stats"), x.step, x.ranges, x.dropped, x.rejected, x.replayed,
-           x.rows_held, x.positions);
+           x.rows_held, x.positions, x.keys_pulled_per_s, x.keys_pushed_per_s);
 }
 
 // Coordinator -> chief: the live workers and the dead ones (gone, not back).

@@ -7,6 +7,7 @@
 
 #include "protocol/key_list.hpp"
 #include "protocol/tensor.hpp"
+#include "protocol/wire_bytes.hpp"
 #include "caf/all.hpp"
 #include "data/read_position.hpp"
 
@@ -23,9 +24,24 @@ struct row_part {
   tensor accumulators;
 };
 
+// A row_part inside a message that counts its own bytes (shard_init,
+// shard_snapshot); alone, as a page, a row_part counts them itself.
+struct row_part_fields {
+  row_part& part;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, row_part_fields& x) {
+  auto& p = x.part;
+  return f(caf::meta::type_name("row_part"), p.first, p.last, p.keys, p.values, p.accumulators);
+}
+
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, row_part& x) {
-  return f(caf::meta::type_name("row_part"), x.first, x.last, x.keys, x.values, x.accumulators);
+  return metered(f, peer_kind::chief, [&] {
+    row_part_fields fields{x};
+    return inspect(f, fields);
+  });
 }
 
 // Where a worker's streamed input stands (data/read_position.hpp).
@@ -51,7 +67,9 @@ struct row_pull {
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, row_pull& x) {
-  return f(caf::meta::type_name("row_pull"), x.min_step, x.worker, x.keys);
+  return metered(f, peer_kind::worker, [&] {
+    return f(caf::meta::type_name("row_pull"), x.min_step, x.worker, x.keys);
+  });
 }
 
 }  // namespace downpour

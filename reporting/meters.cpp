@@ -46,6 +46,11 @@ shard_meter& node_meters::shard(std::size_t index) {
   return *m;
 }
 
+bool node_meters::holds_shards() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return !shards_.empty();
+}
+
 std::vector<std::pair<std::size_t, const worker_meter*>> node_meters::workers() const {
   std::lock_guard<std::mutex> lock(mutex_);
   std::vector<std::pair<std::size_t, const worker_meter*>> all;

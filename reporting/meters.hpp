@@ -5,6 +5,7 @@
 // system's config holds it: protocol/metered_config.hpp).
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -80,6 +81,18 @@ struct checkpoint_meter {
   atomic_real last_success_unix_seconds;  // 0: none yet
 };
 
+// The kinds of node a message with tensors or rows crosses between: a
+// shard's ps, and a worker or the chief at the other end.
+enum class peer_kind : std::size_t { ps, worker, chief };
+inline constexpr std::array<const char*, 3> peer_kinds = {"ps", "worker", "chief"};
+
+// The bytes of those messages this node sent and received over the network,
+// by the kind of node at the other end (protocol/wire_bytes.hpp).
+struct wire_meter {
+  std::array<std::atomic<std::uint64_t>, peer_kinds.size()> sent{};
+  std::array<std::atomic<std::uint64_t>, peer_kinds.size()> received{};
+};
+
 class node_meters {
  public:
   // Created on first use; they live as long as the node.
@@ -87,6 +100,10 @@ class node_meters {
   shard_meter& shard(std::size_t index);
   checkpoint_meter& checkpoint() { return checkpoint_; }
   const checkpoint_meter& checkpoint() const { return checkpoint_; }
+  wire_meter& wire() { return wire_; }
+  const wire_meter& wire() const { return wire_; }
+  // Whether a shard of this node has a meter: the node is a shard's ps.
+  bool holds_shards() const;
 
   std::vector<std::pair<std::size_t, const worker_meter*>> workers() const;
   std::vector<std::pair<std::size_t, const shard_meter*>> shards() const;
@@ -96,6 +113,7 @@ class node_meters {
   std::map<std::size_t, std::unique_ptr<worker_meter>> workers_;
   std::map<std::size_t, std::unique_ptr<shard_meter>> shards_;
   checkpoint_meter checkpoint_;
+  wire_meter wire_;
 };
 
 }  // namespace downpour

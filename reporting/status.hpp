@@ -21,6 +21,10 @@ struct shard_facts {
   std::int64_t rejected = 0;
   std::int64_t replayed = 0;  // pulls answered without parameters
   std::uint64_t rows_held = 0;  // rows of a sparse variable created on the shard
+  // Its rows pulled and pushed per second since a reading at least a second
+  // back (reporting/count_rate.hpp).
+  std::uint64_t keys_pulled_per_s = 0;
+  std::uint64_t keys_pushed_per_s = 0;
 };
 
 // The newest evaluation on the validation split (--eval-every).

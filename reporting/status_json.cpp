@@ -33,6 +33,8 @@ json shard_json(std::size_t index, const shard_facts& s) {
   j["rejected"] = s.rejected;
   j["replayed"] = s.replayed;
   j["rows_held"] = s.rows_held;
+  j["keys_pulled_per_s"] = s.keys_pulled_per_s;
+  j["keys_pushed_per_s"] = s.keys_pushed_per_s;
   return j;
 }
 
@@ -49,6 +51,8 @@ shard_facts shard_from(const json& j) {
   s.rejected = j.at("rejected").get<std::int64_t>();
   s.replayed = j.at("replayed").get<std::int64_t>();
   s.rows_held = j.value("rows_held", std::uint64_t{0});
+  s.keys_pulled_per_s = j.value("keys_pulled_per_s", std::uint64_t{0});
+  s.keys_pushed_per_s = j.value("keys_pushed_per_s", std::uint64_t{0});
   return s;
 }
 

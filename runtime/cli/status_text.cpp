@@ -24,7 +24,9 @@ std::string shard_line(std::size_t k, const shard_facts& s) {
   }
   out << " floats=" << size << " step=" << s.step << " dropped=" << s.dropped
       << " rejected=" << s.rejected << " replayed=" << s.replayed;
-  if (s.rows_held > 0) out << " rows_held=" << s.rows_held;
+  if (s.rows_held > 0)
+    out << " rows_held=" << s.rows_held << " keys_pulled_per_s=" << s.keys_pulled_per_s
+        << " keys_pushed_per_s=" << s.keys_pushed_per_s;
   return out.str();
 }
 

@@ -84,6 +84,22 @@ void shard_row_metrics(exposition& e, const node_meters& meters) {
     e.histogram_samples("downpour_shard_push_seconds", label("shard", k), m->push_seconds.read());
 }
 
+// Every node: the bytes of messages with tensors or rows it sent and
+// received over the network (protocol/wire_bytes.hpp says which bytes).
+void wire_metrics(exposition& e, const wire_meter& w) {
+  const auto per_peer = [&](const std::string& name, const std::string& help,
+                            const auto& counts) {
+    e.family(name, "counter", help);
+    for (std::size_t k = 0; k < peer_kinds.size(); ++k)
+      e.sample(name, std::string("peer=\"") + peer_kinds[k] + "\"",
+               static_cast<double>(counts[k].load(std::memory_order_relaxed)));
+  };
+  per_peer("downpour_bytes_sent_total",
+           "bytes of messages with tensors or rows sent to nodes of this kind", w.sent);
+  per_peer("downpour_bytes_received_total",
+           "bytes of messages with tensors or rows received from nodes of this kind", w.received);
+}
+
 // Only on the node whose saver wrote one (the chief).
 void checkpoint_metrics(exposition& e, const checkpoint_meter& c) {
   const auto saves = c.saves.load();
@@ -134,6 +150,7 @@ void meter_metrics(exposition& e, const node_meters& meters) {
   worker_metrics(e, meters);
   shard_meter_metrics(e, meters);
   shard_row_metrics(e, meters);
+  wire_metrics(e, meters.wire());
   checkpoint_metrics(e, meters.checkpoint());
 }
 

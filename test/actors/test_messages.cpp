@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "protocol/messages.hpp"
+#include "protocol/metered_config.hpp"
 #include "caf/binary_deserializer.hpp"
 #include "caf/binary_serializer.hpp"
 
@@ -140,6 +141,50 @@ TEST_CASE("a tensor with a hostile length or an unknown dtype fails to decode wi
   tensor in2;
   caf::binary_deserializer source2{sys, unknown};
   CHECK(source2(in2));
+}
+
+TEST_CASE("a message with tensors or rows counts the bytes it takes on the wire once, by the kind "
+          "of node at the other end") {
+  metered_config cfg;
+  cfg.add_message_types<caf::id_block::downpour>();
+  caf::actor_system sys{cfg};
+  auto& wire = cfg.meters->wire();
+  const auto at = [](peer_kind k) { return static_cast<std::size_t>(k); };
+  // On a worker: a push goes to a ps; its answer comes from one.
+  push_msg push{5, 1, shared_tensor{std::vector<float>(1000, 0.5f)}, key_list{{1, 2, 3}},
+                tensor{std::vector<float>{0.1f, 0.2f, 0.3f}}};
+  std::vector<char> buf;
+  caf::binary_serializer sink{sys, buf};
+  REQUIRE(!sink(push));
+  CHECK(buf.size() > 1000 * sizeof(float) + 3 * sizeof(std::uint64_t));
+  CHECK(wire.sent[at(peer_kind::ps)] == buf.size());
+  // A snapshot nests a page of rows: its bytes count once, in the snapshot's.
+  shard_snapshot snap;
+  snap.params = tensor{std::vector<float>(10, 1.0f)};
+  snap.rows = row_part{0, 8, key_list{{4, 6}}, tensor{std::vector<float>{1, 2}}, tensor{}};
+  std::vector<char> snap_buf;
+  caf::binary_serializer snap_sink{sys, snap_buf};
+  REQUIRE(!snap_sink(snap));
+  shard_snapshot snap_in;
+  caf::binary_deserializer snap_source{sys, snap_buf};
+  REQUIRE(!snap_source(snap_in));
+  CHECK(snap_in.rows.keys.keys == std::vector<std::uint64_t>{4, 6});
+  CHECK(wire.received[at(peer_kind::ps)] == snap_buf.size());
+  // On a ps (a node with a shard): the same push comes from a worker.
+  cfg.meters->shard(0);
+  push_msg in;
+  caf::binary_deserializer source{sys, buf};
+  REQUIRE(!source(in));
+  CHECK(in.keys.keys == std::vector<std::uint64_t>{1, 2, 3});
+  CHECK(wire.received[at(peer_kind::worker)] == buf.size());
+  CHECK(wire.received[at(peer_kind::chief)] == 0);
+  CHECK(wire.sent[at(peer_kind::worker)] == 0);
+  // A page of rows alone is between the chief and a ps.
+  std::vector<char> page_buf;
+  caf::binary_serializer page_sink{sys, page_buf};
+  REQUIRE(!page_sink(snap.rows));
+  CHECK(wire.sent[at(peer_kind::chief)] == page_buf.size());
+  CHECK(wire.sent[at(peer_kind::ps)] == buf.size() + snap_buf.size());  // unchanged
 }
 
 }  // namespace test_messages

@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <nlohmann/json.hpp>
+#include <cmath>
 #include <regex>
 #include <sstream>
 
@@ -69,6 +70,13 @@ void check_exposition(const std::string& text) {
   }
 }
 
+// The value of the sample "series value" in an exposition; NaN if absent.
+double sample_value(const std::string& text, const std::string& series) {
+  const auto at = text.find("\n" + series + " ");
+  if (at == std::string::npos) return std::nan("");
+  return std::stod(text.substr(at + series.size() + 2));
+}
+
 }  // namespace
 
 TEST_CASE("status JSON keeps every fact of the text form and writes a diverged loss as null") {
@@ -120,6 +128,8 @@ TEST_CASE("each series comes from one node: the chief of a cluster leaves the sh
   meters.worker(0).step_seconds.observe(0.02);
   meters.checkpoint().saves = 1;
   meters.checkpoint().last_size_bytes = 3200000;
+  meters.wire().sent[static_cast<std::size_t>(peer_kind::ps)] = 1590040;
+  meters.wire().received[static_cast<std::size_t>(peer_kind::ps)] = 1590052;
   const std::string text = chief_exposition(f, shard_series::at_each_ps, &meters);
   CAPTURE(text);
   check_exposition(text);
@@ -136,6 +146,11 @@ TEST_CASE("each series comes from one node: the chief of a cluster leaves the sh
   CHECK(text.find("downpour_worker_step_duration_seconds_bucket{worker=\"0\",le=\"0.025\"} 1\n") !=
         std::string::npos);
   CHECK(text.find("\ndownpour_checkpoint_size_bytes 3200000\n") != std::string::npos);
+  CHECK(text.find("# TYPE downpour_bytes_sent_total counter\n") != std::string::npos);
+  CHECK(text.find("downpour_bytes_sent_total{peer=\"ps\"} 1590040\n") != std::string::npos);
+  CHECK(text.find("downpour_bytes_sent_total{peer=\"worker\"} 0\n") != std::string::npos);
+  CHECK(text.find("downpour_bytes_received_total{peer=\"ps\"} 1590052\n") != std::string::npos);
+  CHECK(text.find("downpour_bytes_received_total{peer=\"chief\"} 0\n") != std::string::npos);
   for (const char* name : {"process_cpu_seconds_total", "process_resident_memory_bytes",
                            "process_start_time_seconds", "process_open_fds", "process_max_fds"})
     CHECK(text.find(std::string("\n") + name + " ") != std::string::npos);
@@ -207,6 +222,10 @@ TEST_CASE("a running job answers status --json and serves metrics from the chief
   CHECK(metrics->body.find("downpour_worker_steps_total{worker=\"0\"} ") != std::string::npos);
   CHECK(metrics->body.find("downpour_checkpoint_last_success_timestamp_seconds ") !=
         std::string::npos);
+  // The chief's worker pushed to the ps and pulled from it; it sends the ps nothing else.
+  CHECK(sample_value(metrics->body, "downpour_bytes_sent_total{peer=\"ps\"}") > 397510 * 4);
+  CHECK(sample_value(metrics->body, "downpour_bytes_received_total{peer=\"ps\"}") > 0);
+  CHECK(sample_value(metrics->body, "downpour_bytes_sent_total{peer=\"worker\"}") == 0);
   httplib::Client ps_http("127.0.0.1", job.ps_metrics_port());
   auto shard = ps_http.Get("/metrics");
   REQUIRE(shard);
@@ -220,6 +239,14 @@ TEST_CASE("a running job answers status --json and serves metrics from the chief
   CHECK(shard->body.find("downpour_rows_pushed_total{shard=\"0\"} 0\n") != std::string::npos);
   CHECK(shard->body.find("downpour_shard_pull_seconds_count{shard=\"0\"} 0\n") !=
         std::string::npos);
+  CHECK(shard->body.find("downpour_shard_sparse_rows{shard=\"0\"} 0\n") != std::string::npos);
+  // The ps took the chief's init and the worker's pushes, and answered the pulls.
+  CHECK(sample_value(shard->body, "downpour_bytes_received_total{peer=\"chief\"}") >
+        397510 * 4);
+  CHECK(sample_value(shard->body, "downpour_bytes_received_total{peer=\"worker\"}") >
+        397510 * 4);
+  CHECK(sample_value(shard->body, "downpour_bytes_sent_total{peer=\"worker\"}") > 0);
+  CHECK(sample_value(shard->body, "downpour_bytes_sent_total{peer=\"ps\"}") == 0);
 }
 
 TEST_CASE("a chief whose metrics port is taken ends with a line naming the address") {

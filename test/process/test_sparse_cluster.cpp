@@ -205,6 +205,35 @@ TEST_CASE(
   CHECK(ckpt.rows.keys.size() > 1000);
 }
 
+TEST_CASE("status shows the keys each shard of a sparse cluster serves per second") {
+  temp_dir dir("sparse-status");
+  auto extra = data().args();
+  for (const char* x : {"--last-step=200000", "--log-every=100", "--connect-timeout=20"})
+    extra.push_back(x);
+  auto c = make_cluster(2, 1, dir, extra);
+  process ps0(c.node("ps", 0), dir / "ps0.log");
+  process ps1(c.node("ps", 1), dir / "ps1.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  REQUIRE(chief.wait_for_output("global_step:", 60s));
+  process status({DOWNPOUR_BINARY, "status", "--json", "--chief=" + c.workers}, dir / "status.log");
+  REQUIRE(status.wait(30s) == 0);
+  CAPTURE(status.output());
+  const auto j = nlohmann::json::parse(status.output());
+  for (const auto& shard : j.at("shards")) {
+    CHECK(shard.at("rows_held").get<std::uint64_t>() > 0);
+    CHECK(shard.at("keys_pulled_per_s").get<std::uint64_t>() > 0);
+    CHECK(shard.at("keys_pushed_per_s").get<std::uint64_t>() > 0);
+  }
+  process text({DOWNPOUR_BINARY, "status", "--chief=" + c.workers}, dir / "text.log");
+  REQUIRE(text.wait(30s) == 0);
+  const std::regex shard_line("shard [01]: .* keys_pulled_per_s=[1-9][0-9]* keys_pushed_per_s=[1-9]");
+  const auto out = text.output();
+  CAPTURE(out);
+  CHECK(std::distance(std::sregex_iterator(out.begin(), out.end(), shard_line),
+                      std::sregex_iterator()) == 2);
+  for (auto* p : {&chief, &ps0, &ps1}) p->kill(SIGKILL);
+}
+
 TEST_CASE("a sync cluster of the sparse model goes on when a worker is killed and ends exactly") {
   temp_dir dir("sparse-kill");
   auto extra = data().args();
