@@ -12,6 +12,7 @@
 namespace test_certs {
 
 using downpour::testing::process;
+using downpour::testing::read_text;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -38,11 +39,6 @@ run_result sh(const temp_dir& dir, const std::vector<std::string>& args) {
   return r;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
@@ -67,8 +63,8 @@ TEST_CASE("make-certs makes a CA and host certificates that verify, and only aga
     REQUIRE(fs::is_regular_file(a + "/" + name + ".pem"));
     REQUIRE(fs::is_regular_file(a + "/" + name + ".key"));
     CHECK(mode_of(a + "/" + name + ".key") == 0600);
-    CHECK(contains(read_file(a + "/" + name + ".pem"), "-----BEGIN CERTIFICATE-----"));
-    CHECK(contains(read_file(a + "/" + name + ".key"), "PRIVATE KEY-----"));
+    CHECK(contains(read_text(a + "/" + name + ".pem"), "-----BEGIN CERTIFICATE-----"));
+    CHECK(contains(read_text(a + "/" + name + ".key"), "PRIVATE KEY-----"));
   }
   // No work files left behind.
   for (const auto& e : fs::directory_iterator(a)) CHECK(e.path().extension() != ".csr");
@@ -103,7 +99,7 @@ TEST_CASE("make-certs makes a CA and host certificates that verify, and only aga
   // not verify against the first CA, nor the first's against it.
   auto other = sh(dir, {make_certs, b, "127.0.0.1"});
   REQUIRE_MESSAGE(other.code == 0, other.output);
-  CHECK(read_file(a + "/ca.pem") != read_file(b + "/ca.pem"));
+  CHECK(read_text(a + "/ca.pem") != read_text(b + "/ca.pem"));
   auto foreign = sh(dir, {"openssl", "verify", "-CAfile", a + "/ca.pem", b + "/127.0.0.1.pem"});
   CHECK(foreign.code != 0);
   auto reverse = sh(dir, {"openssl", "verify", "-CAfile", b + "/ca.pem", a + "/127.0.0.1.pem"});
@@ -116,34 +112,34 @@ TEST_CASE("make-certs reruns keep the CA unless --force") {
   temp_dir dir("certs-rerun");
   const std::string a = dir / "a";
   REQUIRE(sh(dir, {make_certs, a, "127.0.0.1"}).code == 0);
-  const std::string ca = read_file(a + "/ca.pem");
-  const std::string ca_key = read_file(a + "/ca.key");
-  const std::string host = read_file(a + "/127.0.0.1.pem");
+  const std::string ca = read_text(a + "/ca.pem");
+  const std::string ca_key = read_text(a + "/ca.key");
+  const std::string host = read_text(a + "/127.0.0.1.pem");
 
   // Again, with one more host: the CA and the existing certificate are kept.
   auto again = sh(dir, {make_certs, a, "127.0.0.1,worker1"});
   REQUIRE_MESSAGE(again.code == 0, again.output);
   CHECK(contains(again.output, "make-certs: using the existing CA " + a + "/ca.pem"));
   CHECK(contains(again.output, "make-certs: kept " + a + "/127.0.0.1.pem"));
-  CHECK(read_file(a + "/ca.pem") == ca);
-  CHECK(read_file(a + "/ca.key") == ca_key);
-  CHECK(read_file(a + "/127.0.0.1.pem") == host);
+  CHECK(read_text(a + "/ca.pem") == ca);
+  CHECK(read_text(a + "/ca.key") == ca_key);
+  CHECK(read_text(a + "/127.0.0.1.pem") == host);
   CHECK(sh(dir, {"openssl", "verify", "-CAfile", a + "/ca.pem", a + "/worker1.pem"}).code == 0);
 
   // --force: a new CA, and the named hosts are signed by it.
   auto forced = sh(dir, {make_certs, "--force", a, "127.0.0.1"});
   REQUIRE_MESSAGE(forced.code == 0, forced.output);
-  CHECK(read_file(a + "/ca.pem") != ca);
-  CHECK(read_file(a + "/127.0.0.1.pem") != host);
+  CHECK(read_text(a + "/ca.pem") != ca);
+  CHECK(read_text(a + "/127.0.0.1.pem") != host);
   CHECK(sh(dir, {"openssl", "verify", "-CAfile", a + "/ca.pem", a + "/127.0.0.1.pem"}).code == 0);
 
   // Half a CA is never touched.
   fs::remove(a + "/ca.key");
-  const std::string half = read_file(a + "/ca.pem");
+  const std::string half = read_text(a + "/ca.pem");
   auto refused = sh(dir, {make_certs, a, "127.0.0.1"});
   CHECK(refused.code == 1);
   CHECK(contains(refused.output, "has only one of ca.pem and ca.key; refusing to touch it"));
-  CHECK(read_file(a + "/ca.pem") == half);
+  CHECK(read_text(a + "/ca.pem") == half);
 }
 
 TEST_CASE("make-certs rejects bad arguments") {

@@ -15,6 +15,7 @@
 namespace test_examples {
 
 using downpour::testing::process;
+using downpour::testing::read_text;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -38,11 +39,6 @@ run_result run_in(const std::string& dir, const std::vector<std::string>& args) 
   r.code = p.wait(300s);
   r.output = p.output();
   return r;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
 bool contains(const std::string& text, const std::string& part) {
@@ -89,7 +85,7 @@ TEST_CASE("every example config parses and trains a step") {
   for (const auto& config : example_configs()) {
     const std::string name = config.filename().string();
     CAPTURE(name);
-    const std::string text = read_file(config);
+    const std::string text = read_text(config.string());
     // The header says how to run it.
     CHECK(text.rfind("#", 0) == 0);
     CHECK(contains(text, "examples/run-cluster.sh examples/" + name));

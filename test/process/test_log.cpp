@@ -24,11 +24,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
@@ -92,7 +87,7 @@ split_run run_split(const std::vector<std::string>& args, const temp_dir& dir,
   command += " 2>'" + dir / (tag + ".err") + "'";
   process p({"/bin/sh", "-c", command}, dir / (tag + ".out"));
   int code = p.wait(120s);
-  return {code, p.output(), read_file(dir / (tag + ".err"))};
+  return {code, p.output(), read_text(dir / (tag + ".err"))};
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ namespace test_multiprocess {
 
 using namespace downpour;
 using downpour::testing::process;
+using downpour::testing::read_text;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
 
@@ -55,11 +56,6 @@ std::string refused_chief_output(const std::string& name, std::vector<std::strin
   return w0.output();
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 }  // namespace
 
 TEST_CASE("two ps and two worker processes on loopback train to the exact last step and exit 0") {
@@ -81,7 +77,7 @@ TEST_CASE("two ps and two worker processes on loopback train to the exact last s
     CAPTURE(n->output());
     CHECK(rc == 0);
   }
-  auto summary = read_file(dir / "summary.json");
+  auto summary = read_text(dir / "summary.json");
   CHECK(summary.find("\"global_step\": 250,") != std::string::npos);
   CHECK(nodes[3]->output().find("final: global_step=250 ") != std::string::npos);
 }

@@ -12,16 +12,12 @@ using namespace downpour;
 using downpour::testing::eval_lines;
 using downpour::testing::make_cluster;
 using downpour::testing::process;
+using downpour::testing::read_text;
 using downpour::testing::temp_dir;
 using downpour::testing::time_scale;
 using namespace std::chrono_literals;
 
 namespace {
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 }  // namespace
 
@@ -97,7 +93,7 @@ TEST_CASE("eval-every adds validation accuracies to the log and to metrics.csv")
     CHECK(e.global_step < 1200);
     CHECK(e.val_accuracy > 0.6);
   }
-  auto csv = read_file(dir / "metrics.csv");
+  auto csv = read_text(dir / "metrics.csv");
   CHECK(csv.rfind("wall_s,global_step,loss,learning_rate,steps_per_s,val_accuracy,"
                   "ema_val_accuracy\n", 0) == 0);
   CHECK(csv.find("," + std::to_string(evals.front().global_step) + ",") != std::string::npos);

@@ -16,6 +16,7 @@
 namespace test_plot {
 
 using downpour::testing::process;
+using downpour::testing::read_text;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
@@ -50,11 +51,6 @@ run_result run(const temp_dir& dir, const std::vector<std::string>& args,
   return r;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 void write_file(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
@@ -72,7 +68,7 @@ struct png_info {
 
 // Checks the signature, the IHDR chunk first and the IEND chunk last.
 png_info check_png(const std::string& path) {
-  const std::string b = read_file(path);
+  const std::string b = read_text(path);
   REQUIRE(b.size() > 5 * 1024);
   REQUIRE(b.compare(0, 8, std::string("\x89PNG\r\n\x1a\n", 8)) == 0);
   CHECK(big_endian(b, 8) == 13);  // IHDR data length
@@ -268,7 +264,7 @@ TEST_CASE("plot without gnuplot says so and leaves the old file alone") {
   CHECK(r.errors ==
         "downpour: plot: gnuplot not found on PATH (install it: apt-get install gnuplot-nox, or "
         "scripts/install-deps)\n");
-  CHECK(read_file(dir / "old.png") == "old");
+  CHECK(read_text(dir / "old.png") == "old");
   CHECK_FALSE(has_temporaries(dir.str()));
 }
 

@@ -64,14 +64,6 @@ struct two_by_two {
   std::vector<process*> all() { return {&chief, &w1, &ps0, &ps1}; }
 };
 
-// A whole (small) file as text, "" if it cannot be read.
-inline std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
-
 // The port of the first entry of a host list ("127.0.0.1:P,127.0.0.1:Q" -> P).
 inline std::uint16_t first_port(const std::string& hosts) {
   const auto first = hosts.substr(0, hosts.find(','));

@@ -16,6 +16,7 @@
 #include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <future>
 #include <mutex>
 #include <string>
@@ -25,6 +26,14 @@
 #include "time_bounds.hpp"
 
 namespace downpour::testing {
+
+// A whole (small) file as text, "" if it cannot be read.
+inline std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
 
 class process {
  public:
