@@ -31,12 +31,15 @@ struct shard_init {
   tensor ema;
   row_part rows;
   std::vector<worker_position> positions;
+  // The optimizer slots of the dense variables with rules of their own, in
+  // the shard's order (model/dense_rules.hpp); empty: their initial value.
+  tensor slots;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
   return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, x.rows,
-           x.positions);
+           x.positions, x.slots);
 }
 
 // Shard -> worker: the shard's parameters and the updates applied so far;
@@ -137,13 +140,14 @@ struct shard_snapshot {
   std::uint64_t row_pages = 0;  // pages of rows in all (protocol/row_pages.hpp)
   // Each worker's read position as of the last push the shard took from it.
   std::vector<worker_position> positions;
+  tensor slots;  // the dense variables' slots, as shard_init's
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
   return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema, x.dropped,
            x.rejected, x.replayed, x.rows, x.frozen, x.row_pages,
-           x.positions);
+           x.positions, x.slots);
 }
 
 // Chief -> shard: a further page of a snapshot's rows, frozen when it was taken.
