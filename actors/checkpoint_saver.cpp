@@ -137,6 +137,8 @@ caf::typed_response_promise<std::string> save_at(saver_pointer self, std::int64_
                     g->ckpt.ema = std::move(model->ema);
                     g->ckpt.rows = std::move(model->rows);
                     g->ckpt.positions = std::move(model->positions);
+                    g->ckpt.slots = whole_slots(self->state.cfg.layout.variables(),
+                                                model->slot_parts);
                     write_out(self, *g);
                   });
   return g->promise;

@@ -60,7 +60,7 @@ shard_snapshot snapshot_of(parameter_shard_state& st) {
   settle_ema(st);
   shard_snapshot snap{st.step,    st.ranges,   tensor{st.params.values()}, tensor{st.ema},
                       st.dropped, st.rejected, st.replayed,                {},
-                      0,          0,           st.positions};
+                      0,          0,           st.positions, tensor{st.dense.slots()}};
   add_snapshot_rows(st, snap);
   return snap;
 }
@@ -123,6 +123,7 @@ caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
     return st.step;
   }
   if (auto err = take_rows(st, init.rows)) return err;
+  if (auto err = take_dense(st, init)) return err;
   st.ranges = std::move(init.ranges);
   st.params = shared_tensor{std::move(init.params.values)};
   st.ema = std::move(init.ema.values);
@@ -141,6 +142,7 @@ caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   if (init.params.values.size() != init.ema.values.size())
     return caf::make_error(errc::shape_mismatch, "restore with params and shadows of unequal size");
   if (auto err = take_rows(st, init.rows)) return err;
+  if (auto err = take_dense(st, init)) return err;
   auto gone = caf::make_error(errc::restored, "the shard was restored");
   for (auto& w : st.step_waiters) w.second.deliver(gone);
   for (auto& w : st.snapshot_waiters) w.second.deliver(gone);

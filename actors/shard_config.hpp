@@ -4,10 +4,12 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "reporting/log.hpp"
 #include "config/options.hpp"
 #include "model/schedule.hpp"
+#include "model/layout.hpp"
 #include "model/row_tables.hpp"
 
 namespace downpour {
@@ -26,6 +28,9 @@ struct shard_config {
   // The model's row variables' tables (rows, cols, initializer, rule),
   // none for a dense model; the keys this shard owns come with the init.
   row_tables_spec rows;
+  // The model's dense variables: each one's rule and regularizer, applied to
+  // the part of it this shard owns (model/dense_rules.hpp).
+  std::vector<variable_info> dense;
 };
 
 }  // namespace downpour

@@ -15,6 +15,7 @@
 #include "protocol/peer_guard.hpp"
 #include "actors/shard_config.hpp"
 #include "actors/shard_rows.hpp"
+#include "model/dense_rules.hpp"
 #include "reporting/count_rate.hpp"
 #include "reporting/meters.hpp"
 
@@ -55,6 +56,9 @@ struct parameter_shard_state {
   std::int64_t rejected = 0;       // malformed or non-finite pushes
   std::int64_t replayed = 0;       // pulls answered without parameters
   std::optional<shard_rows> rows;  // a model's sparse variable: this shard's rows
+  // The rules of the dense variables in this shard's ranges that are not
+  // plain SGD, and their slots; set by the init or restore.
+  dense_rules dense;
   // Snapshots' rows, frozen when taken and read page by page by their id.
   std::map<std::uint64_t, row_part> frozen;
   std::uint64_t next_frozen = 1;
@@ -140,6 +144,23 @@ caf::result<push_pull_reply> on_push_pull(shard_pointer self, push_pull& x);
 
 // Sync: applies the round's mean once it has the gradients it needs.
 void maybe_complete_round(parameter_shard_state& st);
+
+// shard_dense.cpp
+
+// The gradients of the dense segments with rules of their own (count > 1:
+// a sync round's sum, taken as its mean), saved before the SGD kernel
+// writes the new parameters over them; none if the shard has no such segment.
+floats segment_gradients(const parameter_shard_state& st, const shared_tensor& grad,
+                         std::size_t count);
+
+// next: the SGD kernel's new parameters; each such segment's are replaced
+// by its rule's, from the current params and grads (segment_gradients).
+void apply_segments(parameter_shard_state& st, shared_tensor& next, const floats& grads,
+                    update_moment at);
+
+// The dense rules of the ranges and slots of an init or restore (empty
+// slots: their initial value), or why the slots do not fit.
+caf::error take_dense(parameter_shard_state& st, const shard_init& init);
 
 // Every waiting pull answered with the parameters as they are now: a sync
 // round whose every push was refused takes no step, and its workers push

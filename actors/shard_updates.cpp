@@ -46,12 +46,15 @@ void commit(parameter_shard_state& st, shared_tensor&& next) {
 // gradient with NaN or inf changes nothing (false).
 bool apply_pushed(parameter_shard_state& st, push_msg& m) {
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
+  const floats own_rules = segment_gradients(st, m.grad, 1);
   if (!sgd_into_grad(m.grad, st.params, lr)) return false;
+  apply_segments(st, m.grad, own_rules, {lr, st.step});
   if (st.meter) st.meter->staleness_steps.observe(static_cast<double>(st.step - m.step));
   if (st.rows) st.rows->apply(m, {lr, st.step});
   const std::int64_t base = st.step;
   commit(st, std::move(m.grad));
-  st.replayable = replay_offer{m.worker, base, float_bits(lr)};
+  // A worker replays SGD only: with rules of its own it pulls the result.
+  if (st.dense.plain()) st.replayable = replay_offer{m.worker, base, float_bits(lr)};
   return true;
 }
 
@@ -114,10 +117,12 @@ void maybe_complete_round(parameter_shard_state& st) {
   st.refused_count = 0;
   if (st.grad_count == 0) return answer_pulls_now(st);
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
+  const floats own_rules = segment_gradients(st, st.grad_sum, st.grad_count);
   if (st.grad_count == 1)
     sgd_into_grad(st.grad_sum, st.params, lr);
   else
     mean_sgd_into_sum(st.grad_sum, st.params, lr, st.grad_count);
+  apply_segments(st, st.grad_sum, own_rules, {lr, st.step});
   if (st.rows) st.rows->apply_round({lr, st.step});
   if (st.meter) st.meter->round_wait_seconds.observe(seconds_since(st.round_began));
   st.grad_count = 0;

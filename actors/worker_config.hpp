@@ -41,8 +41,11 @@ struct worker_config {
   bool pipeline = false;
   wire_dtype wire = wire_dtype::fp32;  // pushes between nodes
   // The shards' learning-rate schedule: between nodes a worker applies its
-  // own update to its copy and pulls only what others changed (replay_offer).
+  // own update to its copy and pulls only what others changed (replay_offer),
+  // when every dense variable is plain SGD (model/dense_rules.hpp): a rule of
+  // its own is the shard's alone.
   lr_schedule schedule;
+  bool dense_sgd_only = true;
   // A model with row variables: the first key each shard owns, then the
   // keys in all (protocol/placement.hpp row_boundaries), and the key space
   // (each key's floats). Empty for a dense model. Such a worker pulls the

@@ -34,7 +34,9 @@ std::shared_ptr<floats> common_buffer(const worker_state& st) {
 }  // namespace
 
 bool replays_own_updates(const worker_config& cfg, const caf::node_id& here) {
-  if (cfg.mode == train_mode::sync || cfg.wire != wire_dtype::fp32 || has_rows(cfg)) return false;
+  if (cfg.mode == train_mode::sync || cfg.wire != wire_dtype::fp32 || has_rows(cfg) ||
+      !cfg.dense_sgd_only)
+    return false;
   return std::all_of(cfg.shards.begin(), cfg.shards.end(),
                      [&](const shard_actor& s) { return s->node() != here; });
 }

@@ -24,6 +24,9 @@ struct checkpoint {
   row_dump rows;               // the sparse variable's rows held, if the model has one
   // Streamed input: where each worker's reading stood (none for input in memory).
   std::vector<worker_position> positions;
+  // The dense variables' optimizer slots (model/dense_rules.hpp,
+  // whole_slot_count); empty: none kept, they start at their initial value.
+  std::vector<float> slots;
 };
 
 // Writes a checkpoint and returns the path written; throws std::runtime_error

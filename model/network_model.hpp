@@ -23,7 +23,7 @@ using network_factory = std::function<layers::sequential<float>()>;
 struct network_options {
   // The L2 scale of the variables declared `regularized` (the built-in
   // dense models', TensorFlow's l2_loss term). A variable's own `reg` needs
-  // none: the workspace adds it to the loss and gradient either way.
+  // none: the runtime's update applies it.
   float l2 = 0.0f;
   // Examples that go forward and straight back at a time (network_workspace);
   // 0: the whole batch.

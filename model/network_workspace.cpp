@@ -96,24 +96,17 @@ struct network_workspace<T>::impl {
   }
 
   // l2 * sum(w^2) / 2 over the regularized variables (the job's --l2, the
-  // built-in models'), plus each variable's own reg, l1 * sum(|w|) +
-  // reg.l2 * sum(w^2) / 2; adds their gradient when there is one.
+  // built-in models'); adds its gradient when there is one. A variable's own
+  // `reg` is not here: the runtime's update applies it (model/row_update.hpp).
   T l2_term(const T* p, T* grad) const {
-    T squares = T(0), own = T(0);
+    T squares = T(0);
     for (const variable_info& v : layout.variables()) {
+      if (!v.regularized) continue;
       Eigen::Map<const vector> w(p + v.offset, v.size());
-      if (v.regularized) {
-        squares += w.squaredNorm();
-        if (grad) Eigen::Map<vector>(grad + v.offset, v.size()) += l2 * w;
-      }
-      if (v.reg.l1 == 0.0f && v.reg.l2 == 0.0f) continue;
-      const T l1 = static_cast<T>(v.reg.l1), own_l2 = static_cast<T>(v.reg.l2);
-      own += l1 * w.template lpNorm<1>() + own_l2 * T(0.5) * w.squaredNorm();
-      if (grad)
-        Eigen::Map<vector>(grad + v.offset, v.size()) +=
-            own_l2 * w + l1 * w.array().sign().matrix();
+      squares += w.squaredNorm();
+      if (grad) Eigen::Map<vector>(grad + v.offset, v.size()) += l2 * w;
     }
-    return l2 * T(0.5) * squares + own;
+    return l2 * T(0.5) * squares;
   }
 };
 

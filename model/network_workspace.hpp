@@ -1,12 +1,10 @@
 // The workspace of a classifier composed from layers (the built-in mlp,
 // softmax and cnn): a sequential network to class logits, the mean softmax
-// cross-entropy over the batch, l2 * sum(w^2) / 2 over the layout's
-// regularized variables, and each variable's own `reg` (l1 * sum(|w|) +
-// reg.l2 * sum(w^2) / 2): the runtime updates dense variables by SGD on the
-// pushed gradient alone (a row variable's reg is its shard's), so the
-// regularizer of a dense one is in its model's loss and gradient, here. The
-// layers do the calculus; this adds the loss and the regularizers. Eigen
-// stays behind this header.
+// cross-entropy over the batch, and l2 * sum(w^2) / 2 over the layout's
+// regularized variables. A variable's own `reg` is not in the loss: the
+// runtime's update applies it, to dense and row variables alike. The layers
+// do the calculus; this adds the loss and the L2 term. Eigen stays behind
+// this header.
 #pragma once
 
 #include <cstddef>
@@ -35,7 +33,7 @@ class network_workspace {
   network_workspace(network_workspace&&) noexcept;
   network_workspace& operator=(network_workspace&&) noexcept;
 
-  // Loss (mean softmax cross-entropy + the regularizers) of the batch at params;
+  // Loss (mean softmax cross-entropy + the L2 term) of the batch at params;
   // writes d(loss)/d(params) into grad (every value of the layout).
   Scalar loss_and_gradient(const Scalar* params, const batch& b, Scalar* grad);
   // The same loss without the gradient.

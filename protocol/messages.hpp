@@ -15,6 +15,7 @@
 #include "protocol/errc.hpp"
 #include "protocol/key_list.hpp"
 #include "protocol/row_messages.hpp"
+#include "protocol/status_messages.hpp"
 #include "protocol/tensor.hpp"
 #include "caf/all.hpp"
 #include "data/read_position.hpp"
@@ -31,6 +32,9 @@ struct shard_init {
   tensor ema;
   row_part rows;
   std::vector<worker_position> positions;
+  // The optimizer slots of the dense variables with rules of their own, in
+  // the shard's order (model/dense_rules.hpp); empty: their initial value.
+  tensor slots;
 };
 
 template <class Inspector>
@@ -38,7 +42,7 @@ typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
   return metered(f, peer_kind::chief, [&] {
     row_part_fields rows{x.rows};
     return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, rows,
-             x.positions);
+             x.positions, x.slots);
   });
 }
 
@@ -145,6 +149,7 @@ struct shard_snapshot {
   std::uint64_t row_pages = 0;  // pages of rows in all (protocol/row_pages.hpp)
   // Each worker's read position as of the last push the shard took from it.
   std::vector<worker_position> positions;
+  tensor slots;  // the dense variables' slots, as shard_init's
 };
 
 template <class Inspector>
@@ -152,7 +157,8 @@ typename Inspector::result_type inspect(Inspector& f, shard_snapshot& x) {
   return metered(f, peer_kind::chief, [&] {
     row_part_fields rows{x.rows};
     return f(caf::meta::type_name("shard_snapshot"), x.step, x.ranges, x.params, x.ema,
-             x.dropped, x.rejected, x.replayed, rows, x.frozen, x.row_pages, x.positions);
+             x.dropped, x.rejected, x.replayed, rows, x.frozen, x.row_pages, x.positions,
+             x.slots);
   });
 }
 
@@ -165,37 +171,6 @@ struct row_page_ask {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, row_page_ask& x) {
   return f(caf::meta::type_name("row_page_ask"), x.frozen, x.page);
-}
-
-// Shard -> chief: what `downpour status` shows of a shard; no tensors.
-struct shard_stats {
-  std::int64_t step = 0;
-  std::vector<std::uint64_t> ranges;  // offset/size pairs
-  std::int64_t dropped = 0;
-  std::int64_t rejected = 0;
-  std::int64_t replayed = 0;
-  std::uint64_t rows_held = 0;  // rows of the sparse variable created here
-  std::vector<worker_position> positions;  // as in a snapshot
-  // Rows pulled and pushed per second lately (reporting/count_rate.hpp).
-  std::uint64_t keys_pulled_per_s = 0;
-  std::uint64_t keys_pushed_per_s = 0;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, shard_stats& x) {
-  return f(caf::meta::type_name("shard_stats"), x.step, x.ranges, x.dropped, x.rejected, x.replayed,
-           x.rows_held, x.positions, x.keys_pulled_per_s, x.keys_pushed_per_s);
-}
-
-// Coordinator -> chief: the live workers and the dead ones (gone, not back).
-struct worker_stats {
-  std::vector<std::uint32_t> live;
-  std::vector<std::uint32_t> gone;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, worker_stats& x) {
-  return f(caf::meta::type_name("worker_stats"), x.live, x.gone);
 }
 
 }  // namespace downpour

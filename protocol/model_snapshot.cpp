@@ -78,6 +78,8 @@ void assembly::add(shard_snapshot& part) {
   model_.replayed += part.replayed;
   if (part.rows.keys.size() > 0 || part.rows.last > part.rows.first)
     row_parts_.push_back(std::move(part.rows));
+  const auto& slots = part.slots.values;
+  model_.slot_parts.push_back({part.ranges, std::vector<float>(slots.begin(), slots.end())});
   for (const auto& p : part.positions) merge_position(model_.positions, p.worker, p.at);
   if (--missing_ > 0) return;
   model_.rows = merge_rows(row_parts_);

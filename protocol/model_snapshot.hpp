@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "protocol/messages.hpp"
+#include "model/dense_rules.hpp"
 #include "model/model.hpp"
 #include "model/row_tables.hpp"
 
@@ -27,6 +28,8 @@ struct model_snapshot {
   // Each worker's newest read position any shard holds: a batch some shard
   // has applied is not read again after a resume (docs/input.md).
   std::vector<worker_position> positions;
+  // Each shard's dense slots with its ranges (whole_slots puts them together).
+  std::vector<dense_slot_part> slot_parts;
 };
 
 // evaluate() of the parameters and of their moving averages, with the rows

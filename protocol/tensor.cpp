@@ -1,5 +1,7 @@
 #include "protocol/tensor.hpp"
 
+#include <algorithm>
+
 #include "model/update.hpp"
 
 namespace downpour {
@@ -69,6 +71,27 @@ bool all_finite_parts(const shared_tensor& t) {
   t.for_each_part(
       [&](const float* v, std::size_t n, std::size_t) { finite = finite && all_finite(v, n); });
   return finite;
+}
+
+namespace {
+
+// f(part_data + i, out_index, count) over the parts' overlap with [from, from + n).
+template <class F>
+void each_overlap(const shared_tensor& t, std::size_t from, std::size_t n, F f) {
+  t.for_each_part([&](const float* p, std::size_t size, std::size_t at) {
+    const std::size_t lo = std::max(from, at), hi = std::min(from + n, at + size);
+    if (lo < hi) f(const_cast<float*>(p) + (lo - at), lo - from, hi - lo);
+  });
+}
+
+}  // namespace
+
+void read_range(const shared_tensor& t, std::size_t from, std::size_t n, float* out) {
+  each_overlap(t, from, n, [&](float* p, std::size_t i, std::size_t k) { std::copy_n(p, k, out + i); });
+}
+
+void write_range(shared_tensor& t, std::size_t from, std::size_t n, const float* in) {
+  each_overlap(t, from, n, [&](float* p, std::size_t i, std::size_t k) { std::copy_n(in + i, k, p); });
 }
 
 }  // namespace downpour

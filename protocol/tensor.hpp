@@ -214,4 +214,9 @@ void ema_toward(float* ema, const shared_tensor& params, float decay);
 // True if no value in any part is NaN or inf.
 bool all_finite_parts(const shared_tensor& t);
 
+// The values [from, from + n) of t's parts concatenated, copied into out;
+// and the same values of t overwritten from in.
+void read_range(const shared_tensor& t, std::size_t from, std::size_t n, float* out);
+void write_range(shared_tensor& t, std::size_t from, std::size_t n, const float* in);
+
 }  // namespace downpour

@@ -73,6 +73,29 @@ std::size_t parameters(const checkpoint_info& info) {
   return n;
 }
 
+// A dense variable's slots as TensorFlow names them (VAR/Adagrad, VAR/Adam_1, ...).
+std::vector<std::string> dense_slot_names(const variable_info& v) {
+  static const char* const base[] = {"", "Momentum", "Adagrad", "Adam", "Ftrl"};
+  std::vector<std::string> out;
+  for (std::size_t k = 0; k < slots_of(v.update.rule); ++k)
+    out.push_back(v.name + "/" + base[static_cast<int>(v.update.rule)] +
+                  (k == 0 ? "" : "_" + std::to_string(k)));
+  return out;
+}
+
+// The dense slots a checkpoint holds (format 6), as arrays of their variables' shapes.
+std::vector<npy_array> dense_slot_arrays(const checkpoint& c) {
+  std::vector<npy_array> out;
+  if (c.slots.empty()) return out;
+  std::size_t at = 0;
+  for (const auto& v : c.layout.variables())
+    for (const auto& name : dense_slot_names(v)) {
+      out.push_back({name, tf_shape(v), c.slots.data() + at});
+      at += v.size();
+    }
+  return out;
+}
+
 std::string inspect_path(const options& opts, std::ostream& err) {
   return opts.checkpoint_file.empty() ? locate(opts, err).path : opts.checkpoint_file;
 }
@@ -91,6 +114,9 @@ int run_inspect(const options& opts, std::ostream& out, std::ostream& err) {
   for (const auto& v : info.variables)
     out << "variable: " << v.name << " offset=" << v.offset << " shape=" << shape_text(tf_shape(v))
         << "\n";
+  for (const auto& v : info.variables)
+    for (const auto& name : info.dense_slots > 0 ? dense_slot_names(v) : std::vector<std::string>{})
+      out << "slot: " << name << " shape=" << shape_text(tf_shape(v)) << "\n";
   if (!info.row_variables.empty()) inspect_row_variables(info, opts.ps_hosts.size(), out);
   if (info.positions > 0 && info.checksum_ok())
     for (const auto& p : read_checkpoint(info.path).positions)
@@ -118,6 +144,8 @@ int run_export(const options& opts, std::ostream& out, std::ostream& err) {
     arrays.push_back({v.name, tf_shape(v), values.data() + v.offset});
   row_arrays rows = row_arrays_of(c);
   arrays.insert(arrays.end(), rows.arrays.begin(), rows.arrays.end());
+  const auto slots = dense_slot_arrays(c);
+  arrays.insert(arrays.end(), slots.begin(), slots.end());
   write_npz(opts.out_file, arrays);
   out << "export: wrote " << opts.out_file << " (" << arrays.size() << " arrays, "
       << (opts.export_ema ? "moving averages" : "parameters") << " of " << found.path

@@ -221,17 +221,32 @@ std::vector<std::string> checkpoint_files(const std::string& dir) {
 
 namespace {
 
+[[noreturn]] void refuse_rule(const std::string& path, update_rule saved, const char* what,
+                              const std::string& name, update_rule wanted) {
+  throw checkpoint_error("checkpoint " + path + " holds the " + to_string(saved) + " slots of " +
+                         what + " " + name + ", this job updates it by " + to_string(wanted));
+}
+
+// A dense variable's slots are in the checkpoint for the rule that wrote them.
+void check_dense_rules(const checkpoint& c, const model_layout& expected, const std::string& path) {
+  if (c.slots.empty()) return;  // every slot starts afresh
+  const auto& saved = c.layout.variables();
+  const auto& wanted = expected.variables();
+  for (std::size_t i = 0; i < saved.size() && i < wanted.size(); ++i)
+    if (saved[i].update.rule != wanted[i].update.rule)
+      refuse_rule(path, saved[i].update.rule, "variable", saved[i].name, wanted[i].update.rule);
+}
+
 // Slots are kept only for the rule that wrote them.
 void check_rules(const checkpoint& c, const model_layout& expected, const std::string& path) {
+  check_dense_rules(c, expected, path);
   if (c.rows.accumulators.empty()) return;  // every row's slots start afresh
   const auto& saved = c.layout.row_variables();
   const auto& wanted = expected.row_variables();
   for (std::size_t i = 0; i < saved.size() && i < wanted.size(); ++i)
     if (saved[i].update.rule != wanted[i].update.rule)
-      throw checkpoint_error("checkpoint " + path + " holds the " +
-                             to_string(saved[i].update.rule) + " slots of row variable " +
-                             saved[i].name + ", this job updates it by " +
-                             to_string(wanted[i].update.rule));
+      refuse_rule(path, saved[i].update.rule, "row variable", saved[i].name,
+                  wanted[i].update.rule);
 }
 
 }  // namespace

@@ -47,11 +47,14 @@ struct checkpoint_error : std::runtime_error {
 
 // Format 3 adds a sparse variable and its rows; format 4 the workers' read
 // positions of streamed input (and a flag for whether there is a sparse
-// variable); format 5 several row variables and their rules. A checkpoint
+// variable); format 5 several row variables and their rules; format 6 the
+// dense variables' rules and slots (model/dense_rules.hpp). A checkpoint
 // without positions, of at most one row variable updated by SGD or AdaGrad,
 // is still written as format 2 (dense) or 3 (sparse), byte for byte as
-// before; the rest as format 5. Format 4 is read only.
-inline constexpr std::uint32_t checkpoint_format_version = 5;
+// before; one without dense slots as format 5; the rest as format 6. Format
+// 4 is read only.
+inline constexpr std::uint32_t checkpoint_format_version = 6;
+inline constexpr std::uint32_t rows_checkpoint_format_version = 5;
 inline constexpr std::uint32_t sparse_checkpoint_format_version = 3;
 inline constexpr std::uint32_t dense_checkpoint_format_version = 2;
 inline constexpr std::uint32_t oldest_checkpoint_format_version = 1;  // still read
@@ -68,6 +71,7 @@ struct checkpoint_info {
   std::vector<row_variable_info> row_variables;
   std::uint64_t rows_held = 0;                    // their rows stored
   std::uint64_t positions = 0;                    // format 4: the workers' read positions
+  std::uint64_t dense_slots = 0;                  // format 6: floats of the dense slots
   std::int64_t global_step = 0;
   std::string mode;
   double wall_time = 0.0;

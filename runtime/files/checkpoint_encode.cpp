@@ -14,7 +14,8 @@ void write_name(out_archive& ar, const std::string& s) {
 }
 
 std::uint32_t format_of(const checkpoint& c) {
-  if (!c.positions.empty() || needs_row_format(c.layout)) return checkpoint_format_version;
+  if (!c.slots.empty()) return checkpoint_format_version;
+  if (!c.positions.empty() || needs_row_format(c.layout)) return rows_checkpoint_format_version;
   return c.layout.row_variables().empty() ? dense_checkpoint_format_version
                                           : sparse_checkpoint_format_version;
 }
@@ -43,6 +44,7 @@ std::string encode_payload(const checkpoint& c) {
     for (const auto& v : vars) {
       write_name(ar, v.name);
       ar(u64(v.offset), u64(v.rows), u64(v.cols), v.regularized);
+      if (format >= 6) ar(static_cast<std::uint8_t>(v.update.rule));
     }
     write_row_variables(ar, c.layout, format);
     ar(c.global_step);
@@ -51,6 +53,7 @@ std::string encode_payload(const checkpoint& c) {
     if (rows)
       ar(u64(c.rows.keys.size()), u64(c.rows.values.size()), u64(c.rows.accumulators.size()));
     if (format >= 4) ar(u64(c.positions.size()));
+    if (format >= 6) ar(u64(c.slots.size()));
     write_array(ar, c.params);
     write_array(ar, c.ema);
     if (rows) {
@@ -59,6 +62,7 @@ std::string encode_payload(const checkpoint& c) {
       write_array(ar, c.rows.accumulators);
     }
     write_positions(ar, c.positions);
+    write_array(ar, c.slots);
   }
   return os.str();
 }

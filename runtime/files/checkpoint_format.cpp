@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "io/input_file.hpp"
+#include "model/dense_rules.hpp"
 #include "model/mlp_spec.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/files/checkpoint_codec.hpp"
@@ -131,6 +132,7 @@ struct array_counts {
   u64 ema = 0;
   u64 keys = 0, row_values = 0, row_accumulators = 0;  // format 3, or 4 with rows
   u64 positions = 0;                                   // format 4
+  u64 slots = 0;                                       // format 6: the dense slots
   std::optional<mlp_spec> format1_mlp;  // format 1: the MLP its sizes name
 };
 
@@ -149,6 +151,13 @@ model_name read_model_name(in_archive& ar, std::uint32_t format_version) {
   }
   std::string kind = read_name(ar);
   return {std::move(kind), read_name(ar), std::nullopt};
+}
+
+update_rule read_rule(in_archive& ar) {
+  std::uint8_t rule = 0;
+  ar(rule);
+  if (rule > static_cast<std::uint8_t>(update_rule::ftrl)) throw std::domain_error("bad rule");
+  return static_cast<update_rule>(rule);
 }
 
 array_counts read_header(in_archive& ar, checkpoint_info& info) {
@@ -170,6 +179,7 @@ array_counts read_header(in_archive& ar, checkpoint_info& info) {
     ar(offset, rows, cols, regularized);
     if (regularized > 1) throw std::domain_error("bad flag");
     v.offset = offset, v.rows = rows, v.cols = cols, v.regularized = regularized != 0;
+    if (info.format_version >= 6) v.update.rule = read_rule(ar);
     info.variables.push_back(v);
   }
   info.row_variables = read_row_variables(ar, info.format_version);
@@ -182,8 +192,10 @@ array_counts read_header(in_archive& ar, checkpoint_info& info) {
   if (rows && info.format_version < 5 && counts.row_accumulators != 0)
     info.row_variables.front().update.rule = update_rule::adagrad;
   if (info.format_version >= 4) ar(counts.positions);
+  if (info.format_version >= 6) ar(counts.slots);
   info.rows_held = counts.keys;
   info.positions = counts.positions;
+  info.dense_slots = counts.slots;
   return counts;
 }
 
@@ -217,7 +229,12 @@ bool is_mlp(const model_layout& layout, const mlp_spec& spec) {
 
 model_layout layout_of(const checkpoint_info& info, const array_counts& counts) {
   std::vector<variable_spec> specs;
-  for (const auto& v : info.variables) specs.push_back({v.name, v.rows, v.cols, {}, v.regularized});
+  for (const auto& v : info.variables)
+    specs.push_back({.name = v.name,
+                     .rows = v.rows,
+                     .cols = v.cols,
+                     .regularized = v.regularized,
+                     .update = {.rule = v.update.rule}});
   for (const auto& v : info.row_variables)
     specs.push_back({.name = v.name,
                      .rows = v.rows,
@@ -261,6 +278,11 @@ model_layout check_contents(const checkpoint_info& info, const array_counts& cou
       counts.positions > info.payload_bytes / position_bytes)
     fail(info.path, "the payload is too short for its arrays");
   check_row_counts(info, counts);
+  if (counts.slots != 0 && counts.slots != whole_slot_count(layout.variables()))
+    fail(info.path, "holds " + std::to_string(counts.slots) + " dense slots, its variables' rules have " +
+                        std::to_string(whole_slot_count(layout.variables())));
+  if (counts.slots > info.payload_bytes / sizeof(float))
+    fail(info.path, "the payload is too short for its arrays");
   return layout;
 }
 
@@ -301,11 +323,13 @@ checkpoint read_checkpoint(const std::string& path) {
                std::vector<float>(counts.params),
                std::vector<float>(counts.ema),
                {},
+               {},
                {}};
   c.rows.keys.resize(counts.keys);
   c.rows.values.resize(counts.row_values);
   c.rows.accumulators.resize(counts.row_accumulators);
   c.positions.resize(counts.positions);
+  c.slots.resize(counts.slots);
   try {
     read_array(ar, c.params);
     read_array(ar, c.ema);
@@ -313,6 +337,7 @@ checkpoint read_checkpoint(const std::string& path) {
     read_array(ar, c.rows.values);
     read_array(ar, c.rows.accumulators);
     read_positions(ar, c.positions);
+    read_array(ar, c.slots);
   } catch (const std::exception&) {
     fail(path, "the payload ends inside the arrays");
   }

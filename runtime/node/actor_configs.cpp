@@ -1,5 +1,8 @@
 #include "runtime/node/actor_configs.hpp"
 
+#include <algorithm>
+
+#include "model/dense_rules.hpp"
 #include "model/sync_rule.hpp"
 #include "protocol/placement.hpp"
 #include "reporting/status_json.hpp"
@@ -20,6 +23,7 @@ shard_config shard_config_for(const options& opts, const model_layout& layout, s
   c.wire = opts.wire;
   c.log = node_logger(opts, role_kind::ps, index);
   c.rows = row_tables_for(opts, layout);
+  c.dense = layout.variables();
   return c;
 }
 
@@ -34,6 +38,8 @@ worker_config worker_config_for(const options& opts, std::size_t index, const jo
   w.log_every = opts.log_every;
   w.batch_seed = worker_batch_seed(opts.seed, index);
   w.layouts = partition(job.layout, shards.size(), opts.placement);
+  const auto& dense = job.layout.variables();
+  w.dense_sgd_only = std::all_of(dense.begin(), dense.end(), plain_sgd);
   w.train = job.data.train;
   w.stream = job.data.stream;
   w.shards = std::move(shards);

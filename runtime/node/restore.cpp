@@ -9,6 +9,7 @@
 #include "protocol/placement.hpp"
 #include "protocol/row_pages.hpp"
 #include "config/durations.hpp"
+#include "model/dense_rules.hpp"
 #include "model/init.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "runtime/net/connect.hpp"
@@ -57,6 +58,9 @@ shard_init make_init(const model_layout& model, const std::vector<shard_layout>&
   init.ema.values.resize(layout.size());
   gather_into(layout, start.params.data(), init.params.values.data());
   gather_into(layout, start.ema.data(), init.ema.values.data());
+  // Split by variable: the checkpoint's slots fit any placement.
+  if (!start.slots.empty())
+    init.slots = tensor{shard_slots(model.variables(), init.ranges, start.slots)};
   return init;
 }
 
@@ -122,6 +126,7 @@ start_state restore_or_init(const options& opts, const model_layout& layout, con
     restored.rows = std::move(found->data.rows);
     restored.restored = true;
     restored.positions = std::move(found->data.positions);
+    restored.slots = std::move(found->data.slots);
     return restored;
   }
   start_state fresh;

@@ -23,6 +23,7 @@ struct start_state {
   row_dump rows;  // the sparse variable's rows held (a restore)
   bool restored = false;
   std::vector<worker_position> positions;  // streamed input: where each worker stood
+  std::vector<float> slots;  // the dense variables' slots (a restore); empty: initial
 };
 
 // Logs "checkpoint: restored PATH at global step S" when a checkpoint is used.

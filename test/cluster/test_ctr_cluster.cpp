@@ -1,13 +1,14 @@
 // dlrm and wide_deep trained through the whole runtime in this process
 // (2 ps shards, 2 workers) on planted Criteo data: near the planted AUC
-// (test/support/criteo_jobs.hpp) in async, sync and ssp, and a checkpoint naming every variable
-// that a job restores from.
+// (test/support/criteo_jobs.hpp) in async, sync and ssp, and a checkpoint naming every
+// variable (and keeping the dense variables' slots) that a job restores from.
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "criteo_jobs.hpp"
+#include "model/dense_rules.hpp"
 #include "parse_options.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "test_jobs.hpp"
@@ -108,6 +109,30 @@ TEST_CASE("a dlrm checkpoint names the dense variables and the 26 tables, and a 
   const auto resumed = run_local_job(second);
   REQUIRE(resumed);
   CHECK(resumed->summary.global_step == 200);
+}
+
+TEST_CASE(
+    "a wide_deep checkpoint keeps the deep MLP's AdaGrad accumulators, and a job on three ps "
+    "puts them back") {
+  temp_dir dir("wide-deep-slots");
+  const options first = ctr_job("wide_deep", 100, dir.str(), {});
+  REQUIRE(run_local_job(first));
+  const checkpoint c = final_checkpoint(first);
+  const auto& deep = c.layout.variables();
+  REQUIRE(c.slots.size() == whole_slot_count(deep));
+  CHECK(deep.front().update.rule == update_rule::adagrad);
+  std::size_t grown = 0;
+  for (float a : c.slots) grown += a > 0.1f ? 1 : 0;
+  CHECK(grown > c.slots.size() / 2);
+  options second = ctr_job("wide_deep", 200, dir.str(), {});
+  second.ps_hosts = local_job(3, 2, 200, dir.str()).ps_hosts;
+  REQUIRE(run_local_job(second));
+  const checkpoint d = final_checkpoint(second);
+  REQUIRE(d.slots.size() == c.slots.size());
+  // An accumulator only grows: each is at least what the checkpoint held.
+  std::size_t below = 0;
+  for (std::size_t i = 0; i < d.slots.size(); ++i) below += d.slots[i] < c.slots[i] ? 1 : 0;
+  CHECK(below == 0);
 }
 
 }  // namespace test_ctr_cluster

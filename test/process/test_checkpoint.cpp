@@ -123,7 +123,7 @@ TEST_CASE("a streamed job's read positions come back from its checkpoint, and in
   CHECK(back.positions[1].worker == 2);
   CHECK(back.positions[1].at.offset == read_position::unit_start);
   const checkpoint_info info = inspect_checkpoint(path);
-  CHECK(info.format_version == checkpoint_format_version);
+  CHECK(info.format_version == rows_checkpoint_format_version);
   CHECK(info.positions == 2);
   CHECK(info.row_variables.empty());
 }
