@@ -27,7 +27,6 @@ void report(evaluator_pointer self, std::int64_t step, const model_snapshot& mod
                                   st.cfg.rows, validation);
   const double raw = both.raw.overall, ema = both.ema.overall;
   self->send(st.cfg.supervisor, eval_atom_v, step, raw, ema);
-  self->send(self, eval_atom_v, step);
 }
 
 // A shard already past the step (it raced ahead) skips this evaluation: ask
@@ -40,14 +39,18 @@ void skip_ahead(evaluator_pointer self, std::int64_t passed) {
             [=](caf::error& err) { self->quit(std::move(err)); });
 }
 
+// The next step's snapshot is asked for before this one is evaluated: the
+// shards then hold the request while the evaluation runs, and only a shard
+// that moves a whole interval within one round trip makes it skip.
 void evaluate_at(evaluator_pointer self, std::int64_t step) {
   auto& st = self->state;
   if (step > st.cfg.last_step) return;
   gather_snapshot(self, st.cfg.shards, st.cfg.model_size, step, caf::infinite,
                   [=](caf::expected<model_snapshot> model) {
-                    if (model)
+                    if (model) {
+                      evaluate_at(self, next_multiple(step, self->state.cfg.every));
                       report(self, step, *model);
-                    else if (model.error() == errc::step_passed)
+                    } else if (model.error() == errc::step_passed)
                       skip_ahead(self, step);
                     else  // a shard gone or failing would fail every later step at once
                       self->quit(model.error());

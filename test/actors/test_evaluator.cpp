@@ -8,6 +8,7 @@
 #include <optional>
 #include <ostream>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "actors/evaluator.hpp"
@@ -41,18 +42,24 @@ std::ostream& operator<<(std::ostream& os, const std::vector<report>& rs) {
   return os;
 }
 
-caf::behavior fake_supervisor(caf::event_based_actor*, std::shared_ptr<std::vector<report>> seen) {
+// What reached the relays and the supervisor, in order ("snapshot 4", "report 2").
+using event_log = std::shared_ptr<std::vector<std::string>>;
+
+caf::behavior fake_supervisor(caf::event_based_actor*, std::shared_ptr<std::vector<report>> seen,
+                              event_log events) {
   return {[=](eval_atom, std::int64_t step, double raw, double ema) {
     seen->push_back({step, raw, ema});
+    events->push_back("report " + std::to_string(step));
   }};
 }
 
 // Passes the evaluator's requests on to a real shard, counting its snapshot requests.
 caf::behavior counting_relay(caf::event_based_actor* self, shard_actor shard,
-                             std::shared_ptr<int> snapshots) {
+                             std::shared_ptr<int> snapshots, event_log events) {
   return {
       [=](snapshot_atom a, std::int64_t step) {
         ++*snapshots;
+        events->push_back("snapshot " + std::to_string(step));
         return self->delegate(shard, a, step);
       },
       [=](await_atom a, std::int64_t step) { return self->delegate(shard, a, step); },
@@ -83,7 +90,8 @@ std::shared_ptr<const dataset> images() {
 struct evaluator_fixture : testing::model_shards_fixture {
   std::shared_ptr<std::vector<report>> reports = std::make_shared<std::vector<report>>();
   std::shared_ptr<std::optional<caf::error>> ended = std::make_shared<std::optional<caf::error>>();
-  caf::actor supervisor = sys->spawn(fake_supervisor, reports);
+  event_log events = std::make_shared<std::vector<std::string>>();
+  caf::actor supervisor = sys->spawn(fake_supervisor, reports, events);
 
   evaluator_fixture() { others.push_back(supervisor); }
 
@@ -183,7 +191,7 @@ TEST_CASE_FIXTURE(evaluator_fixture,
       std::vector<std::shared_ptr<int>>{std::make_shared<int>(0), std::make_shared<int>(0)};
   std::vector<shard_actor> relays;
   for (std::size_t k = 0; k < 2; ++k) {
-    others.push_back(sys->spawn(counting_relay, shards[k], counts[k]));
+    others.push_back(sys->spawn(counting_relay, shards[k], counts[k], events));
     relays.push_back(caf::actor_cast<shard_actor>(others.back()));
   }
   start(net, data, 2, 1, 2, relays);
@@ -200,6 +208,28 @@ TEST_CASE_FIXTURE(evaluator_fixture,
   CHECK(*reports == std::vector<report>{expected});
   CHECK(*counts[0] == 1);
   CHECK(*counts[1] == 1);
+}
+
+TEST_CASE_FIXTURE(evaluator_fixture,
+                  "the next multiple's snapshot is asked for before an evaluation is computed, so "
+                  "shards moving on during it do not make the next one skip") {
+  const auto net = tiny_mlp();
+  model_values model;
+  model.params = normal_floats(net->layout().size(), 1);
+  model.ema = model.params;
+  model.step = 1002;
+  place(net->layout(), 2, placement_kind::balanced, model);
+  std::vector<shard_actor> relays;
+  for (std::size_t k = 0; k < 2; ++k) {
+    others.push_back(sys->spawn(counting_relay, shards[k], std::make_shared<int>(0), events));
+    relays.push_back(caf::actor_cast<shard_actor>(others.back()));
+  }
+  start(net, images(), 2, 1001, 1006, relays);
+  CHECK(*events == std::vector<std::string>{"snapshot 1002", "snapshot 1002", "snapshot 1004",
+                                            "snapshot 1004", "report 1002"});
+  push_all(2);
+  push_all(2);
+  CHECK(reported_steps() == std::vector<std::int64_t>{1002, 1004, 1006});
 }
 
 TEST_CASE_FIXTURE(evaluator_fixture,
