@@ -53,13 +53,12 @@ caf::behavior fake_supervisor(caf::event_based_actor*, std::shared_ptr<std::vect
   }};
 }
 
-// Passes the evaluator's requests on to a real shard, counting its snapshot requests.
-caf::behavior counting_relay(caf::event_based_actor* self, shard_actor shard,
-                             std::shared_ptr<int> snapshots, event_log events) {
+// Passes the evaluator's requests on to a real shard, logging its snapshot requests.
+caf::behavior logging_relay(caf::event_based_actor* self, shard_actor shard, std::size_t index,
+                            event_log events) {
   return {
       [=](snapshot_atom a, std::int64_t step) {
-        ++*snapshots;
-        events->push_back("snapshot " + std::to_string(step));
+        events->push_back("shard " + std::to_string(index) + " snapshot " + std::to_string(step));
         return self->delegate(shard, a, step);
       },
       [=](await_atom a, std::int64_t step) { return self->delegate(shard, a, step); },
@@ -117,6 +116,16 @@ struct evaluator_fixture : testing::model_shards_fixture {
       return {[](int) {}};
     }));
     settle();
+  }
+
+  // Stand-ins for the shards that log each snapshot request before passing it on.
+  std::vector<shard_actor> logging_relays() {
+    std::vector<shard_actor> relays;
+    for (std::size_t k = 0; k < shards.size(); ++k) {
+      others.push_back(sys->spawn(logging_relay, shards[k], k, events));
+      relays.push_back(caf::actor_cast<shard_actor>(others.back()));
+    }
+    return relays;
   }
 
   std::vector<std::int64_t> reported_steps() const {
@@ -187,14 +196,7 @@ TEST_CASE_FIXTURE(evaluator_fixture,
   }
   const auto data = std::make_shared<libsvm_set>(examples);
   place(net->layout(), 2, placement_kind::balanced, model);
-  auto counts =
-      std::vector<std::shared_ptr<int>>{std::make_shared<int>(0), std::make_shared<int>(0)};
-  std::vector<shard_actor> relays;
-  for (std::size_t k = 0; k < 2; ++k) {
-    others.push_back(sys->spawn(counting_relay, shards[k], counts[k], events));
-    relays.push_back(caf::actor_cast<shard_actor>(others.back()));
-  }
-  start(net, data, 2, 1, 2, relays);
+  start(net, data, 2, 1, 2, logging_relays());
   row_tables table(row_tables_of(net->layout(), 0));
   table.load(model.rows);
   const row_source held = [&](const std::vector<std::uint64_t>& keys) { return table.pull(keys); };
@@ -206,8 +208,8 @@ TEST_CASE_FIXTURE(evaluator_fixture,
   CHECK(expected.raw != evaluate(*net, model.params.data(), none, *data).overall);
   CHECK(expected.raw != expected.ema);
   CHECK(*reports == std::vector<report>{expected});
-  CHECK(*counts[0] == 1);
-  CHECK(*counts[1] == 1);
+  CHECK(*events ==
+        std::vector<std::string>{"shard 0 snapshot 2", "shard 1 snapshot 2", "report 2"});
 }
 
 TEST_CASE_FIXTURE(evaluator_fixture,
@@ -219,14 +221,10 @@ TEST_CASE_FIXTURE(evaluator_fixture,
   model.ema = model.params;
   model.step = 1002;
   place(net->layout(), 2, placement_kind::balanced, model);
-  std::vector<shard_actor> relays;
-  for (std::size_t k = 0; k < 2; ++k) {
-    others.push_back(sys->spawn(counting_relay, shards[k], std::make_shared<int>(0), events));
-    relays.push_back(caf::actor_cast<shard_actor>(others.back()));
-  }
-  start(net, images(), 2, 1001, 1006, relays);
-  CHECK(*events == std::vector<std::string>{"snapshot 1002", "snapshot 1002", "snapshot 1004",
-                                            "snapshot 1004", "report 1002"});
+  start(net, images(), 2, 1001, 1006, logging_relays());
+  CHECK(*events == std::vector<std::string>{"shard 0 snapshot 1002", "shard 1 snapshot 1002",
+                                            "shard 0 snapshot 1004", "shard 1 snapshot 1004",
+                                            "report 1002"});
   push_all(2);
   push_all(2);
   CHECK(reported_steps() == std::vector<std::int64_t>{1002, 1004, 1006});
