@@ -128,6 +128,15 @@ struct evaluator_fixture : testing::model_shards_fixture {
     return relays;
   }
 
+  // Two shards holding random parameters (their moving averages the same) at `step`.
+  void place_random_mlp(const model& net, std::int64_t step) {
+    model_values values;
+    values.params = normal_floats(net.layout().size(), 1);
+    values.ema = values.params;
+    values.step = step;
+    place(net.layout(), 2, placement_kind::balanced, values);
+  }
+
   std::vector<std::int64_t> reported_steps() const {
     std::vector<std::int64_t> steps;
     for (const auto& r : *reports) steps.push_back(r.step);
@@ -216,11 +225,7 @@ TEST_CASE_FIXTURE(evaluator_fixture,
                   "the next multiple's snapshot is asked for before an evaluation is computed, so "
                   "shards moving on during it do not make the next one skip") {
   const auto net = tiny_mlp();
-  model_values model;
-  model.params = normal_floats(net->layout().size(), 1);
-  model.ema = model.params;
-  model.step = 1002;
-  place(net->layout(), 2, placement_kind::balanced, model);
+  place_random_mlp(*net, 1002);
   start(net, images(), 2, 1001, 1006, logging_relays());
   CHECK(*events == std::vector<std::string>{"shard 0 snapshot 1002", "shard 1 snapshot 1002",
                                             "shard 0 snapshot 1004", "shard 1 snapshot 1004",
@@ -234,11 +239,7 @@ TEST_CASE_FIXTURE(evaluator_fixture,
                   "a shard past the step skips that evaluation and the next multiple after it is "
                   "evaluated, even while shard 0 is behind") {
   const auto net = tiny_mlp();
-  model_values model;
-  model.params = normal_floats(net->layout().size(), 1);
-  model.ema = model.params;
-  model.step = 1001;
-  place(net->layout(), 2, placement_kind::balanced, model);
+  place_random_mlp(*net, 1001);
   push(1);
   push(1);  // shard 1 at 1003 has passed 1002; shard 0 stands at 1001
   start(net, images(), 2, 1000, 1010);
@@ -255,11 +256,7 @@ TEST_CASE_FIXTURE(evaluator_fixture,
                   "a shard that is gone ends the evaluator with that shard's error instead of a "
                   "retry without end") {
   const auto net = tiny_mlp();
-  model_values model;
-  model.params = normal_floats(net->layout().size(), 1);
-  model.ema = model.params;
-  model.step = 1001;
-  place(net->layout(), 2, placement_kind::balanced, model);
+  place_random_mlp(*net, 1001);
   stop(shards[1]);
   start(net, images(), 2, 1000, 1010);  // settles: the evaluator goes quiet
   REQUIRE(ended->has_value());
