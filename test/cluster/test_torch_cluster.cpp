@@ -83,7 +83,7 @@ TEST_CASE("a LibTorch module with embedding rows on 2 ps learns planted sparse d
   MESSAGE("test log loss " << loss << " (planted " << data().planted_log_loss << ", constant "
                            << data().constant_log_loss << "), AUC " << *result->summary.test_auc);
   // At least half the way from the best constant predictor to the planted
-  // model (0.23 to 0.30 of the gap left in 7 runs).
+  // model (0.13 to 0.36 of the gap left in 6 runs, its rows by adagrad).
   CHECK(loss < data().planted_log_loss + 0.5 * (data().constant_log_loss - data().planted_log_loss));
   CHECK(*result->summary.test_auc > 0.75);
   CHECK_FALSE(result->rows.keys.empty());
@@ -117,8 +117,10 @@ TEST_CASE("a LibTorch module with two row variables of different widths and rule
   const double loss = *result->summary.test_log_loss;
   MESSAGE("test log loss " << loss << " (planted " << data().planted_log_loss << ", constant "
                            << data().constant_log_loss << "), AUC " << *result->summary.test_auc);
-  CHECK(loss < data().planted_log_loss + 0.6 * (data().constant_log_loss - data().planted_log_loss));
-  CHECK(*result->summary.test_auc > 0.7);
+  // Half the way from the best constant predictor to the planted model (0.18
+  // to 0.21 of the gap left in 5 runs).
+  CHECK(loss < data().planted_log_loss + 0.5 * (data().constant_log_loss - data().planted_log_loss));
+  CHECK(*result->summary.test_auc > 0.75);
   // Both variables' rows were pushed: keys below 2^16 are wide's, the rest deep's.
   const auto& keys = result->rows.keys;
   CHECK(std::any_of(keys.begin(), keys.end(), [](auto k) { return k < (1u << 16); }));

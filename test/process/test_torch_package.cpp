@@ -25,9 +25,10 @@ std::string install_and_build(const temp_dir& dir, const std::string& example) {
   const auto prefix = dir / "prefix";
   auto installed = install_into(DOWNPOUR_CMAKE, build_dir, prefix, dir / "install.log");
   REQUIRE_MESSAGE(installed.code == 0, installed.output);
-  for (const std::string file : {libdir + "/libdownpour_torch.a",
-                                 "include/downpour/model/torch/torch_model.hpp",
-                                 libdir + "/cmake/Downpour/DownpourTorchTargets.cmake"})
+  const std::vector<std::string> files = {libdir + "/libdownpour_torch.a",
+                                          "include/downpour/model/torch/torch_model.hpp",
+                                          libdir + "/cmake/Downpour/DownpourTorchTargets.cmake"};
+  for (const std::string& file : files)
     CHECK_MESSAGE(fs::exists(fs::path(prefix) / file), file);
   const std::string source = prefix + "/share/downpour/examples/" + example;
   auto built = build_against({DOWNPOUR_CMAKE, DOWNPOUR_CXX, dir.str()}, source, prefix,
