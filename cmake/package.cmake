@@ -153,8 +153,9 @@ set(CPACK_PROJECT_CONFIG_FILE ${CMAKE_CURRENT_BINARY_DIR}/generated/cpack_projec
 include(CPack)
 
 # test_package installs and packages this build (what that needs built, and
-# where); test_package_build and test_package_portable configure `make package`'s build.
-foreach(program test_package test_package_build test_package_portable)
+# where); test_package_build and test_package_portable configure `make package`'s build;
+# test_torch_package installs a build with LibTorch (cmake/torch.cmake).
+foreach(program test_package test_package_build test_package_portable test_torch_package)
   set(test ${DOWNPOUR_TEST_TARGET_${program}})
   if(test AND TARGET ${test})
     add_dependencies(${test} downpour_library)

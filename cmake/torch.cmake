@@ -48,6 +48,7 @@ foreach(src ${TORCH_TEST_SOURCES})
   get_filename_component(dir ${src} DIRECTORY)
   get_filename_component(label ${dir} NAME)
   add_executable(${name} ${src} $<TARGET_OBJECTS:doctest_main>)
+  set(DOWNPOUR_TEST_TARGET_${name} ${name})  # cmake/package.cmake: test_torch_package
   target_link_libraries(${name} PRIVATE downpour_test_settings downpour_torch)
   # The tests train the examples' very networks (examples/torch_*/*.hpp).
   target_include_directories(${name} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/examples)

@@ -21,7 +21,8 @@ struct pooled_mlp : torch::nn::Module {
 
   torch::Tensor forward(const downpour::torch_batch& b) {
     // embedding_bag's sum mode with per-feature weights: sum_j x_j rows[slot_j].
-    const auto pooled = torch::embedding_bag(b.rows, b.slots, b.offsets, false, 0, false, b.values);
+    const downpour::torch_lookup& e = b.lookups[0];  // the row variable "embedding"
+    const auto pooled = torch::embedding_bag(e.rows, e.slots, e.offsets, false, 0, false, e.values);
     return top->forward(std::get<0>(pooled));
   }
 
@@ -48,9 +49,13 @@ inline downpour::torch_model_spec spec_for(const downpour::model_request& r,
                                      return net->forward(b);
                                    }};
   };
-  spec.rows = downpour::row_variable_info{
-      "embedding", rows, static_cast<std::size_t>(dim),
-      {downpour::init_kind::truncated_normal, 0.01f}};
+  downpour::torch_row_variable embedding;
+  embedding.name = "embedding";
+  embedding.rows = rows;
+  embedding.cols = static_cast<std::size_t>(dim);
+  embedding.init = {downpour::init_kind::truncated_normal, 0.01f};
+  embedding.update.rule = r.choice.sparse_update;  // --sparse-optimizer
+  spec.row_variables = {embedding};
   return spec;
 }
 

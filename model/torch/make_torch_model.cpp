@@ -3,6 +3,7 @@
 // name: the workspace it makes includes torch_model.hpp).
 #include <algorithm>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "model/torch/torch_workspace.hpp"
@@ -39,10 +40,12 @@ model_layout layout_of(const torch_model_spec& spec) {
     vars.push_back(variable_of(named.key(), named.value(), spec.rule(named.key(), named.value())));
   if (vars.empty())
     throw std::invalid_argument("torch model " + spec.kind + ": the module has no parameters");
-  if (spec.rows) {
-    variable_spec rows{spec.rows->name, static_cast<std::size_t>(spec.rows->rows),
-                       spec.rows->cols, spec.rows->init, false, storage::rows};
-    vars.push_back(rows);
+  for (const torch_row_variable& r : spec.row_variables) {
+    if (r.first_feature >= r.end_feature)
+      throw std::invalid_argument("torch model " + spec.kind + ": row variable " + r.name +
+                                  " looks up no features: [" + std::to_string(r.first_feature) +
+                                  ", " + std::to_string(r.end_feature) + ")");
+    vars.push_back({r.name, r.rows, r.cols, r.init, false, storage::rows, r.update, r.reg});
   }
   return model_layout(spec.kind, spec.spec, vars);
 }

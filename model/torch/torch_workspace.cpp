@@ -7,7 +7,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "model/sparse_models.hpp"
 #include "model/torch/torch_workspace.hpp"
 
 namespace downpour {
@@ -20,11 +19,25 @@ torch::Tensor view_of(const float* data, const std::vector<std::int64_t>& shape)
   return torch::from_blob(const_cast<float*>(data), shape, torch::kFloat32);
 }
 
+// sum(w^2) in 8 independent partial sums: one running sum is a chain of
+// dependent adds the compiler may not reorder (without -ffast-math), and was
+// most of the adapter's own time in an MLP step (perf of bench_torch); these
+// vectorize.
+float sum_of_squares(const float* w, std::size_t n) {
+  float lanes[8] = {};
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (std::size_t k = 0; k < 8; ++k) lanes[k] += w[i + k] * w[i + k];
+  for (; i < n; ++i) lanes[0] += w[i] * w[i];
+  float total = 0.0f;
+  for (float lane : lanes) total += lane;
+  return total;
+}
+
 }  // namespace
 
 torch_workspace::torch_workspace(const torch_model_spec& spec, const model_layout& layout)
-    : spec_(spec), layout_(layout), net_(spec.make()),
-      hashing_(spec.rows ? spec.rows->rows : 1, kFeatureHashSeed), gathered_(hashing_) {
+    : spec_(spec), layout_(layout), net_(spec.make()), lookups_(spec.row_variables, layout) {
   for (const auto& named : net_.module->named_parameters(true)) parameters_.push_back(named.value());
   if (parameters_.size() != layout_.variables().size())
     throw std::invalid_argument("torch model: make() returned a module of " +
@@ -48,55 +61,31 @@ void torch_workspace::bind_gradients(float* grad) {
   bound_grad_ = grad;
 }
 
-void torch_workspace::gather(const batch& b) {
-  if (b.offsets.size() < b.size + 1)
-    throw std::invalid_argument(
-        "torch model: a batch without sparse features (a row variable needs "
-        "--data-format=libsvm)");
-  csr_.offsets = b.offsets;  // assignments reuse the buffers once grown
-  csr_.keys = b.keys;
-  csr_.values = b.values;
-  csr_.labels.resize(b.size);
-  gathered_.gather(csr_, 0, b.size);
-  const std::vector<std::uint32_t>& slots = gathered_.slots();
-  slots_.assign(slots.begin(), slots.end());
-  offsets_.assign(b.offsets.begin(), b.offsets.begin() + static_cast<std::ptrdiff_t>(b.size));
-}
-
-torch_batch torch_workspace::inputs(const batch& b, const float* rows) {
-  torch_batch in;
+// The batch's labels and dense features; the lookups are set by the caller.
+const torch_batch& torch_workspace::inputs(const batch& b) {
   const auto n = static_cast<std::int64_t>(b.size);
   labels_.assign(b.y.begin(), b.y.begin() + n);
-  in.labels = torch::from_blob(labels_.data(), {n}, torch::kInt64);
-  if (!rows) {
-    in.x = view_of(b.x.data(), {n, static_cast<std::int64_t>(b.input_size)});
-    return in;
-  }
-  const auto keys = static_cast<std::int64_t>(gathered_.keys().size());
-  const auto cols = static_cast<std::int64_t>(spec_.rows->cols);
-  in.rows = view_of(rows, {keys, cols});
-  in.slots = torch::from_blob(slots_.data(), {static_cast<std::int64_t>(slots_.size())},
-                              torch::kInt64);
-  in.offsets = torch::from_blob(offsets_.data(), {n}, torch::kInt64);
-  in.values = view_of(csr_.values.data(), {static_cast<std::int64_t>(slots_.size())});
-  return in;
+  batch_.labels = torch::from_blob(labels_.data(), {n}, torch::kInt64);
+  if (lookups_.empty()) batch_.x = view_of(b.x.data(), {n, static_cast<std::int64_t>(b.input_size)});
+  return batch_;
 }
 
-// Runs autograd into the bound gradients, then adds TensorFlow's L2 term
-// l2 * sum(w^2) / 2 of the regularized variables and its gradient l2 * w.
+// TensorFlow's L2 term of the regularized variables: l2 * sum(w^2) / 2.
+float torch_workspace::l2_term(const float* params) const {
+  float squares = 0.0f;
+  for (const variable_info& v : layout_.variables())
+    if (v.regularized) squares += sum_of_squares(params + v.offset, v.size());
+  return 0.5f * spec_.l2 * squares;
+}
+
+// Runs autograd into the bound gradients, then adds the L2 term's gradient l2 * w.
 float torch_workspace::backward_and_l2(torch::Tensor loss, const float* params, float* grad) {
   std::fill(grad, grad + layout_.size(), 0.0f);
   loss.backward();
-  float total = loss.item<float>();
-  float squares = 0.0f;
-  for (const variable_info& v : layout_.variables()) {
-    if (!v.regularized) continue;
-    for (std::size_t i = v.offset; i < v.offset + v.size(); ++i) {
-      squares += params[i] * params[i];
-      grad[i] += spec_.l2 * params[i];
-    }
-  }
-  return total + 0.5f * spec_.l2 * squares;
+  for (const variable_info& v : layout_.variables())
+    if (v.regularized)
+      for (std::size_t i = v.offset; i < v.offset + v.size(); ++i) grad[i] += spec_.l2 * params[i];
+  return loss.item<float>() + l2_term(params);
 }
 
 const float* torch_workspace::keep_scores(torch::Tensor scores) {
@@ -104,67 +93,57 @@ const float* torch_workspace::keep_scores(torch::Tensor scores) {
   return scores_.data_ptr<float>();
 }
 
-void torch_workspace::require_rows(bool with_rows) const {
-  if (with_rows != spec_.rows.has_value())
-    throw std::logic_error(spec_.rows ? "torch model: a batch's loss and scores need its rows"
-                                      : "torch model: rows given to a model without a row variable");
+void torch_workspace::refuse_without_rows() const {
+  if (!lookups_.empty())
+    throw std::logic_error("torch model: a batch's loss and scores need its rows");
 }
 
 float torch_workspace::loss_and_gradient(const float* params, const batch& b, float* grad) {
-  require_rows(false);
+  refuse_without_rows();
   bind_parameters(params);
   bind_gradients(grad);
-  const torch_batch in = inputs(b, nullptr);
+  const torch_batch& in = inputs(b);
   return backward_and_l2(spec_.loss(net_.forward(in), in.labels), params, grad);
 }
 
 float torch_workspace::loss(const float* params, const batch& b) {
-  require_rows(false);
+  refuse_without_rows();
   bind_parameters(params);
   torch::NoGradGuard no_grad;
-  const torch_batch in = inputs(b, nullptr);
-  float total = spec_.loss(net_.forward(in), in.labels).item<float>();
-  float squares = 0.0f;
-  for (const variable_info& v : layout_.variables())
-    if (v.regularized)
-      for (std::size_t i = v.offset; i < v.offset + v.size(); ++i) squares += params[i] * params[i];
-  return total + 0.5f * spec_.l2 * squares;
+  const torch_batch& in = inputs(b);
+  return spec_.loss(net_.forward(in), in.labels).item<float>() + l2_term(params);
 }
 
 const float* torch_workspace::scores(const float* params, const batch& b) {
-  require_rows(false);
+  refuse_without_rows();
   bind_parameters(params);
   torch::NoGradGuard no_grad;
-  return keep_scores(net_.forward(inputs(b, nullptr)));
+  return keep_scores(net_.forward(inputs(b)));
 }
 
 const std::vector<std::uint64_t>& torch_workspace::touched_rows(const batch& b) {
-  if (!spec_.rows) return model_workspace::touched_rows(b);
-  gather(b);
-  return gathered_.keys();
+  if (lookups_.empty()) return model_workspace::touched_rows(b);
+  return lookups_.gather(b);
 }
 
 float torch_workspace::loss_and_gradient(const float* params, const float* rows, const batch& b,
                                          float* grad, float* row_grad) {
-  if (!spec_.rows) return loss_and_gradient(params, b, grad);
+  if (lookups_.empty()) return loss_and_gradient(params, b, grad);
   bind_parameters(params);
   bind_gradients(grad);
-  gather(b);
-  torch_batch in = inputs(b, rows);
-  in.rows.requires_grad_(true);
-  const std::size_t row_floats = gathered_.keys().size() * spec_.rows->cols;
-  std::fill(row_grad, row_grad + row_floats, 0.0f);
-  in.rows.mutable_grad() = view_of(row_grad, shape_of(in.rows));
-  torch::Tensor loss = spec_.loss(net_.forward(in), in.labels);
-  return backward_and_l2(loss, params, grad);
+  lookups_.gather(b);
+  batch_.lookups = lookups_.lookups_with_gradient(rows, row_grad);
+  const torch_batch& in = inputs(b);
+  return backward_and_l2(spec_.loss(net_.forward(in), in.labels), params, grad);
 }
 
 const float* torch_workspace::scores(const float* params, const float* rows, const batch& b) {
-  if (!spec_.rows) return scores(params, b);
+  if (lookups_.empty()) return scores(params, b);
   bind_parameters(params);
-  gather(b);
+  lookups_.gather(b);
   torch::NoGradGuard no_grad;
-  return keep_scores(net_.forward(inputs(b, rows)));
+  batch_.lookups = lookups_.lookups(rows);
+  return keep_scores(net_.forward(inputs(b)));
 }
 
 }  // namespace downpour

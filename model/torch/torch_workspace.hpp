@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "model/sparse_logreg.hpp"
+#include "model/torch/torch_lookups.hpp"
 #include "model/torch/torch_model.hpp"
 
 namespace downpour {
@@ -25,11 +25,11 @@ class torch_workspace final : public model_workspace {
  private:
   void bind_parameters(const float* params);
   void bind_gradients(float* grad);
-  torch_batch inputs(const batch& b, const float* rows);
-  void gather(const batch& b);
+  const torch_batch& inputs(const batch& b);
   float backward_and_l2(torch::Tensor loss, const float* params, float* grad);
+  float l2_term(const float* params) const;
   const float* keep_scores(torch::Tensor scores);
-  void require_rows(bool with_rows) const;
+  void refuse_without_rows() const;
 
   torch_model_spec spec_;
   model_layout layout_;
@@ -38,13 +38,9 @@ class torch_workspace final : public model_workspace {
   const float* bound_params_ = nullptr;    // what parameters_ view
   float* bound_grad_ = nullptr;            // what their gradients view
   std::vector<std::int64_t> labels_;
+  torch_batch batch_;  // reused: its lookups' storage stays
   torch::Tensor scores_;
-  // The row variable's batch: features hashed into rows, as embedding_bag indices.
-  sparse_logreg hashing_;
-  logreg_batch gathered_;
-  sparse_examples csr_;
-  std::vector<std::int64_t> slots_;
-  std::vector<std::int64_t> offsets_;
+  torch_lookups lookups_;
 };
 
 }  // namespace downpour
