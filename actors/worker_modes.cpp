@@ -6,15 +6,25 @@
 
 namespace downpour {
 
+// Pipelined: a dense model in async; with a row variable in async and in
+// ssp (admitted a step ahead, which --staleness 0 never allows). Sync pulls
+// wait at the shards for the step the push makes: nothing to prefetch.
 bool prefetches(const worker_state& st) {
-  return st.cfg.pipeline && st.cfg.mode == train_mode::async && !has_rows(st.cfg);
+  if (!st.cfg.pipeline) return false;
+  if (!has_rows(st.cfg)) return st.cfg.mode == train_mode::async;
+  return st.cfg.mode == train_mode::async ||
+         (st.cfg.mode == train_mode::ssp && st.cfg.staleness > 0);
 }
 
-// Async with rows: a push and the next pull go in one message (push_pull),
-// as they would follow each other anyway. Ssp waits to be admitted between
-// them, sync pulls wait for the next step.
+bool prefetches_rows(const worker_state& st) {
+  return has_rows(st.cfg) && prefetches(st);
+}
+
+// Async with rows, not pipelined: a push and the next pull go in one
+// message (push_pull), as they would follow each other anyway. Ssp waits to
+// be admitted between them, sync pulls wait for the next step.
 bool exchanges(const worker_state& st) {
-  return st.cfg.mode == train_mode::async && has_rows(st.cfg);
+  return st.cfg.mode == train_mode::async && has_rows(st.cfg) && !prefetches(st);
 }
 
 // Sync: the global step a push is for. Shards may stand at different steps
