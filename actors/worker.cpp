@@ -191,7 +191,8 @@ bool finite_batch(const worker_state& st) {
 }
 
 // Skipping a bad batch: a dense model computes the next one on the same
-// parameters; a sparse one must first pull the next batch's rows.
+// parameters; a sparse one must first pull the next batch's rows (unless
+// they were prefetched).
 void after_skip(worker_pointer self) {
   auto& st = self->state;
   const bool pulled = st.prefetched;
@@ -254,14 +255,23 @@ void watch_peers(worker_pointer self) {
   self->monitor(st.cfg.supervisor);
 }
 
+// A model with row variables computes each batch in the workspace that
+// gathered its keys: one per batch the worker holds.
+void make_workspaces(worker_state& st) {
+  const std::size_t n = st.cfg.batch_size;
+  if (!has_rows(st.cfg)) {
+    st.workspace = st.cfg.net->workspace(n);
+    return;
+  }
+  st.held[0].workspace = st.cfg.net->workspace(n);
+  if (prefetches_rows(st)) st.held[1].workspace = st.cfg.net->workspace(n);
+}
+
 worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   end_on_exception(self);
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  if (!has_rows(st.cfg))
-    st.workspace = st.cfg.net->workspace(st.cfg.batch_size);
-  for (std::size_t i = 0; has_rows(st.cfg) && i < (prefetches_rows(st) ? 2 : 1); ++i)
-    st.held[i].workspace = st.cfg.net->workspace(st.cfg.batch_size);
+  make_workspaces(st);
   attach_meter(st, self->system());
   if (!st.cfg.stream)
     st.source = std::make_unique<memory_batches>(st.cfg.train, st.cfg.batch_size, st.cfg.batch_seed);
