@@ -19,8 +19,11 @@ std::string range_text(row_range r) {
 
 }  // namespace
 
-shard_rows::shard_rows(const row_tables_spec& spec, row_range owned)
-    : table_(spec), owned_(owned) {}
+shard_rows::shard_rows(const row_tables_spec& spec, row_range owned, train_mode mode)
+    : table_(spec),
+      owned_(owned),
+      pulls_kept_(mode == train_mode::sync ? 1 : 2),
+      pushes_spend_(mode != train_mode::sync) {}
 
 caf::error shard_rows::load(const row_part& part) {
   if (part.first != owned_.first || part.last != owned_.last)
@@ -58,7 +61,7 @@ caf::error shard_rows::check_keys(const key_list& keys, const char* what) const 
 caf::expected<tensor> shard_rows::pull(std::uint32_t worker, const key_list& keys) {
   if (auto err = check_keys(keys, "a pull")) return err;
   auto& pulls = pulled_[worker];
-  if (pulls.size() == kPullsKept) {
+  if (pulls.size() == pulls_kept_) {
     // Reuses the oldest key list's memory: no allocation per pull.
     pulls.push_back(std::move(pulls.front()));
     pulls.pop_front();
@@ -81,10 +84,10 @@ bool shard_rows::spend_pull(const push_msg& m) {
   const auto& keys = m.keys.keys;
   for (std::size_t i = 0; i < pulls.size(); ++i) {
     if (!std::includes(pulls[i].begin(), pulls[i].end(), keys.begin(), keys.end())) continue;
-    pulls.erase(pulls.begin(), pulls.begin() + static_cast<std::ptrdiff_t>(i + 1));
+    if (pushes_spend_) pulls.erase(pulls.begin(), pulls.begin() + static_cast<std::ptrdiff_t>(i + 1));
     return true;
   }
-  pulls.clear();
+  if (pushes_spend_) pulls.clear();
   return false;
 }
 

@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "config/options.hpp"
 #include "protocol/messages.hpp"
 #include "protocol/placement.hpp"
 #include "model/row_tables.hpp"
@@ -23,7 +24,7 @@ namespace downpour {
 
 class shard_rows {
  public:
-  shard_rows(const row_tables_spec& spec, row_range owned);
+  shard_rows(const row_tables_spec& spec, row_range owned, train_mode mode);
 
   // An init or restore: the rows owned and held from now on.
   caf::error load(const row_part& part);
@@ -36,10 +37,10 @@ class shard_rows {
   caf::expected<tensor> pull(std::uint32_t worker, const key_list& keys);
 
   // Whether the rows of a push may be applied: keys the worker pulled, each
-  // with its variable's width of values, all finite. A push so far spends
-  // the oldest pull that holds its keys and every older one (a batch
+  // with its variable's width of values, all finite. Async and ssp: a push
+  // spends the oldest pull that holds its keys and every older one (a batch
   // skipped as bad pushes nothing); a push of rows no pull holds spends
-  // them all.
+  // them all. Sync: the worker's last pull, which a push never spends.
   caf::error claim(const push_msg& m);
 
   void apply(const push_msg& m, update_moment at);  // async, ssp
@@ -53,10 +54,12 @@ class shard_rows {
   caf::error check_keys(const key_list& keys, const char* what) const;
   bool spend_pull(const push_msg& m);
 
-  // A pipelined worker pulls the next batch's rows before it pushes the
-  // gradient of the batch in hand: two pulls per worker are outstanding at
-  // most, and an older one is forgotten.
-  static constexpr std::size_t kPullsKept = 2;
+  // A pipelined worker (async, ssp) pulls the next batch's rows before it
+  // pushes the gradient of the batch in hand: two pulls per worker are
+  // outstanding at most, and an older one is forgotten. Sync prefetches
+  // nothing: one.
+  std::size_t pulls_kept_;
+  bool pushes_spend_;
 
   row_tables table_;
   row_range owned_;

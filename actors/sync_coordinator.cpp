@@ -117,7 +117,8 @@ void on_join(coordinator_pointer self, std::uint32_t worker) {
 
 // A worker that finished `finished` steps may read for `step` (the step it
 // starts, or a pipelined worker's next one) once that step is within the
-// bound of the slowest live clock, its own included.
+// bound of the slowest live clock, its own included; the answer is that
+// step (counted from the worker's clock as the coordinator holds it).
 caf::result<std::int64_t> on_clock(coordinator_pointer self, std::uint32_t worker,
                                    std::int64_t finished, std::int64_t step) {
   if (!from_joined(self, worker, "a clock"))
@@ -128,7 +129,7 @@ caf::result<std::int64_t> on_clock(coordinator_pointer self, std::uint32_t worke
   release_admitted(self);
   const std::int64_t clock = st.clocks.count(worker) ? st.clocks[worker] : finished;
   const std::int64_t reading = clock + std::max<std::int64_t>(step - finished, 0);
-  if (may_advance(reading, st.clocks, st.cfg.staleness)) return finished;
+  if (may_advance(reading, st.clocks, st.cfg.staleness)) return reading;
   auto rp = self->make_response_promise<std::int64_t>();
   st.waiting.emplace(worker, std::make_pair(reading, rp));
   return rp;

@@ -30,7 +30,7 @@
 //  async: the ticket (the global step the push makes, from the supervisor) is
 //         asked for right after each push and travels with the pulls; holding
 //         waits for it. --pipeline: the next pulls go out at the compute
-//         (with a row variable, of the next batch, drawn then).
+//         (with a row variable: with the push, in one message).
 //  ssp:   the coordinator first admits the step (staleness bound), then as async;
 //         pipelined with a row variable, it admits the next step at the compute
 //         and that batch's rows are pulled then.

@@ -2,8 +2,7 @@
 // computes next, each shard asked in parallel. Pipelined, the next step's
 // pulls go out before the compute and are answered while it runs: a dense
 // model's parameters in async; with a row variable, the next batch's rows
-// (and the dense part) in async and in ssp (docs/sparse.md, "Pipelined
-// pulls").
+// (and the dense part) in ssp (docs/sparse.md, "Pipelined pulls").
 #include <type_traits>
 
 #include "actors/worker_state.hpp"

@@ -1,8 +1,8 @@
 // A worker of a model with a row variable (logreg), pipelined, on CAF's
 // deterministic scheduler: the stand-in shard records every pull, push and
 // push_pull in the order it got them, so the tests see the next batch's rows
-// pulled before the gradient of the batch in hand is pushed (async, ssp),
-// and not in sync or unpipelined.
+// pulled before the gradient of the batch in hand is pushed in ssp, with the
+// push in one message in async, and after the push in sync.
 #include <doctest/doctest.h>
 
 #include <memory>
@@ -177,32 +177,19 @@ using kinds = std::vector<std::string>;
 }  // namespace
 
 TEST_CASE_FIXTURE(rows_fixture,
-                  "a pipelined async worker pulls the next batch's rows before it pushes the "
-                  "gradient of the batch in hand, whose rows it pushes") {
-  auto worker = start(train_mode::async, true);
-  // The first batch's pull, then the next batch's, sent before the compute.
-  CHECK(s->kinds() == kinds{"pull", "pull"});
-  answer_ticket(0, 0);
-  // The push of the first batch; the second's rows were in, so its compute
-  // began at once and prefetched the third batch's rows.
-  REQUIRE(s->kinds() == kinds{"pull", "pull", "push", "pull"});
-  CHECK(s->events[2].keys == s->events[0].keys);
-  CHECK(s->events[0].keys != s->events[1].keys);
-  answer_ticket(1, 1);
-  REQUIRE(s->kinds() == kinds{"pull", "pull", "push", "pull", "push", "pull"});
-  CHECK(s->events[4].keys == s->events[1].keys);
-  stop(worker);
-}
-
-TEST_CASE_FIXTURE(rows_fixture,
-                  "an unpipelined async worker pushes and pulls the next batch's rows in one "
-                  "message after the compute") {
-  auto worker = start(train_mode::async, false);
-  CHECK(s->kinds() == kinds{"pull"});
-  answer_ticket(0, 0);
-  REQUIRE(s->kinds() == kinds{"pull", "push_pull"});
-  CHECK(s->events[1].keys == s->events[0].keys);
-  stop(worker);
+                  "an async worker, pipelined or not, pushes and pulls the next batch's rows in "
+                  "one message after the compute") {
+  for (const bool pipeline : {true, false}) {
+    CAPTURE(pipeline);
+    s->events.clear();
+    auto worker = start(train_mode::async, pipeline);
+    CHECK(s->kinds() == kinds{"pull"});
+    answer_ticket(s->tickets.size() - 1, 0);
+    REQUIRE(s->kinds() == kinds{"pull", "push_pull"});
+    CHECK(s->events[1].keys == s->events[0].keys);
+    CHECK(s->events[1].next_keys != s->events[0].keys);
+    stop(worker);
+  }
 }
 
 TEST_CASE_FIXTURE(rows_fixture,
@@ -247,10 +234,14 @@ TEST_CASE_FIXTURE(rows_fixture,
 }
 
 TEST_CASE_FIXTURE(rows_fixture,
-                  "a pipelined worker told the job is over while its next batch's rows are "
+                  "a pipelined ssp worker told the job is over while its next batch's rows are "
                   "pulled leaves without pushing again") {
-  auto worker = start(train_mode::async, true);
+  auto worker = start(train_mode::ssp, true);
+  admit(0);
+  admit(1);
   answer_ticket(0, 0);
+  admit(2);
+  CHECK(s->kinds() == kinds{"pull", "pull", "push", "pull"});
   answer_ticket(1, -1);
   CHECK(s->kinds() == kinds{"pull", "pull", "push", "pull"});
   CHECK(s->dones == std::vector<std::uint32_t>{0});
