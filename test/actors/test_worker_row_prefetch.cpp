@@ -5,6 +5,7 @@
 // push in one message in async, and after the push in sync.
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,8 +35,10 @@ struct seen {
   std::vector<caf::response_promise> tickets;
   std::vector<caf::response_promise> clocks;
   std::vector<std::int64_t> clock_steps;  // the step each clock asks to read for
+  std::vector<caf::response_promise> verdicts;
   std::vector<std::uint32_t> dones;
   std::int64_t pushes = 0;
+  int nan_pulls = 0;  // the first pulls answered with NaN rows (a bad batch)
 
   std::vector<std::string> kinds() const {
     std::vector<std::string> out;
@@ -66,16 +69,17 @@ std::shared_ptr<const dataset> tiny_sparse_data() {
   return sparse_dataset(std::move(x));
 }
 
-pull_reply rows_reply(std::int64_t step, std::size_t rows) {
-  return pull_reply{step, shared_tensor{floats(tiny_logreg()->layout().size(), 0.0f)}, false,
-                    tensor{floats(rows, 0.0f)}};
+pull_reply rows_reply(seen& s, std::size_t rows) {
+  const float value = s.nan_pulls-- > 0 ? std::numeric_limits<float>::quiet_NaN() : 0.0f;
+  return pull_reply{s.pushes, shared_tensor{floats(tiny_logreg()->layout().size(), 0.0f)}, false,
+                    tensor{floats(rows, value)}};
 }
 
 caf::behavior fake_row_shard(caf::event_based_actor*, std::shared_ptr<seen> s) {
   return {
       [=](pull_atom, const row_pull& p) {
         s->events.push_back({"pull", p.keys.keys, {}});
-        return rows_reply(s->pushes, p.keys.size());
+        return rows_reply(*s, p.keys.size());
       },
       [=](push_atom, const push_msg& m) {
         s->events.push_back({"push", m.keys.keys, {}});
@@ -83,7 +87,8 @@ caf::behavior fake_row_shard(caf::event_based_actor*, std::shared_ptr<seen> s) {
       },
       [=](push_atom, const push_pull& x) {
         s->events.push_back({"push_pull", x.push.keys.keys, x.pull.keys.keys});
-        return push_pull_reply{++s->pushes, caf::error{}, rows_reply(s->pushes, x.pull.keys.size())};
+        ++s->pushes;
+        return push_pull_reply{s->pushes, caf::error{}, rows_reply(*s, x.pull.keys.size())};
       },
   };
 }
@@ -93,6 +98,13 @@ using answer_atom = caf::atom_constant<caf::atom("answer")>;
 caf::behavior fake_supervisor(caf::event_based_actor* self, std::shared_ptr<seen> s) {
   return {
       [=](answer_atom, ticket_atom, std::size_t i, std::int64_t x) { s->tickets.at(i).deliver(x); },
+      [=](answer_atom, diverged_atom, std::size_t i, std::int64_t x) {
+        s->verdicts.at(i).deliver(x);
+      },
+      [=](diverged_atom, std::uint32_t, std::int64_t, float) {
+        s->verdicts.push_back(self->make_response_promise());
+        return s->verdicts.back();
+      },
       [=](ticket_atom, std::uint32_t, float) {
         s->tickets.push_back(self->make_response_promise());
         return s->tickets.back();
@@ -245,6 +257,22 @@ TEST_CASE_FIXTURE(rows_fixture,
   answer_ticket(1, -1);
   CHECK(s->kinds() == kinds{"pull", "pull", "push", "pull"});
   CHECK(s->dones == std::vector<std::uint32_t>{0});
+  stop(worker);
+}
+
+TEST_CASE_FIXTURE(rows_fixture,
+                  "a pipelined ssp worker told to skip a bad batch computes the prefetched one "
+                  "next, without pulling its rows again") {
+  s->nan_pulls = 1;
+  auto worker = start(train_mode::ssp, true);
+  admit(0);
+  admit(1);
+  answer_ticket(0, 0);
+  REQUIRE(s->verdicts.size() == 1);  // the first batch's loss is NaN: never pushed
+  CHECK(s->kinds() == kinds{"pull", "pull"});
+  answer(fakes[1], diverged_atom_v, 0, 1);  // skip it
+  REQUIRE(s->kinds() == kinds{"pull", "pull", "push"});
+  CHECK(s->events[2].keys == s->events[1].keys);  // the prefetched batch, with the ticket held
   stop(worker);
 }
 
