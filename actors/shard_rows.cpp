@@ -82,9 +82,9 @@ bool shard_rows::spend_pull(const push_msg& m) {
   if (it == pulled_.end()) return false;
   auto& pulls = it->second;
   const auto& keys = m.keys.keys;
-  for (std::size_t i = 0; i < pulls.size(); ++i) {
-    if (!std::includes(pulls[i].begin(), pulls[i].end(), keys.begin(), keys.end())) continue;
-    if (pushes_spend_) pulls.erase(pulls.begin(), pulls.begin() + static_cast<std::ptrdiff_t>(i + 1));
+  for (auto p = pulls.begin(); p != pulls.end(); ++p) {
+    if (!std::includes(p->begin(), p->end(), keys.begin(), keys.end())) continue;
+    if (pushes_spend_) pulls.erase(pulls.begin(), p + 1);
     return true;
   }
   if (pushes_spend_) pulls.clear();

@@ -54,10 +54,10 @@ class shard_rows {
   caf::error check_keys(const key_list& keys, const char* what) const;
   bool spend_pull(const push_msg& m);
 
-  // A pipelined worker (async, ssp) pulls the next batch's rows before it
-  // pushes the gradient of the batch in hand: two pulls per worker are
-  // outstanding at most, and an older one is forgotten. Sync prefetches
-  // nothing: one.
+  // A pipelined ssp worker pulls the next batch's rows before it pushes the
+  // gradient of the batch in hand: two pulls per worker are outstanding at
+  // most, and an older one is forgotten (async keeps the same record; its
+  // push comes before the next pull). Sync prefetches nothing: one.
   std::size_t pulls_kept_;
   bool pushes_spend_;
 
