@@ -110,7 +110,7 @@ caf::error take_rows(parameter_shard_state& st, row_part& last) {
     return part.keys.size() == 0
                ? caf::none
                : caf::make_error(errc::shape_mismatch, "rows sent to a shard of a dense model");
-  st.rows.emplace(st.cfg.rows, row_range{part.first, part.last});
+  st.rows.emplace(st.cfg.rows, row_range{part.first, part.last}, st.cfg.mode);
   return st.rows->load(part);
 }
 

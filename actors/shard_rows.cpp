@@ -19,8 +19,11 @@ std::string range_text(row_range r) {
 
 }  // namespace
 
-shard_rows::shard_rows(const row_tables_spec& spec, row_range owned)
-    : table_(spec), owned_(owned) {}
+shard_rows::shard_rows(const row_tables_spec& spec, row_range owned, train_mode mode)
+    : table_(spec),
+      owned_(owned),
+      pulls_kept_(mode == train_mode::sync ? 1 : 2),
+      pushes_spend_(mode != train_mode::sync) {}
 
 caf::error shard_rows::load(const row_part& part) {
   if (part.first != owned_.first || part.last != owned_.last)
@@ -57,11 +60,38 @@ caf::error shard_rows::check_keys(const key_list& keys, const char* what) const 
 
 caf::expected<tensor> shard_rows::pull(std::uint32_t worker, const key_list& keys) {
   if (auto err = check_keys(keys, "a pull")) return err;
-  pulled_[worker] = keys.keys;
+  auto& pulls = pulled_[worker];
+  if (pulls.size() == pulls_kept_) {
+    // Reuses the oldest key list's memory: no allocation per pull.
+    pulls.push_back(std::move(pulls.front()));
+    pulls.pop_front();
+    pulls.back() = keys.keys;
+  } else {
+    pulls.push_back(keys.keys);
+  }
   return tensor{table_.pull(keys.keys)};
 }
 
-caf::error shard_rows::check(const push_msg& m) const {
+// A push is for the oldest pull that holds its keys: pushes come in the
+// order of their pulls, and a pull is pushed for at most once, so the rows
+// of a pull already pushed for (the ids of a previous batch) are refused.
+// A worker's own pushes always name rows it pulled: one that does not is
+// forged, and its pulls are spent with it (the worker pulls again).
+bool shard_rows::spend_pull(const push_msg& m) {
+  auto it = pulled_.find(m.worker);
+  if (it == pulled_.end()) return false;
+  auto& pulls = it->second;
+  const auto& keys = m.keys.keys;
+  for (auto p = pulls.begin(); p != pulls.end(); ++p) {
+    if (!std::includes(p->begin(), p->end(), keys.begin(), keys.end())) continue;
+    if (pushes_spend_) pulls.erase(pulls.begin(), p + 1);
+    return true;
+  }
+  if (pushes_spend_) pulls.clear();
+  return false;
+}
+
+caf::error shard_rows::claim(const push_msg& m) {
   const auto from = " from worker " + std::to_string(m.worker);
   if (auto err = check_keys(m.keys, "a push")) return err;
   const std::size_t values = table_.spec().values_for(m.keys.keys);
@@ -70,14 +100,11 @@ caf::error shard_rows::check(const push_msg& m) const {
                                                      " row values for " +
                                                      std::to_string(m.keys.size()) + " rows of " +
                                                      std::to_string(values) + " values" + from);
-  auto it = pulled_.find(m.worker);
-  const bool pulled = it != pulled_.end() && std::includes(it->second.begin(), it->second.end(),
-                                                           m.keys.keys.begin(), m.keys.keys.end());
-  if (!pulled)
-    return caf::make_error(errc::unpulled_rows,
-                           "push of rows worker " + std::to_string(m.worker) + " did not pull");
   if (!all_finite(m.rows.values.data(), m.rows.values.size()))
     return caf::make_error(errc::not_finite, "row gradient" + from + " has NaN or inf");
+  if (!spend_pull(m))
+    return caf::make_error(errc::unpulled_rows,
+                           "push of rows worker " + std::to_string(m.worker) + " did not pull");
   return caf::none;
 }
 

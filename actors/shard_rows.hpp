@@ -1,7 +1,8 @@
 // A parameter shard's part of a model's row variables: the keys [first,
 // last) of their key space it owns (a range may span several variables),
 // of which only the rows pushed exist (model/row_tables), and
-// what each worker last pulled, since a worker may push only rows it pulled.
+// what each worker pulled and has not pushed yet, since a worker may push
+// only rows it pulled.
 // Async and ssp apply each push's rows at once; sync keeps a round's row
 // gradients and applies their mean per row (TF's SparseConditionalAccumulator)
 // when the round is complete. Refusals are errors with the reason; nothing
@@ -9,10 +10,12 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <vector>
 
+#include "config/options.hpp"
 #include "protocol/messages.hpp"
 #include "protocol/placement.hpp"
 #include "model/row_tables.hpp"
@@ -21,7 +24,7 @@ namespace downpour {
 
 class shard_rows {
  public:
-  shard_rows(const row_tables_spec& spec, row_range owned);
+  shard_rows(const row_tables_spec& spec, row_range owned, train_mode mode);
 
   // An init or restore: the rows owned and held from now on.
   caf::error load(const row_part& part);
@@ -29,12 +32,16 @@ class shard_rows {
   // Whether keys may be pulled: ascending, unique, in the rows owned.
   caf::error check_pull(const key_list& keys) const { return check_keys(keys, "a pull"); }
 
-  // The values of keys for worker's next batch, remembered as the rows it may push.
+  // The values of keys for one of worker's next batches, remembered as rows
+  // it may push.
   caf::expected<tensor> pull(std::uint32_t worker, const key_list& keys);
 
   // Whether the rows of a push may be applied: keys the worker pulled, each
-  // with its variable's width of values, all finite.
-  caf::error check(const push_msg& m) const;
+  // with its variable's width of values, all finite. Async and ssp: a push
+  // spends the oldest pull that holds its keys and every older one (a batch
+  // skipped as bad pushes nothing); a push of rows no pull holds spends
+  // them all. Sync: the worker's last pull, which a push never spends.
+  caf::error claim(const push_msg& m);
 
   void apply(const push_msg& m, update_moment at);  // async, ssp
   void add_to_round(push_msg& m);                   // sync: kept until the round completes
@@ -45,10 +52,19 @@ class shard_rows {
 
  private:
   caf::error check_keys(const key_list& keys, const char* what) const;
+  bool spend_pull(const push_msg& m);
+
+  // A pipelined ssp worker pulls the next batch's rows before it pushes the
+  // gradient of the batch in hand: two pulls per worker are outstanding at
+  // most, and an older one is forgotten (async keeps the same record; its
+  // push comes before the next pull). Sync prefetches nothing: one.
+  std::size_t pulls_kept_;
+  bool pushes_spend_;
 
   row_tables table_;
   row_range owned_;
-  std::map<std::uint32_t, std::vector<std::uint64_t>> pulled_;  // per worker
+  // Per worker, its pulls not pushed yet, oldest first.
+  std::map<std::uint32_t, std::deque<std::vector<std::uint64_t>>> pulled_;
   std::vector<keyed_rows> round_;
 };
 

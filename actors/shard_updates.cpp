@@ -87,7 +87,7 @@ caf::expected<std::int64_t> take_checked_push(shard_pointer self, push_msg& m) {
   auto& st = self->state;
   const bool over = st.step >= st.cfg.last_step;
   auto err = check_push(st, m);
-  if (!err && st.rows) err = st.rows->check(m);
+  if (!err && st.rows) err = st.rows->claim(m);
   if (!err && (over || st.cfg.mode == train_mode::sync) && !all_finite_parts(m.grad))
     err = not_finite_error(m);
   if (err) return refuse_push(self, m, std::move(err));

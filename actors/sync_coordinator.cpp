@@ -115,16 +115,23 @@ void on_join(coordinator_pointer self, std::uint32_t worker) {
   update_required(self);
 }
 
+// A worker that finished `finished` steps may read for `step` (the step it
+// starts, or a pipelined worker's next one) once that step is within the
+// bound of the slowest live clock, its own included; the answer is that
+// step (counted from the worker's clock as the coordinator holds it).
 caf::result<std::int64_t> on_clock(coordinator_pointer self, std::uint32_t worker,
-                                   std::int64_t finished) {
+                                   std::int64_t finished, std::int64_t step) {
+  if (!from_joined(self, worker, "a clock"))
+    return caf::make_error(errc::unauthorized, "a clock for worker " + std::to_string(worker) +
+                                                   " from an actor that did not join as it");
   auto& st = self->state;
   if (st.live.count(worker)) st.clocks[worker] = std::max(st.clocks[worker], finished);
   release_admitted(self);
-  if (may_advance(st.clocks.count(worker) ? st.clocks[worker] : finished, st.clocks,
-                  st.cfg.staleness))
-    return finished;
+  const std::int64_t clock = st.clocks.count(worker) ? st.clocks[worker] : finished;
+  const std::int64_t reading = clock + std::max<std::int64_t>(step - finished, 0);
+  if (may_advance(reading, st.clocks, st.cfg.staleness)) return reading;
   auto rp = self->make_response_promise<std::int64_t>();
-  st.waiting.emplace(worker, std::make_pair(st.clocks[worker], rp));
+  st.waiting.emplace(worker, std::make_pair(reading, rp));
   return rp;
 }
 
@@ -153,11 +160,11 @@ coordinator_actor::behavior_type sync_coordinator(coordinator_pointer self, coor
     [=](leave_atom, std::uint32_t worker, std::int64_t last_round) {
       if (from_joined(self, worker, "a leave")) on_leave(self, worker, last_round);
     },
-    [=](clock_atom, std::uint32_t worker, std::int64_t finished) -> caf::result<std::int64_t> {
-      if (!from_joined(self, worker, "a clock"))
-        return caf::make_error(errc::unauthorized, "a clock for worker " + std::to_string(worker) +
-                                                       " from an actor that did not join as it");
-      return on_clock(self, worker, finished);
+    [=](clock_atom, std::uint32_t worker, std::int64_t finished) {
+      return on_clock(self, worker, finished, finished);
+    },
+    [=](clock_atom, std::uint32_t worker, std::int64_t finished, std::int64_t step) {
+      return on_clock(self, worker, finished, step);
     },
     [=](stats_atom) {
       worker_stats ws;

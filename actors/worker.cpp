@@ -89,40 +89,6 @@ void on_pull_reply(worker_pointer self, std::size_t k, pull_reply& r) {
   on_params(self);
 }
 
-namespace {
-
-template <class Message>
-void request_pull(worker_pointer self, std::size_t k, Message msg) {
-  self->request(self->state.cfg.shards[k], caf::infinite, pull_atom_v, std::move(msg))
-      .then([=](pull_reply& r) { on_pull_reply(self, k, r); },
-            [=](caf::error& err) { request_failed(self, "pull failed", err); });
-}
-
-// A model with a sparse variable names the rows of the step's batch in its
-// pulls (and never offers a replay).
-template <class Pull>
-void request_pulls(worker_pointer self, const Pull& pull) {
-  auto& st = self->state;
-  st.pulls_pending = st.cfg.shards.size();
-  if constexpr (std::is_same<Pull, std::int64_t>::value) {
-    if (has_rows(st.cfg)) {
-      cut_rows(st);
-      for (std::size_t k = 0; k < st.cfg.shards.size(); ++k)
-        request_pull(self, k, row_pull_for(st, k, pull));
-      return;
-    }
-  }
-  for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) request_pull(self, k, pull);
-}
-
-// Async/ssp: a plain pull, or one that offers the update just applied.
-void request_async_pulls(worker_pointer self) {
-  if (auto& offer = self->state.offer) return request_pulls(self, *offer);
-  request_pulls(self, std::int64_t{0});
-}
-
-}  // namespace
-
 // Asked right after the previous push (the supervisor counts on that order
 // when a worker dies) but waited for only before the next push: its round
 // trip overlaps the compute, and the parameters computed on are the same as
@@ -152,8 +118,13 @@ void begin_async_step(worker_pointer self) {
 }
 
 void begin_ssp_step(worker_pointer self) {
-  if (!draw(self)) return;
   auto& st = self->state;
+  const bool admitted = st.prefetched;  // its pulls went out once the coordinator admitted it
+  if (!draw(self)) return;
+  if (admitted) {
+    request_ticket(self);
+    return enter_pulling(self);
+  }
   st.phase = worker_phase::admitting;
   self->request(st.cfg.coordinator, caf::infinite, clock_atom_v, st.cfg.index, st.local_step)
       .then(
@@ -168,7 +139,7 @@ void begin_ssp_step(worker_pointer self) {
 // The pulls wait at the shards for the next global step: the token barrier.
 void begin_sync_step(worker_pointer self) {
   if (!draw(self)) return;
-  request_pulls(self, self->state.min_step);
+  pull_step(self, self->state.min_step);
   enter_pulling(self);
 }
 
@@ -187,20 +158,20 @@ void begin_step(worker_pointer self) {
 
 // pulling -> holding once every pull is in (at once if they are in already).
 // Pipelined, the next pulls go out before the compute and are answered
-// while it runs.
+// while it runs (worker_pulls.cpp).
 void enter_pulling(worker_pointer self) {
   auto& st = self->state;
   st.phase = worker_phase::pulling;
-  if (st.pulls_pending > 0) return;
+  if (st.pulls_pending > 0 || st.leave_reason) return;  // leaving once its pushes are answered
   if (job_over(st)) return finish_job(self);
   // A prefetch overwrites pulled_at before this gradient is pushed.
   st.computed_at = st.pulled_at;
-  if (prefetches(st)) request_async_pulls(self);
+  if (prefetches(st) && !prefetch(self)) return;
   st.grad = st.buffers.take(st.cfg.model_size);
   const auto began = std::chrono::steady_clock::now();
-  if (has_rows(st.cfg))
-    st.grad_loss = st.workspace->loss_and_gradient(st.params->data(), st.rows.data(), *st.current,
-                                                   st.grad->data(), st.row_grad.data());
+  if (auto& b = in_hand(st); has_rows(st.cfg))
+    st.grad_loss = b.workspace->loss_and_gradient(st.params->data(), b.rows.data(), b.data,
+                                                  st.grad->data(), b.row_grad.data());
   else
     st.grad_loss =
         st.workspace->loss_and_gradient(st.params->data(), *st.current, st.grad->data());
@@ -216,16 +187,18 @@ namespace {
 // batch on the same parameters with the ticket it holds, or ends the job.
 bool finite_batch(const worker_state& st) {
   return std::isfinite(st.grad_loss) && all_finite(st.grad->data(), st.grad->size()) &&
-         all_finite(st.row_grad.data(), st.row_grad.size());
+         all_finite(st.held[st.hand].row_grad.data(), st.held[st.hand].row_grad.size());
 }
 
 // Skipping a bad batch: a dense model computes the next one on the same
-// parameters; a sparse one must first pull the next batch's rows.
+// parameters; a sparse one must first pull the next batch's rows (unless
+// they were prefetched).
 void after_skip(worker_pointer self) {
   auto& st = self->state;
+  const bool pulled = st.prefetched;
   if (!draw(self)) return;
-  if (has_rows(st.cfg))
-    request_pulls(self, st.cfg.mode == train_mode::sync ? st.min_step : std::int64_t{0});
+  if (has_rows(st.cfg) && !pulled)
+    pull_step(self, st.cfg.mode == train_mode::sync ? st.min_step : std::int64_t{0});
   enter_pulling(self);
 }
 
@@ -282,11 +255,23 @@ void watch_peers(worker_pointer self) {
   self->monitor(st.cfg.supervisor);
 }
 
+// A model with row variables computes each batch in the workspace that
+// gathered its keys: one per batch the worker holds.
+void make_workspaces(worker_state& st) {
+  const std::size_t n = st.cfg.batch_size;
+  if (!has_rows(st.cfg)) {
+    st.workspace = st.cfg.net->workspace(n);
+    return;
+  }
+  st.held[0].workspace = st.cfg.net->workspace(n);
+  if (prefetches_rows(st)) st.held[1].workspace = st.cfg.net->workspace(n);
+}
+
 worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   end_on_exception(self);
   auto& st = self->state;
   st.cfg = std::move(cfg);
-  st.workspace = st.cfg.net->workspace(st.cfg.batch_size);
+  make_workspaces(st);
   attach_meter(st, self->system());
   if (!st.cfg.stream)
     st.source = std::make_unique<memory_batches>(st.cfg.train, st.cfg.batch_size, st.cfg.batch_seed);
@@ -310,7 +295,7 @@ void begin_training(worker_pointer self) {
   if (self->state.cfg.mode != train_mode::async) return begin_step(self);
   if (!draw(self)) return;
   request_ticket(self);
-  request_pulls(self, std::int64_t{0});
+  pull_step(self, 0);
   enter_pulling(self);
 }
 

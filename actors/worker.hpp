@@ -29,8 +29,11 @@
 //
 //  async: the ticket (the global step the push makes, from the supervisor) is
 //         asked for right after each push and travels with the pulls; holding
-//         waits for it. --pipeline: the next pulls go out at the compute.
-//  ssp:   the coordinator first admits the step (staleness bound), then as async.
+//         waits for it. --pipeline: the next pulls go out at the compute
+//         (with a row variable: with the push, in one message).
+//  ssp:   the coordinator first admits the step (staleness bound), then as async;
+//         pipelined with a row variable, it admits the next step at the compute
+//         and that batch's rows are pulled then.
 //  sync:  no tickets; the pulls wait at the shards for the next global step
 //         (the token barrier).
 //  The job is over (the worker leaves) when a ticket is -1 or, in sync, when

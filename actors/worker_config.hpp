@@ -37,8 +37,11 @@ struct worker_config {
   // async: pull the next step's parameters while computing this step's
   // gradient, so the shards' update and the transfer overlap the compute. The
   // pulled parameters then lack the worker's own last gradient (one step more
-  // staleness), so a one-worker job no longer matches the reference.
+  // staleness), so a one-worker job no longer matches the reference. With a
+  // row variable, the next batch's rows likewise, in ssp (async sends each
+  // push with the next pull in one message instead).
   bool pipeline = false;
+  std::int64_t staleness = 0;  // ssp: steps a worker may run ahead of the slowest
   wire_dtype wire = wire_dtype::fp32;  // pushes between nodes
   // The shards' learning-rate schedule: between nodes a worker applies its
   // own update to its copy and pulls only what others changed (replay_offer),
@@ -49,8 +52,8 @@ struct worker_config {
   // A model with row variables: the first key each shard owns, then the
   // keys in all (protocol/placement.hpp row_boundaries), and the key space
   // (each key's floats). Empty for a dense model. Such a worker pulls the
-  // rows of its next batch, so it neither prefetches nor replays its own
-  // update.
+  // rows of each batch, so it never replays its own update; pipelined in
+  // ssp, it pulls the next batch's while computing on the one in hand.
   std::vector<std::uint64_t> row_bounds;
   row_space row_keys;
   logger log;  // this worker's node

@@ -1,6 +1,7 @@
-// A worker's batches: drawn at the start of each step, from memory or from
-// its share of the streamed files; a streamed worker first learns from the
-// shards where its reading stood (docs/input.md).
+// A worker's batches: drawn at the start of each step (or, pipelined with a
+// row variable, one step ahead), from memory or from its share of the
+// streamed files; a streamed worker first learns from the shards where its
+// reading stood (docs/input.md).
 #include "actors/worker_state.hpp"
 #include "config/durations.hpp"
 
@@ -20,8 +21,8 @@ void stop_for_data(worker_pointer self, const std::string& why) {
 
 // A streamed worker says when a pass of its share is done: at info with
 // --passes, else (pass after pass of small data) at debug.
-void note_pass(worker_state& st) {
-  st.pass_examples += st.current->size;
+void note_pass(worker_state& st, const batch& b) {
+  st.pass_examples += b.size;
   const std::uint64_t pass = st.source->position().pass;
   if (pass == st.pass) return;
   const auto level = st.cfg.stream->passes > 0 ? log_level::info : log_level::debug;
@@ -35,19 +36,56 @@ void note_pass(worker_state& st) {
 
 }  // namespace
 
+namespace {
+
+enum class drawn { batch, none, bad_data };
+
+// The source's next batch: read where it is by a dense model, kept in slot
+// by a model with row variables (the source reuses its own).
+drawn draw_from_source(worker_pointer self, std::size_t slot) {
+  auto& st = self->state;
+  if (st.passes_done) return drawn::none;
+  const auto began = std::chrono::steady_clock::now();
+  const batch* b = nullptr;
+  try {
+    b = st.source->next();
+  } catch (const data_error& e) {
+    st.passes_done = true;  // never read on: the job stops
+    stop_for_data(self, e.what());
+    return drawn::bad_data;
+  }
+  if (!b) {
+    st.passes_done = true;
+    return drawn::none;
+  }
+  if (st.cfg.stream) note_pass(st, *b);
+  if (has_rows(st.cfg))
+    keep_batch(st.held[slot], *b, st.cfg.stream ? st.source->position() : read_position{});
+  else
+    st.current = b;
+  meter_input(st, seconds_since(began));
+  return drawn::batch;
+}
+
+}  // namespace
+
 bool draw(worker_pointer self) {
   auto& st = self->state;
-  const auto began = std::chrono::steady_clock::now();
-  try {
-    st.current = st.source->next();
-    meter_input(st, seconds_since(began));
-  } catch (const data_error& e) {
-    stop_for_data(self, e.what());
-    return false;
-  }
-  if (st.current) {
-    if (st.cfg.stream) note_pass(st);
+  if (st.prefetched) {
+    st.prefetched = false;
+    st.hand = st.filling;
+    st.current = &in_hand(st).data;
     return true;
+  }
+  switch (draw_from_source(self, st.hand)) {
+    case drawn::batch:
+      st.filling = st.hand;
+      if (has_rows(st.cfg)) st.current = &in_hand(st).data;
+      return true;
+    case drawn::bad_data:
+      return false;
+    case drawn::none:
+      break;
   }
   st.cfg.log.info("worker " + std::to_string(st.cfg.index) +
                   ": its passes over the training files are done; it leaves the job");
@@ -55,6 +93,22 @@ bool draw(worker_pointer self) {
   // refused then gives its ticket back, and there is no batch to push again.
   leave_job(self, caf::none);
   return false;
+}
+
+bool draw_next(worker_pointer self) {
+  auto& st = self->state;
+  const std::size_t next = 1 - st.hand;
+  switch (draw_from_source(self, next)) {
+    case drawn::batch:
+      st.filling = next;
+      st.prefetched = true;
+      return true;
+    case drawn::bad_data:
+      return false;
+    case drawn::none:
+      return true;  // the batch in hand is pushed first; draw() then leaves
+  }
+  return true;
 }
 
 namespace {

@@ -6,13 +6,26 @@
 
 namespace downpour {
 
+// Pipelined: a dense model in async; with a row variable in ssp (admitted a
+// step ahead, which --staleness 0 never allows). Async with a row variable
+// sends its push and the next batch's pull in one message instead
+// (exchanges): measured faster than a pull before the compute and a push
+// after it, which cost a message more per step and shard than the compute
+// of a batch hides (docs/sparse.md). Sync pulls wait at the shards for the
+// step the push makes: nothing to prefetch.
 bool prefetches(const worker_state& st) {
-  return st.cfg.pipeline && st.cfg.mode == train_mode::async && !has_rows(st.cfg);
+  if (!st.cfg.pipeline) return false;
+  if (!has_rows(st.cfg)) return st.cfg.mode == train_mode::async;
+  return st.cfg.mode == train_mode::ssp && st.cfg.staleness > 0;
+}
+
+bool prefetches_rows(const worker_state& st) {
+  return has_rows(st.cfg) && prefetches(st);
 }
 
 // Async with rows: a push and the next pull go in one message (push_pull),
 // as they would follow each other anyway. Ssp waits to be admitted between
-// them, sync pulls wait for the next step.
+// them (or has pulled ahead), sync pulls wait for the next step.
 bool exchanges(const worker_state& st) {
   return st.cfg.mode == train_mode::async && has_rows(st.cfg);
 }

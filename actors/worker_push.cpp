@@ -46,7 +46,9 @@ std::vector<push_msg> outgoing_pushes(worker_state& st) {
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
     push_msg m{st.computed_at[k], st.cfg.index, outgoing_part(st, k)};
     if (has_rows(st.cfg)) add_outgoing_rows(st, k, m);
-    if (st.cfg.stream) m.position.push_back(st.source->position());
+    // With a row variable, the next batch may be drawn already (prefetched).
+    if (st.cfg.stream)
+      m.position.push_back(has_rows(st.cfg) ? in_hand(st).position : st.source->position());
     out.push_back(std::move(m));
   }
   return out;

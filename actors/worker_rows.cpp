@@ -36,42 +36,51 @@ std::vector<std::size_t> value_cuts_of(const row_space& space,
 
 }  // namespace
 
+void keep_batch(row_batch& slot, const batch& b, const read_position& after) {
+  slot.data = b;  // member by member: the vectors reuse their buffers once grown
+  slot.position = after;
+}
+
 void cut_rows(worker_state& st) {
-  st.keys = st.workspace->touched_rows(*st.current);
+  auto& b = st.held[st.filling];
+  b.keys = b.workspace->touched_rows(b.data);
   const auto& bounds = st.cfg.row_bounds;
-  st.key_cuts.assign(bounds.size(), 0);
+  b.key_cuts.assign(bounds.size(), 0);
   for (std::size_t k = 0; k < bounds.size(); ++k)
-    st.key_cuts[k] = static_cast<std::size_t>(
-        std::lower_bound(st.keys.begin(), st.keys.end(), bounds[k]) - st.keys.begin());
-  st.key_cuts.back() = st.keys.size();
-  st.value_cuts = value_cuts_of(st.cfg.row_keys, st.keys, st.key_cuts);
-  st.rows.resize(st.value_cuts.back());
-  st.row_grad.resize(st.rows.size());
+    b.key_cuts[k] = static_cast<std::size_t>(
+        std::lower_bound(b.keys.begin(), b.keys.end(), bounds[k]) - b.keys.begin());
+  b.key_cuts.back() = b.keys.size();
+  b.value_cuts = value_cuts_of(st.cfg.row_keys, b.keys, b.key_cuts);
+  b.rows.resize(b.value_cuts.back());
+  b.row_grad.resize(b.rows.size());
 }
 
 row_pull row_pull_for(const worker_state& st, std::size_t k, std::int64_t min_step) {
-  const auto first = st.keys.begin() + static_cast<std::ptrdiff_t>(st.key_cuts[k]);
-  const auto last = st.keys.begin() + static_cast<std::ptrdiff_t>(st.key_cuts[k + 1]);
+  const auto& b = st.held[st.filling];
+  const auto first = b.keys.begin() + static_cast<std::ptrdiff_t>(b.key_cuts[k]);
+  const auto last = b.keys.begin() + static_cast<std::ptrdiff_t>(b.key_cuts[k + 1]);
   return row_pull{min_step, st.cfg.index, key_list{std::vector<std::uint64_t>(first, last)}};
 }
 
 caf::error take_rows(worker_state& st, std::size_t k, pull_reply& r) {
-  const std::size_t n = st.value_cuts[k + 1] - st.value_cuts[k];
+  auto& b = st.held[st.filling];
+  const std::size_t n = b.value_cuts[k + 1] - b.value_cuts[k];
   if (r.rows.values.size() != n)
     return caf::make_error(errc::shape_mismatch, "shard " + std::to_string(k) + " replied with " +
                                                      std::to_string(r.rows.values.size()) +
                                                      " row values for " + std::to_string(n));
   std::copy(r.rows.values.begin(), r.rows.values.end(),
-            st.rows.begin() + static_cast<std::ptrdiff_t>(st.value_cuts[k]));
+            b.rows.begin() + static_cast<std::ptrdiff_t>(b.value_cuts[k]));
   return caf::none;
 }
 
 void add_outgoing_rows(const worker_state& st, std::size_t k, push_msg& m) {
-  const auto a = static_cast<std::ptrdiff_t>(st.key_cuts[k]);
-  const auto b = static_cast<std::ptrdiff_t>(st.key_cuts[k + 1]);
-  m.keys = key_list{std::vector<std::uint64_t>(st.keys.begin() + a, st.keys.begin() + b)};
-  m.rows = tensor{floats(st.row_grad.begin() + static_cast<std::ptrdiff_t>(st.value_cuts[k]),
-                         st.row_grad.begin() + static_cast<std::ptrdiff_t>(st.value_cuts[k + 1])),
+  const auto& b = st.held[st.hand];
+  const auto a = static_cast<std::ptrdiff_t>(b.key_cuts[k]);
+  const auto e = static_cast<std::ptrdiff_t>(b.key_cuts[k + 1]);
+  m.keys = key_list{std::vector<std::uint64_t>(b.keys.begin() + a, b.keys.begin() + e)};
+  m.rows = tensor{floats(b.row_grad.begin() + static_cast<std::ptrdiff_t>(b.value_cuts[k]),
+                         b.row_grad.begin() + static_cast<std::ptrdiff_t>(b.value_cuts[k + 1])),
                   st.cfg.wire};
 }
 

@@ -4,6 +4,7 @@
 // only the worker includes it.
 #pragma once
 
+#include <array>
 #include <chrono>
 
 #include <cstdint>
@@ -28,6 +29,25 @@ enum class worker_phase {
   pulling,    // waiting for every shard's parameters
   holding,    // a gradient waits for its ticket (and a replaying prefetch)
   verdict,    // a non-finite batch was reported: skip it, or stop?
+};
+
+// A model with row variables: one batch in flight, the keys it touches
+// (ascending), where each shard's keys and their values begin among them
+// (shards + 1 entries each), their pulled values and their gradient, each
+// key its variable's cols floats. A pipelined worker holds two, pulling the
+// next batch's rows while it computes on the one in hand; each is reused
+// batch after batch, so a step allocates nothing once they have grown.
+struct row_batch {
+  batch data;              // a copy: the source reuses its own at its next draw
+  read_position position;  // where a streamed source stood after this batch
+  // Its own, so the batch's keys gathered for its pulls are still gathered
+  // when it is computed on, after the next batch's keys were.
+  std::unique_ptr<model_workspace> workspace;
+  std::vector<std::uint64_t> keys;
+  std::vector<std::size_t> key_cuts;
+  std::vector<std::size_t> value_cuts;
+  floats rows;
+  floats row_grad;
 };
 
 // Async/ssp: a push some shards have not answered yet.
@@ -78,15 +98,13 @@ struct worker_state {
   std::int64_t local_step = 0;
   float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
   float last_loss = 0.0f;  // the loss of the last pushed gradient
-  // A model with row variables: the keys the batch in hand touches
-  // (ascending), where each shard's keys and their values begin among them
-  // (shards + 1 entries each), their pulled values and their gradient, each
-  // key its variable's cols floats.
-  std::vector<std::uint64_t> keys;
-  std::vector<std::size_t> key_cuts;
-  std::vector<std::size_t> value_cuts;
-  floats rows;
-  floats row_grad;
+  // A model with row variables: the batch in hand, and the one whose rows
+  // the pulls out fill (the same one unless the next batch was prefetched).
+  std::array<row_batch, 2> held;
+  std::size_t hand = 0;
+  std::size_t filling = 0;
+  bool prefetched = false;  // the next batch is drawn and its pulls are out
+  bool passes_done = false;  // the source had no batch left at the last draw
   peer_guard guard;        // exits and errors only from this node; nothing else served
   bool leaving = false;    // told to stop: leave after the next push
   // Where this node's /metrics reads the worker's steps (none in a test's
@@ -127,10 +145,29 @@ void push_with_next_pull(worker_pointer self);
 
 // worker_input.cpp
 
-// The batch of the step that begins, before its ticket is asked for: a
-// worker whose passes are done leaves holding no ticket. False when there
-// is none (the worker has left: done, or bad data stopped the job).
+// The batch of the step that begins (the prefetched one, if any), before its
+// ticket is asked for: a worker whose passes are done leaves holding no
+// ticket. False when there is none (the worker has left: done, or bad data
+// stopped the job).
 bool draw(worker_pointer self);
+
+// A model with row variables: the next batch into the other slot, to be
+// pulled while the one in hand is computed on. False if bad data stopped
+// the job (the worker has left); passes_done if there was none.
+bool draw_next(worker_pointer self);
+
+// worker_pulls.cpp
+
+// The pulls of the batch in hand (its rows, if any), answered at min_step.
+void pull_step(worker_pointer self, std::int64_t min_step);
+
+// Async/ssp: a plain pull, or one that offers the update just applied.
+void request_async_pulls(worker_pointer self);
+
+// Pipelined, before the compute: the next step's pulls go out (with a row
+// variable, of the next batch, drawn now; in ssp once the coordinator admits
+// that step). False if the worker has left (bad data).
+bool prefetch(worker_pointer self);
 
 // Asks every shard where this worker's reading stood, then opens its
 // stream there and begins training.
@@ -171,6 +208,7 @@ void meter_step(worker_state& st);
 // input_s of them taking the batch.
 // Where the modes differ (worker_modes.cpp).
 bool prefetches(const worker_state& st);
+bool prefetches_rows(const worker_state& st);
 bool exchanges(const worker_state& st);
 std::int64_t sync_step(const worker_state& st);
 bool job_over(const worker_state& st);
@@ -188,16 +226,23 @@ inline bool has_rows(const worker_config& cfg) {
   return !cfg.row_bounds.empty();
 }
 
-// Cuts the rows the batch of this step touches by shard: the keys to pull.
+inline row_batch& in_hand(worker_state& st) {
+  return st.held[st.hand];
+}
+
+// Keeps a drawn batch, and where the source stood after it, in slot.
+void keep_batch(row_batch& slot, const batch& b, const read_position& after);
+
+// Cuts the rows the batch being pulled touches by shard: the keys to pull.
 void cut_rows(worker_state& st);
 
-// Shard k's pull of its rows of the batch, answered at min_step.
+// Shard k's pull of its rows of the batch being pulled, answered at min_step.
 row_pull row_pull_for(const worker_state& st, std::size_t k, std::int64_t min_step);
 
-// Shard k's rows of a reply, into `rows`.
+// Shard k's rows of a reply, into the batch being pulled.
 caf::error take_rows(worker_state& st, std::size_t k, pull_reply& r);
 
-// Shard k's rows of the gradient, for its push.
+// Shard k's rows of the gradient of the batch in hand, for its push.
 void add_outgoing_rows(const worker_state& st, std::size_t k, push_msg& m);
 
 }  // namespace downpour

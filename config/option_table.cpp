@@ -117,7 +117,8 @@ std::vector<option_spec> cluster_specs(const options& d) {
       {"transport", "T", to_string(d.transport), "inproc (one process) or tcp"},
       {"pipeline", "on|off", d.pipeline ? "on" : "off",
        "async: pull the next parameters while this step computes (they miss this step's own "
-       "push; hides the transfer); off: 1 worker reproduces the reference trainer bit for bit"},
+       "push; hides the transfer); with a row variable, in ssp, the next batch's rows; off: 1 "
+       "worker reproduces the reference trainer bit for bit"},
       {"wire-dtype", "T", to_string(d.wire),
        "pushes and pulls between nodes as fp32 (exact) or bf16 (half the bytes, 8-bit "
        "mantissa); in-process messages stay fp32"},

@@ -274,6 +274,9 @@ using coordinator_actor = caf::typed_actor<
     // ssp: worker and the steps it has finished -> answered once it may start
     // another (only to the actor that joined as it).
     caf::replies_to<clock_atom, std::uint32_t, std::int64_t>::with<std::int64_t>,
+    // ssp, pipelined: the same, answered once it may read for `step` (after
+    // the steps finished): the next batch's rows, before this one is pushed.
+    caf::replies_to<clock_atom, std::uint32_t, std::int64_t, std::int64_t>::with<std::int64_t>,
     // The live and the dead workers.
     caf::replies_to<stats_atom>::with<worker_stats>>;
 

@@ -191,6 +191,9 @@ TEST_CASE_FIXTURE(
   CHECK(s.step == 0);
   CHECK(s.rejected == 9);
   CHECK(s.rows.keys.keys.empty());
+  // The push of rows not pulled spent worker 1's pull: it pulls again.
+  CHECK(push(shard, 1, 0, {100, 199}, {1.0f, 1.0f}).rfind("unpulled_rows: ", 0) == 0);
+  CHECK(pull_answer({100, 199}) == "accepted at 0");
   CHECK(push(shard, 1, 0, {100, 199}, {1.0f, 1.0f}) == "accepted at 1");
   stop(shard);
 }
