@@ -1,7 +1,8 @@
 // dlrm and wide_deep trained through the whole runtime in this process
 // (2 ps shards, 2 workers) on planted Criteo data: near the planted AUC
 // (test/support/criteo_jobs.hpp) in async, sync and ssp, and a checkpoint naming every
-// variable (and keeping the dense variables' slots) that a job restores from.
+// variable (and keeping the dense variables' slots) that a job restores from, or one
+// of format 5 without those slots.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -131,6 +132,30 @@ TEST_CASE(
   std::size_t below = 0;
   for (std::size_t i = 0; i < d.slots.size(); ++i) below += d.slots[i] < c.slots[i] ? 1 : 0;
   CHECK(below == 0);
+}
+
+TEST_CASE(
+    "a wide_deep checkpoint of format 5, without the deep MLP's slots, resumes with them "
+    "afresh") {
+  temp_dir dir("wide-deep-format5");
+  const options first = ctr_job("wide_deep", 100, dir.str(), {});
+  REQUIRE(run_local_job(first));
+  const checkpoint c = final_checkpoint(first);
+  checkpoint older = c;
+  older.slots.clear();  // what a job before dense slots kept: format 5
+  temp_dir old_dir("wide-deep-format5-old");
+  const std::string path = save_checkpoint(old_dir.str(), older, 5);
+  REQUIRE(inspect_checkpoint(path).format_version == rows_checkpoint_format_version);
+  const options second = ctr_job("wide_deep", 200, old_dir.str(), {});
+  const auto resumed = run_local_job(second);
+  REQUIRE(resumed);
+  CHECK(resumed->summary.global_step == 200);
+  const checkpoint d = final_checkpoint(second);
+  REQUIRE(d.slots.size() == c.slots.size());
+  // Restarted at AdaGrad's 0.1, 100 steps grow some less than the first job's 100 did.
+  std::size_t below = 0;
+  for (std::size_t i = 0; i < d.slots.size(); ++i) below += d.slots[i] < c.slots[i] ? 1 : 0;
+  CHECK(below > 0);
 }
 
 }  // namespace test_ctr_cluster
