@@ -45,7 +45,7 @@ inline const planted_criteo& criteo_data() {
 // lines, 0.0015 from 300000 and 0.0003 from 10^6. dlrm's plain SGD needs
 // more steps than wide_deep's AdaGrad and FTRL, and a falling learning
 // rate to settle: at a constant 0.2 it stays 0.0035 short even on 10^6
-// fresh lines. Here dlrm's jobs end 0.003 to 0.006 short, wide_deep's
+// fresh lines. Here dlrm's jobs end 0.003 to 0.007 short, wide_deep's
 // 0.0025.
 inline std::int64_t ctr_steps(const std::string& model) {
   return model == "dlrm" ? 12000 : 6000;
