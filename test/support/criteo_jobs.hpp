@@ -66,8 +66,8 @@ inline std::vector<std::string> ctr_args(const std::string& model) {
                                 "--save-checkpoint-secs=0"};
   if (model == "dlrm") {
     // SGD from 0.2 down to 0.05 at the last step.
-    for (const char* x : {"--bottom-units=16", "--top-units=16", "--learning-rate=0.2",
-                          "--lr-decay-rate=0.25"})
+    for (const char* x :
+         {"--bottom-units=16", "--top-units=16", "--learning-rate=0.2", "--lr-decay-rate=0.25"})
       a.push_back(x);
     a.push_back("--lr-decay-steps=" + std::to_string(ctr_steps(model)));
   } else {
