@@ -1,7 +1,8 @@
 // gen_criteo: Criteo-format training and test files (tab-separated label,
 // I1..I13, C1..C26) drawn from a planted model (bench/support/
 // criteo_planted.hpp), and planted.json with the planted model's log loss
-// and AUC on the test file: the best a learner can expect.
+// and AUC on the test file: what a learner approaches with enough training
+// lines per planted weight (docs/models.md).
 //
 //   gen_criteo --out DIR [--train N] [--test N] [--seed S] [--files K]
 //              [--gzip] [--vocabulary-scale F] [--base-rate R]

@@ -26,6 +26,17 @@ void check_units(const std::string& kind, const std::string& option,
     if (u == 0) throw std::invalid_argument(kind + ": " + option + " has a layer of 0 units");
 }
 
+void check_embedding_dim(const std::string& kind, std::size_t dim) {
+  if (dim == 0) throw std::invalid_argument(kind + ": --embedding-dim 0 (expected at least 1)");
+}
+
+std::string criteo_layout_spec(std::uint64_t rows, std::size_t dim,
+                               const std::vector<std::vector<std::size_t>>& units) {
+  std::string spec = std::to_string(rows) + "-" + std::to_string(dim);
+  for (const auto& u : units) spec += "-" + units_text(u);
+  return spec;
+}
+
 bool criteo_reader::same_as_last(const batch& b) const {
   return read_ && lookups_.size() == b.size && offsets_ == b.offsets && keys_ == b.keys &&
          values_ == b.values;

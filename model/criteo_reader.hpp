@@ -52,16 +52,42 @@ std::vector<ctr_table> field_embeddings(std::uint64_t rows, std::size_t dim,
 // Throws std::invalid_argument naming kind and option for an MLP layer of 0 units.
 void check_units(const std::string& kind, const std::string& option,
                  const std::vector<std::size_t>& units);
+// Throws std::invalid_argument naming kind for an embedding width of 0.
+void check_embedding_dim(const std::string& kind, std::size_t dim);
+
+// "N-D-units-units...": each table's rows, the embedding width, then each
+// MLP's hidden units, as a Criteo design's layout names its shape.
+std::string criteo_layout_spec(std::uint64_t rows, std::size_t dim,
+                               const std::vector<std::vector<std::size_t>>& units);
+
+// A Criteo design's parts: its layout's kind and spec, the update of its
+// graph's dense variables, its tables (as declared), bags and tables' rows.
+struct criteo_parts {
+  std::string kind;
+  std::string spec;
+  update_spec dense_update;
+  std::vector<ctr_table> tables;
+  std::vector<ctr_bag> bags;
+  std::uint64_t rows = 0;
+};
 
 // What a design on Criteo data shares: its tables and bags, its Reader
-// (a criteo_reader made from them and the tables' rows) and its graph in
-// both scalars (Design::graph<T>()).
+// (a criteo_reader made from them and the tables' rows), its graph in
+// both scalars (Design::graph<T>()) and its layout.
 template <class Design, class Reader>
 class criteo_design : public ctr_design {
  public:
-  criteo_design(std::vector<ctr_table> declared, std::vector<ctr_bag> bags, std::uint64_t rows)
-      : tables_(ctr_tables(declared)), bags_(std::move(bags)), rows_(rows) {}
+  explicit criteo_design(criteo_parts parts)
+      : kind_(std::move(parts.kind)),
+        spec_(std::move(parts.spec)),
+        dense_update_(parts.dense_update),
+        tables_(ctr_tables(parts.tables)),
+        bags_(std::move(parts.bags)),
+        rows_(parts.rows) {}
 
+  model_layout layout() const final {
+    return ctr_layout(kind_, spec_, float_graph().variables(), dense_update_, tables_);
+  }
   const std::vector<ctr_table>& tables() const final { return tables_; }
   std::unique_ptr<ctr_reader> reader() const final {
     return std::make_unique<Reader>(ctr_batch(tables_, bags_, criteo_integer_fields), rows_);
@@ -72,6 +98,8 @@ class criteo_design : public ctr_design {
  private:
   const Design& design() const { return static_cast<const Design&>(*this); }
 
+  std::string kind_, spec_;
+  update_spec dense_update_;
   std::vector<ctr_table> tables_;
   std::vector<ctr_bag> bags_;
   std::uint64_t rows_;

@@ -32,14 +32,21 @@ std::vector<ctr_bag> one_bag_per_table() {
   return bags;
 }
 
+// "N-D-bottom-top": each table's rows, the embedding width, the MLPs' hidden
+// units; every variable plain SGD at the job's rate.
+criteo_parts dlrm_parts(const dlrm_shape& shape) {
+  return {"dlrm",
+          criteo_layout_spec(shape.table_rows, shape.embedding_dim,
+                             {shape.bottom_units, shape.top_units}),
+          {},
+          field_embeddings(shape.table_rows, shape.embedding_dim, {}),
+          one_bag_per_table(),
+          shape.table_rows};
+}
+
 class dlrm final : public criteo_design<dlrm, dlrm_reader> {
  public:
-  explicit dlrm(const dlrm_shape& shape)
-      : criteo_design(field_embeddings(shape.table_rows, shape.embedding_dim, {}),
-                      one_bag_per_table(), shape.table_rows),
-        shape_(shape) {}
-
-  model_layout layout() const override;
+  explicit dlrm(const dlrm_shape& shape) : criteo_design(dlrm_parts(shape)), shape_(shape) {}
 
   template <class T>
   layers::graph<T> graph() const {
@@ -63,18 +70,10 @@ class dlrm final : public criteo_design<dlrm, dlrm_reader> {
   dlrm_shape shape_;
 };
 
-// "N-D-bottom-top": each table's rows, the embedding width, the MLPs' hidden units.
-model_layout dlrm::layout() const {
-  const std::string spec = std::to_string(shape_.table_rows) + "-" +
-                           std::to_string(shape_.embedding_dim) + "-" +
-                           units_text(shape_.bottom_units) + "-" + units_text(shape_.top_units);
-  return ctr_layout("dlrm", spec, float_graph().variables(), {}, tables());
-}
-
 }  // namespace
 
 std::shared_ptr<const ctr_design> dlrm_design(const dlrm_shape& shape) {
-  if (shape.embedding_dim == 0) throw std::invalid_argument("dlrm: --embedding-dim 0 (expected at least 1)");
+  check_embedding_dim("dlrm", shape.embedding_dim);
   check_units("dlrm", "--bottom-units", shape.bottom_units);
   check_units("dlrm", "--top-units", shape.top_units);
   return std::make_shared<dlrm>(shape);

@@ -73,13 +73,20 @@ std::vector<ctr_bag> wide_deep_bags() {
   return bags;
 }
 
+// "N-D-hidden": each table's rows, the embedding width, the deep part's units.
+criteo_parts wide_deep_parts(const wide_deep_shape& shape) {
+  return {"wide_deep",
+          criteo_layout_spec(shape.table_rows, shape.embedding_dim, {shape.hidden_units}),
+          deep_update(),
+          wide_deep_tables(shape),
+          wide_deep_bags(),
+          shape.table_rows};
+}
+
 class wide_deep final : public criteo_design<wide_deep, wide_deep_reader> {
  public:
   explicit wide_deep(const wide_deep_shape& shape)
-      : criteo_design(wide_deep_tables(shape), wide_deep_bags(), shape.table_rows),
-        shape_(shape) {}
-
-  model_layout layout() const override;
+      : criteo_design(wide_deep_parts(shape)), shape_(shape) {}
 
   template <class T>
   layers::graph<T> graph() const {
@@ -103,19 +110,10 @@ class wide_deep final : public criteo_design<wide_deep, wide_deep_reader> {
   wide_deep_shape shape_;
 };
 
-// "N-D-hidden": each table's rows, the embedding width, the deep part's units.
-model_layout wide_deep::layout() const {
-  const std::string spec = std::to_string(shape_.table_rows) + "-" +
-                           std::to_string(shape_.embedding_dim) + "-" +
-                           units_text(shape_.hidden_units);
-  return ctr_layout("wide_deep", spec, float_graph().variables(), deep_update(), tables());
-}
-
 }  // namespace
 
 std::shared_ptr<const ctr_design> wide_deep_design(const wide_deep_shape& shape) {
-  if (shape.embedding_dim == 0)
-    throw std::invalid_argument("wide_deep: --embedding-dim 0 (expected at least 1)");
+  check_embedding_dim("wide_deep", shape.embedding_dim);
   check_units("wide_deep", "--hidden-units", shape.hidden_units);
   return std::make_shared<wide_deep>(shape);
 }

@@ -1,6 +1,6 @@
 // A parameter shard updates each dense variable by its own rule and
 // regularizer (model/dense_rules.hpp) exactly as row_update does on the same
-// numbers, on a range that cuts variables, in async and sync mode, and its
+// numbers, on a range that cuts variables, in async, sync and ssp mode, and its
 // slots travel with its snapshot and its init.
 #include <doctest/doctest.h>
 
@@ -163,6 +163,26 @@ TEST_CASE_FIXTURE(fixture,
     ref.update(sum, learning_rate_at(schedule, step), step);
     const auto got = params_of(shard);
     CHECK(same_bits(got, ref.part(0, n)));
+  }
+  stop(shard);
+}
+
+TEST_CASE_FIXTURE(fixture,
+                  "an ssp shard applies each dense variable's rule to every push as it comes, "
+                  "a stale one at the shard's own step") {
+  const std::size_t from = 5, n = 27;
+  auto shard = shard_of(train_mode::ssp, from, n, 1);
+  oracle ref(layout, start);
+  lr_schedule schedule;
+  // Two workers within a staleness of 1: each push computed one step behind
+  // the shard's after the first.
+  for (std::int64_t step = 0; step < 5; ++step) {
+    const auto g = random_floats(layout.size(), 30 + static_cast<unsigned>(step));
+    const auto worker = static_cast<std::uint32_t>(step % 2);
+    const std::int64_t computed_at = step == 0 ? 0 : step - 1;
+    (*chief)->send(shard, push_atom_v, push_msg{computed_at, worker, part_of(g, from, n)});
+    ref.update(g, learning_rate_at(schedule, step), step);
+    CHECK(same_bits(params_of(shard), ref.part(from, n)));
   }
   stop(shard);
 }

@@ -10,6 +10,7 @@
 
 #include "model/dense_rules.hpp"
 #include "model/init.hpp"
+#include "npz_reader.hpp"
 #include "runtime/cli/commands.hpp"
 #include "runtime/files/checkpoint.hpp"
 #include "subprocess.hpp"
@@ -17,6 +18,7 @@
 namespace test_checkpoint_dense_slots {
 
 using namespace downpour;
+using downpour::testing::read_npz_array;
 using downpour::testing::temp_dir;
 
 namespace {
@@ -82,6 +84,28 @@ TEST_CASE("a checkpoint's dense slots come back bit for bit and inspect names th
   CHECK(shown.find("slot: deep/logits/weights/Adam shape=[3, 2]") != std::string::npos);
   CHECK(shown.find("slot: deep/logits/weights/Adam_1 shape=[3, 2]") != std::string::npos);
   CHECK(shown.find("biases/") == std::string::npos);
+}
+
+TEST_CASE("export writes each dense slot as an array of its variable's shape, named as TF does") {
+  const temp_dir dir("ckpt-dense-export");
+  const checkpoint c = sample(deep_layout(update_rule::ftrl), true);
+  options cmd;
+  cmd.checkpoint_file = save_checkpoint(dir.str(), c, 5);
+  cmd.command = command_kind::export_npz;
+  cmd.out_file = dir / "m.npz";
+  std::ostringstream out, err;
+  REQUIRE(run_command(cmd, {}, out, err) == 0);
+  // The slots in variable order: FTRL's two of the hidden weights, Adam's two of the logits'.
+  const std::vector<std::pair<std::string, std::size_t>> arrays = {
+      {"deep/hidden_1/weights/Ftrl", 0}, {"deep/hidden_1/weights/Ftrl_1", 12},
+      {"deep/logits/weights/Adam", 24}, {"deep/logits/weights/Adam_1", 30}};
+  for (const auto& [name, at] : arrays) {
+    const auto a = read_npz_array(cmd.out_file, name);
+    const std::size_t rows = at < 24 ? 4 : 3, cols = at < 24 ? 3 : 2;
+    CHECK_MESSAGE((a.shape == std::vector<std::size_t>{rows, cols}), name);
+    CHECK_MESSAGE(std::equal(a.values.begin(), a.values.end(), c.slots.begin() + at), name);
+  }
+  CHECK(read_npz_array(cmd.out_file, "deep/hidden_1/weights").values.size() == 12);
 }
 
 TEST_CASE("a checkpoint without dense slots is written as before and loads, its slots afresh") {

@@ -20,7 +20,7 @@ struct planted_criteo {
   double planted_log_loss = 0;
   planted_criteo() {
     using namespace std::chrono_literals;
-    process gen({DOWNPOUR_GEN_CRITEO, "--out", dir.str(), "--train", "100000", "--test", "10000",
+    process gen({DOWNPOUR_GEN_CRITEO, "--out", dir.str(), "--train", "300000", "--test", "10000",
                  "--files", "2", "--seed", "3", "--vocabulary-scale", "0.0001"},
                 dir / "gen.log");
     if (gen.wait(120s) != 0) throw std::runtime_error("gen_criteo failed: " + gen.output());
@@ -38,17 +38,21 @@ inline const planted_criteo& criteo_data() {
   return d;
 }
 
-// Six passes over the 100000 training lines. wide_deep ends within about
-// 0.007 of the planted AUC in every mode. dlrm levels off near 0.80 against
-// the planted 0.81 (0.0087 to 0.0118 short over runs and modes; 15000 steps,
-// other learning rates, wider MLPs or three times the data gave no more):
-// the planted logit is additive in the features, which dlrm reaches only
-// through dot products with the bottom MLP's output. Its bound is 0.015.
-constexpr std::int64_t ctr_steps = 6000;
-
-inline double ctr_auc_bound(const std::string& model) {
-  return model == "dlrm" ? 0.015 : 0.01;
+// The planted AUC is the planted model's own on the test file; a learner
+// reaches it only with enough lines per planted weight (569 one-hot
+// features here). Measured on this data (2026-12-02), logistic regression
+// on exactly the planted features ends 0.0046 short of it from 100000
+// lines, 0.0015 from 300000 and 0.0003 from 10^6. dlrm's plain SGD needs
+// more steps than wide_deep's AdaGrad and FTRL, and a falling learning
+// rate to settle: at a constant 0.2 it stays 0.0035 short even on 10^6
+// fresh lines. Here dlrm's jobs end 0.003 to 0.007 short, wide_deep's
+// 0.0025.
+inline std::int64_t ctr_steps(const std::string& model) {
+  return model == "dlrm" ? 12000 : 6000;
 }
+
+// How far below the planted AUC a job of either model may end.
+constexpr double ctr_auc_bound = 0.01;
 
 // The command-line options of a small model of each kind on criteo_data().
 inline std::vector<std::string> ctr_args(const std::string& model) {
@@ -59,13 +63,17 @@ inline std::vector<std::string> ctr_args(const std::string& model) {
                                 "--sparse-rows=4096",
                                 "--embedding-dim=8",
                                 "--batch-size=100",
-                                "--lr-decay-rate=1",
                                 "--save-checkpoint-secs=0"};
   if (model == "dlrm") {
-    for (const char* x : {"--bottom-units=16", "--top-units=16", "--learning-rate=0.1"})
+    // SGD from 0.2 down to 0.05 at the last step.
+    for (const char* x :
+         {"--bottom-units=16", "--top-units=16", "--learning-rate=0.2", "--lr-decay-rate=0.25"})
       a.push_back(x);
+    a.push_back("--lr-decay-steps=" + std::to_string(ctr_steps(model)));
   } else {
+    // wide_deep's variables keep their own fixed rates (FTRL, AdaGrad).
     a.push_back("--hidden-units=16");
+    a.push_back("--lr-decay-rate=1");
   }
   return a;
 }
