@@ -67,19 +67,8 @@ struct vars_fixture : downpour::testing::deterministic_fixture {
   // "accepted at STEP", or "ERRC: message".
   std::string push(const shard_actor& s, std::uint32_t worker, std::int64_t step,
                    std::vector<std::uint64_t> keys, std::vector<float> rows) {
-    push_msg m{step, worker, shared_tensor{std::vector<float>{0.0f}}, key_list{std::move(keys)},
-               tensor{rows}};
-    auto slot = std::make_shared<std::string>("no answer");
-    sys->spawn([=](caf::event_based_actor* self) {
-      self->request(s, caf::infinite, push_atom_v, m)
-          .then([=](std::int64_t x) { *slot = "accepted at " + std::to_string(x); },
-                [=](caf::error& err) {
-                  *slot =
-                      to_string(static_cast<errc>(err.code())) + ": " + self->system().render(err);
-                });
-    });
-    run();
-    return *slot;
+    return push_verdict(s, push_msg{step, worker, shared_tensor{std::vector<float>{0.0f}},
+                                    key_list{std::move(keys)}, tensor{rows}});
   }
 };
 

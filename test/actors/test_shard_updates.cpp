@@ -185,18 +185,7 @@ TEST_CASE_FIXTURE(shard_fixture,
   const std::size_t n = 100;
   auto params = random_floats(n, 8);
   auto shard = async_shard(params);
-  auto refusal = [&](push_msg m) {
-    auto slot = std::make_shared<std::string>();
-    sys->spawn([=](caf::event_based_actor* self) {
-      self->request(shard, caf::infinite, push_atom_v, m)
-          .then([=](std::int64_t step) { *slot = "accepted at " + std::to_string(step); },
-                [=](caf::error& err) {
-                  *slot = to_string(static_cast<errc>(err.code())) + ": " + self->system().render(err);
-                });
-    });
-    sched->run();
-    return *slot;
-  };
+  auto refusal = [&](const push_msg& m) { return push_verdict(shard, m); };
   auto grad = random_floats(n, 9);
   const auto wrong_length = refusal(push_msg{0, 4, shared_tensor{random_floats(n + 1, 9)}});
   CHECK(wrong_length.rfind("shape_mismatch: ", 0) == 0);

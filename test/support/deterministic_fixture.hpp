@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "actors/parameter_shard.hpp"
@@ -69,6 +70,21 @@ struct deterministic_fixture {
     auto slot = request<T>(h, xs...);
     REQUIRE(slot->has_value());
     return std::move(**slot);
+  }
+
+  // What a shard answers a push: "accepted at STEP", or "ERRC: message".
+  std::string push_verdict(const shard_actor& shard, const push_msg& m) {
+    auto slot = std::make_shared<std::string>("no answer");
+    sys->spawn([=](caf::event_based_actor* self) {
+      self->request(shard, caf::infinite, push_atom_v, m)
+          .then([=](std::int64_t x) { *slot = "accepted at " + std::to_string(x); },
+                [=](caf::error& err) {
+                  *slot =
+                      to_string(static_cast<errc>(err.code())) + ": " + self->system().render(err);
+                });
+    });
+    run();
+    return *slot;
   }
 
   void stop(const shard_actor& shard) {
