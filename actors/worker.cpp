@@ -170,7 +170,7 @@ void enter_pulling(worker_pointer self) {
   st.grad = st.buffers.take(st.cfg.model_size);
   const auto began = std::chrono::steady_clock::now();
   if (auto& b = in_hand(st); has_rows(st.cfg))
-    st.grad_loss = b.workspace->loss_and_gradient(st.params->data(), b.rows.data(), b.data,
+    st.grad_loss = b.workspace->loss_and_gradient(st.params->data(), b.rows.data(), *b.data,
                                                   st.grad->data(), b.row_grad.data());
   else
     st.grad_loss =
@@ -187,7 +187,7 @@ namespace {
 // batch on the same parameters with the ticket it holds, or ends the job.
 bool finite_batch(const worker_state& st) {
   return std::isfinite(st.grad_loss) && all_finite(st.grad->data(), st.grad->size()) &&
-         all_finite(st.held[st.hand].row_grad.data(), st.held[st.hand].row_grad.size());
+         all_finite(in_hand(st).row_grad.data(), in_hand(st).row_grad.size());
 }
 
 // Skipping a bad batch: a dense model computes the next one on the same

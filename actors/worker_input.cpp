@@ -60,7 +60,7 @@ drawn draw_from_source(worker_pointer self, std::size_t slot) {
   }
   if (st.cfg.stream) note_pass(st, *b);
   if (has_rows(st.cfg))
-    keep_batch(st.held[slot], *b, st.cfg.stream ? st.source->position() : read_position{});
+    keep_batch(st, st.held[slot], *b, st.cfg.stream ? st.source->position() : read_position{});
   else
     st.current = b;
   meter_input(st, seconds_since(began));
@@ -72,15 +72,14 @@ drawn draw_from_source(worker_pointer self, std::size_t slot) {
 bool draw(worker_pointer self) {
   auto& st = self->state;
   if (st.prefetched) {
+    st.hand = 1 - st.hand;
     st.prefetched = false;
-    st.hand = st.filling;
-    st.current = &in_hand(st).data;
+    st.current = in_hand(st).data;
     return true;
   }
   switch (draw_from_source(self, st.hand)) {
     case drawn::batch:
-      st.filling = st.hand;
-      if (has_rows(st.cfg)) st.current = &in_hand(st).data;
+      if (has_rows(st.cfg)) st.current = in_hand(st).data;
       return true;
     case drawn::bad_data:
       return false;
@@ -97,10 +96,8 @@ bool draw(worker_pointer self) {
 
 bool draw_next(worker_pointer self) {
   auto& st = self->state;
-  const std::size_t next = 1 - st.hand;
-  switch (draw_from_source(self, next)) {
+  switch (draw_from_source(self, 1 - st.hand)) {
     case drawn::batch:
-      st.filling = next;
       st.prefetched = true;
       return true;
     case drawn::bad_data:

@@ -70,11 +70,7 @@ bool prefetch(worker_pointer self) {
   if (st.prefetched || st.passes_done) return true;
   if (!draw_next(self)) return false;
   if (!st.prefetched) return true;  // no next batch: the one in hand is the last
-  if (st.cfg.mode == train_mode::ssp) {
-    prefetch_admitted_rows(self);
-    return true;
-  }
-  request_pulls(self, std::int64_t{0});
+  prefetch_admitted_rows(self);  // rows are prefetched in ssp only (prefetches)
   return true;
 }
 

@@ -36,14 +36,20 @@ std::vector<std::size_t> value_cuts_of(const row_space& space,
 
 }  // namespace
 
-void keep_batch(row_batch& slot, const batch& b, const read_position& after) {
-  slot.data = b;  // member by member: the vectors reuse their buffers once grown
+void keep_batch(const worker_state& st, row_batch& slot, const batch& b,
+                const read_position& after) {
+  if (prefetches_rows(st)) {
+    slot.copy = b;  // member by member: the vectors reuse their buffers once grown
+    slot.data = &slot.copy;
+  } else {
+    slot.data = &b;
+  }
   slot.position = after;
 }
 
 void cut_rows(worker_state& st) {
-  auto& b = st.held[st.filling];
-  b.keys = b.workspace->touched_rows(b.data);
+  auto& b = being_pulled(st);
+  b.keys = b.workspace->touched_rows(*b.data);
   const auto& bounds = st.cfg.row_bounds;
   b.key_cuts.assign(bounds.size(), 0);
   for (std::size_t k = 0; k < bounds.size(); ++k)
@@ -56,14 +62,14 @@ void cut_rows(worker_state& st) {
 }
 
 row_pull row_pull_for(const worker_state& st, std::size_t k, std::int64_t min_step) {
-  const auto& b = st.held[st.filling];
+  const auto& b = being_pulled(st);
   const auto first = b.keys.begin() + static_cast<std::ptrdiff_t>(b.key_cuts[k]);
   const auto last = b.keys.begin() + static_cast<std::ptrdiff_t>(b.key_cuts[k + 1]);
   return row_pull{min_step, st.cfg.index, key_list{std::vector<std::uint64_t>(first, last)}};
 }
 
 caf::error take_rows(worker_state& st, std::size_t k, pull_reply& r) {
-  auto& b = st.held[st.filling];
+  auto& b = being_pulled(st);
   const std::size_t n = b.value_cuts[k + 1] - b.value_cuts[k];
   if (r.rows.values.size() != n)
     return caf::make_error(errc::shape_mismatch, "shard " + std::to_string(k) + " replied with " +
@@ -75,7 +81,7 @@ caf::error take_rows(worker_state& st, std::size_t k, pull_reply& r) {
 }
 
 void add_outgoing_rows(const worker_state& st, std::size_t k, push_msg& m) {
-  const auto& b = st.held[st.hand];
+  const auto& b = in_hand(st);
   const auto a = static_cast<std::ptrdiff_t>(b.key_cuts[k]);
   const auto e = static_cast<std::ptrdiff_t>(b.key_cuts[k + 1]);
   m.keys = key_list{std::vector<std::uint64_t>(b.keys.begin() + a, b.keys.begin() + e)};

@@ -38,7 +38,10 @@ enum class worker_phase {
 // next batch's rows while it computes on the one in hand; each is reused
 // batch after batch, so a step allocates nothing once they have grown.
 struct row_batch {
-  batch data;              // a copy: the source reuses its own at its next draw
+  // The source's own batch, or (pipelined) the copy below: the source reuses
+  // its own at its next draw, which then comes before this batch's compute.
+  const batch* data = nullptr;
+  batch copy;
   read_position position;  // where a streamed source stood after this batch
   // Its own, so the batch's keys gathered for its pulls are still gathered
   // when it is computed on, after the next batch's keys were.
@@ -102,8 +105,7 @@ struct worker_state {
   // the pulls out fill (the same one unless the next batch was prefetched).
   std::array<row_batch, 2> held;
   std::size_t hand = 0;
-  std::size_t filling = 0;
-  bool prefetched = false;  // the next batch is drawn and its pulls are out
+  bool prefetched = false;  // the next batch, in the other slot, is drawn and its pulls are out
   bool passes_done = false;  // the source had no batch left at the last draw
   peer_guard guard;        // exits and errors only from this node; nothing else served
   bool leaving = false;    // told to stop: leave after the next push
@@ -230,8 +232,23 @@ inline row_batch& in_hand(worker_state& st) {
   return st.held[st.hand];
 }
 
-// Keeps a drawn batch, and where the source stood after it, in slot.
-void keep_batch(row_batch& slot, const batch& b, const read_position& after);
+inline const row_batch& in_hand(const worker_state& st) {
+  return st.held[st.hand];
+}
+
+// The batch the pulls out are for: the next one once it was prefetched.
+inline row_batch& being_pulled(worker_state& st) {
+  return st.held[st.prefetched ? 1 - st.hand : st.hand];
+}
+
+inline const row_batch& being_pulled(const worker_state& st) {
+  return st.held[st.prefetched ? 1 - st.hand : st.hand];
+}
+
+// Keeps a drawn batch, and where the source stood after it, in slot: a
+// copy only when the worker prefetches rows (prefetches_rows).
+void keep_batch(const worker_state& st, row_batch& slot, const batch& b,
+                const read_position& after);
 
 // Cuts the rows the batch being pulled touches by shard: the keys to pull.
 void cut_rows(worker_state& st);
