@@ -144,22 +144,41 @@ std::vector<std::string> job_args(const settings& s, unsigned bits, std::size_t 
           "--log-level=warn"};
 }
 
+// A job as processes in dir, and the chief's summary.json.
+struct job_run {
+  cluster_run processes;
+  nlohmann::json summary;
+};
+
+job_run run_job(const settings& s, std::size_t n_ps, std::size_t n_workers,
+                const std::vector<std::string>& args, const testing::temp_dir& dir) {
+  job_run out{run_cluster(s.binary, n_ps, n_workers, args, dir), {}};
+  std::ifstream sj(dir / "summary.json");
+  out.summary = nlohmann::json::parse(sj);
+  return out;
+}
+
+// The unique rows a batch pulls per example, from the single loop's batches:
+// what turns a job's examples/s into rows (keys) per second.
+double rows_per_example(const nlohmann::json& one) {
+  return one["rows_pulled"].get<double>() / one["examples"].get<double>();
+}
+
 void add_rows(report& r, unsigned bits, const nlohmann::json& one, const cluster_run& c,
               const nlohmann::json& summary, std::uint64_t rows_held, double planted) {
   const std::string n = "N=2^" + std::to_string(bits) + " ";
   const double examples = one["examples"].get<double>();
   const double single_eps = examples / one["train_s"].get<double>();
   const double cluster_eps = examples / summary["wall_s"].get<double>();
-  const double rows_per_example = one["rows_pulled"].get<double>() / examples;
+  const double rows = rows_per_example(one);
   r.value(n + "single process examples/s", {single_eps}, "examples/s");
   r.value(n + "2 ps + 2 workers examples/s", {cluster_eps}, "examples/s");
   r.value(n + "cluster / single examples/s", {cluster_eps / single_eps}, "ratio");
-  r.value(n + "cluster rows pulled (and pushed)/s", {cluster_eps * rows_per_example}, "rows/s");
-  // The targets. Keys/s per shard is wall time, so it only shows on
-  // an otherwise idle machine; CPU seconds (every process's user + system)
-  // show the cost of the messages whatever else runs.
-  r.value(n + "2 ps + 2 workers keys pulled/s per shard", {cluster_eps * rows_per_example / 2},
-          "keys/s");
+  r.value(n + "cluster rows pulled (and pushed)/s", {cluster_eps * rows}, "rows/s");
+  // Keys/s is wall time, so it only shows on an otherwise idle machine; the
+  // CPU seconds target (every process's user + system) shows the cost of the
+  // messages whatever else runs.
+  r.value(n + "2 ps + 2 workers keys pulled/s per shard", {cluster_eps * rows / 2}, "keys/s");
   const double single_cpu = one["cpu_s"].get<double>() / examples * 1e6;
   const double cluster_cpu = c.cpu_s / examples * 1e6;
   r.value(n + "single process CPU-s per million examples", {single_cpu}, "s");
@@ -185,16 +204,13 @@ void add_rows(report& r, unsigned bits, const nlohmann::json& one, const cluster
 void add_pair_rows(report& r, const settings& s, unsigned bits, std::size_t steps,
                    const nlohmann::json& one) {
   testing::temp_dir dir("bench-sparse-pair");
-  const auto c = run_cluster(s.binary, 1, 1, job_args(s, bits, steps), dir);
-  std::ifstream sj(dir / "summary.json");
-  const auto summary = nlohmann::json::parse(sj);
+  const auto job = run_job(s, 1, 1, job_args(s, bits, steps), dir);
   const std::string n = "N=2^" + std::to_string(bits) + " 1 ps + 1 worker ";
   const double examples = one["examples"].get<double>();
-  const double eps = examples / summary["wall_s"].get<double>();
+  const double eps = examples / job.summary["wall_s"].get<double>();
   r.value(n + "examples/s", {eps}, "examples/s");
-  r.limit(n + "keys pulled/s per shard",
-          {eps * one["rows_pulled"].get<double>() / examples}, "keys/s", 2e6, false);
-  r.value(n + "CPU-s per million examples", {c.cpu_s / examples * 1e6}, "s");
+  r.limit(n + "keys pulled/s per shard", {eps * rows_per_example(one)}, "keys/s", 2e6, false);
+  r.value(n + "CPU-s per million examples", {job.processes.cpu_s / examples * 1e6}, "s");
 }
 
 // The same pass in sync mode (2 workers aggregated per step) at the largest N.
@@ -203,9 +219,7 @@ void add_sync_row(report& r, const settings& s, std::size_t steps, double plante
   testing::temp_dir dir("bench-sparse-sync");
   auto args = job_args(s, bits, steps);
   args.push_back("--mode=sync");
-  run_cluster(s.binary, 2, 2, args, dir);
-  std::ifstream sj(dir / "summary.json");
-  const auto summary = nlohmann::json::parse(sj);
+  const auto summary = run_job(s, 2, 2, args, dir).summary;
   const double loss = summary["test_log_loss"].get<double>();
   const std::string n = "N=2^" + std::to_string(bits) + " sync ";
   r.value(n + "cluster examples/s",
@@ -242,12 +256,11 @@ int main(int argc, char** argv) {
       const auto one = single_process(s, bits);
       if (numpy) add_numpy_rows(r, bits, one, numpy_reference(s, bits));
       testing::temp_dir dir("bench-sparse-cluster");
-      const auto c = run_cluster(s.binary, 2, 2, job_args(s, bits, steps), dir);
-      std::ifstream sj(dir / "summary.json");
-      const auto summary = nlohmann::json::parse(sj);
+      const auto job = run_job(s, 2, 2, job_args(s, bits, steps), dir);
+      const auto& summary = job.summary;
       const auto ckpt = read_checkpoint(
           dir / checkpoint_name(summary["global_step"].get<std::int64_t>()));
-      add_rows(r, bits, one, c, summary, ckpt.rows.keys.size(),
+      add_rows(r, bits, one, job.processes, summary, ckpt.rows.keys.size(),
                planted["planted_test_log_loss"].get<double>());
       add_pair_rows(r, s, bits, steps, one);
     }
