@@ -8,8 +8,9 @@
 // variable) for every entry of the parameters and of the shadows: 1e-5
 // relative, with a floor of 1e-5 of the variable's typical size for entries
 // near zero (biases start at 0). Both compute in float32 (unit roundoff 6e-8)
-// and differ only in the order of sums (Eigen's and the reference BLAS's
-// blocking of the 784- and 100-term dot products, the softmax sums); each
+// and differ only in the order of sums (Eigen's blocking of the 784- and
+// 100-term dot products against the golden's index order, the softmax sums,
+// whichever BLAS NumPy loads: a case below checks that); each
 // update moves a parameter by about 1e-4 of its size, so those roundoffs
 // reach the parameters scaled down: after 50 to 200 steps the worst entry is at
 // 0.02 to 0.05 of the tolerance (each case prints it). A wrong rule moves every entry
@@ -26,6 +27,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <sstream>
 
 #include "data/batch_record.hpp"
@@ -41,6 +43,7 @@ using namespace downpour;
 using downpour::testing::local_job;
 using downpour::testing::process;
 using downpour::testing::read_npz_array;
+using downpour::testing::read_text;
 using downpour::testing::run_local_job;
 using downpour::testing::temp_dir;
 using namespace std::chrono_literals;
@@ -67,14 +70,52 @@ std::string export_params(const std::string& checkpoint, const std::string& out)
   return out;
 }
 
-// golden.py with args; its exit code and output.
-std::pair<int, std::string> run_golden(const temp_dir& dir, std::vector<std::string> args) {
-  args.insert(args.begin(), {DOWNPOUR_PYTHON, DOWNPOUR_SOURCE_DIR "/test/golden/golden.py",
-                             "--data-dir=" DOWNPOUR_DEFAULT_DATA_DIR});
+// The command that runs Python with NumPy on the BLAS in blas_dir ("": the
+// system's choice, Debian's libblas.so.3 alternative).
+std::vector<std::string> python_on(const std::string& blas_dir) {
+  if (blas_dir.empty()) return {DOWNPOUR_PYTHON};
+  return {"/usr/bin/env", "LD_LIBRARY_PATH=" + blas_dir, DOWNPOUR_PYTHON};
+}
+
+// The directories of the BLAS implementations NumPy may load: the reference
+// BLAS and OpenBLAS (scripts/install-deps installs both).
+std::vector<std::string> blas_dirs() {
+  std::vector<std::string> dirs;
+  for (const auto& arch : std::filesystem::directory_iterator("/usr/lib")) {
+    for (const char* name : {"blas", "openblas-serial", "openblas-pthread"}) {
+      if (std::filesystem::exists(arch.path() / name / "libblas.so.3"))
+        dirs.push_back((arch.path() / name).string());
+    }
+  }
+  return dirs;
+}
+
+// golden.py with args on the BLAS in blas_dir; its exit code and output.
+std::pair<int, std::string> run_golden(const temp_dir& dir, std::vector<std::string> args,
+                                       const std::string& blas_dir = "") {
+  auto command = python_on(blas_dir);
+  command.insert(command.end(), {DOWNPOUR_SOURCE_DIR "/test/golden/golden.py",
+                                 "--data-dir=" DOWNPOUR_DEFAULT_DATA_DIR});
+  command.insert(command.end(), args.begin(), args.end());
   static int runs = 0;
-  process p(args, dir / ("golden" + std::to_string(++runs) + ".log"));
+  process p(command, dir / ("golden" + std::to_string(++runs) + ".log"));
   int code = p.wait(600s);
   return {code, p.output()};
+}
+
+// A digest of NumPy's float32 product of two fixed random matrices of the
+// first layer's shape, on the BLAS in blas_dir.
+std::string numpy_product_digest(const temp_dir& dir, const std::string& blas_dir) {
+  auto command = python_on(blas_dir);
+  command.insert(command.end(), {"-c", R"(import hashlib, numpy as np
+r = np.random.default_rng(0)
+a = r.standard_normal((100, 784), dtype=np.float32)
+b = r.standard_normal((784, 500), dtype=np.float32)
+print(hashlib.sha256((a @ b).tobytes()).hexdigest()))"});
+  process p(command, dir / "numpy-product.log");
+  INFO(p.output());
+  REQUIRE(p.wait(60s) == 0);
+  return p.output();
 }
 
 struct deviation {
@@ -113,23 +154,38 @@ deviation deviation_from(const checkpoint& c, const std::string& npz) {
   return d;
 }
 
+// What golden.py replays: the step-0 parameters, the records of each run
+// segment and the global steps they make.
+struct replay {
+  std::string init;
+  std::vector<std::string> segments;
+  std::int64_t steps = 0;
+};
+
+// Replays with golden.py on the BLAS in blas_dir into a new .npz; extra are
+// golden.py's options for the job. Its path and golden.py's output.
+std::pair<std::string, std::string> golden_npz(const temp_dir& dir, const replay& r,
+                                               std::vector<std::string> extra,
+                                               const std::string& blas_dir = "") {
+  static int outputs = 0;
+  const std::string out = dir / ("golden" + std::to_string(++outputs) + ".npz");
+  extra.push_back("--init=" + r.init);
+  extra.push_back("--steps=" + std::to_string(r.steps));
+  extra.push_back("--out=" + out);
+  for (const auto& s : r.segments) extra.push_back("--segment=" + s);
+  auto [code, output] = run_golden(dir, extra, blas_dir);
+  INFO(output);
+  REQUIRE(code == 0);
+  return {out, output};
+}
+
 // Replays the records with golden.py and compares it with the checkpoint
 // after the last step; extra are golden.py's options for the job.
 deviation golden_deviation(const temp_dir& dir, const std::string& init,
                            const std::vector<std::string>& segments, const std::string& final_ckpt,
                            std::vector<std::string> extra) {
   auto c = read_checkpoint(final_ckpt);
-  static int outputs = 0;
-  const std::string out = dir / ("golden" + std::to_string(++outputs) + ".npz");
-  extra.push_back("--init=" + init);
-  extra.push_back("--steps=" + std::to_string(c.global_step));
-  extra.push_back("--out=" + out);
-  for (const auto& s : segments) extra.push_back("--segment=" + s);
-  auto [code, output] = run_golden(dir, extra);
-  {
-    INFO(output);
-    REQUIRE(code == 0);
-  }
+  auto [out, output] = golden_npz(dir, {init, segments, c.global_step}, std::move(extra));
   auto d = deviation_from(c, out);
   MESSAGE(output << "worst entry " << d.where << " at " << d.worst_excess << " of the tolerance");
   return d;
@@ -182,6 +238,30 @@ TEST_CASE("sync with two workers aggregated ends where the NumPy golden ends") {
   CHECK(golden_deviation(dir, run.init, {run.records}, run.final_ckpt,
                          {"--mode=sync", "--replicas=2"})
             .worst_excess <= 1.0);
+}
+
+// The golden sums its products in index order itself: OpenBLAS, which
+// libtorch-dev makes the system's BLAS, sums them in another order, and the
+// golden on it once put a ReLU unit on the other side of the kink (462 times
+// the tolerance after 200 steps).
+TEST_CASE("the golden ends at the same bits whichever BLAS NumPy loads") {
+  temp_dir dir("golden-blas");
+  const auto dirs = blas_dirs();
+  INFO("BLAS directories found: " << dirs.size());
+  REQUIRE_MESSAGE(dirs.size() >= 2, "needs the reference BLAS and OpenBLAS: scripts/install-deps");
+  // Else this case would show nothing: the two BLAS round a product differently.
+  REQUIRE(numpy_product_digest(dir, dirs[0]) != numpy_product_digest(dir, dirs[1]));
+  auto opts = local_job(2, 1, 50, dir / "run");
+  opts.pipeline = false;
+  auto run = run_from_scratch(opts, dir);
+  const replay r{run.init, {run.records}, opts.last_step};
+  const auto first = read_text(golden_npz(dir, r, {}, dirs[0]).first);
+  REQUIRE(!first.empty());
+  for (std::size_t i = 1; i < dirs.size(); ++i) {
+    INFO(dirs[0] << " against " << dirs[i]);
+    const bool same_bytes = read_text(golden_npz(dir, r, {}, dirs[i]).first) == first;
+    CHECK(same_bytes);
+  }
 }
 
 TEST_CASE("a run resumed from a checkpoint ends where the golden replaying both runs ends") {

@@ -104,12 +104,26 @@ def read_segment(directory):
     return [workers[w] for w in sorted(workers)]
 
 
+def matmul(a, b):
+    """a @ b in float32 with every entry summed in index order, each product
+    rounded before it is added: the reference BLAS's sgemm, written out so that
+    the result does not depend on which BLAS NumPy loads (OpenBLAS, which
+    `libtorch-dev` brings, blocks the sums differently; at a ReLU input within
+    rounding of zero that puts the golden's unit on the other side of the kink)."""
+    out = np.zeros((a.shape[0], b.shape[1]), dtype=F)
+    product = np.empty_like(out)
+    for k in range(a.shape[1]):
+        np.multiply(a[:, k, None], b[None, k], out=product)
+        out += product
+    return out
+
+
 def gradient(params, x, y, l2, kinks):
     w1, b1, w2, b2 = params
-    pre = x @ w1 + b1
+    pre = matmul(x, w1) + b1
     kinks.see(pre)
     hidden = np.maximum(pre, F(0))
-    logits = hidden @ w2 + b2
+    logits = matmul(hidden, w2) + b2
     shifted = logits - logits.max(axis=1, keepdims=True)
     e = np.exp(shifted)
     softmax = e / e.sum(axis=1, keepdims=True)
@@ -117,10 +131,10 @@ def gradient(params, x, y, l2, kinks):
     dlogits = softmax
     dlogits[np.arange(len(y)), y] -= F(1)
     dlogits /= F(len(y))
-    g_w2 = hidden.T @ dlogits + F(l2) * w2
+    g_w2 = matmul(hidden.T, dlogits) + F(l2) * w2
     g_b2 = dlogits.sum(axis=0)
-    dhidden = (dlogits @ w2.T) * (hidden > 0)  # ReluGrad: where the output is > 0
-    g_w1 = x.T @ dhidden + F(l2) * w1
+    dhidden = matmul(dlogits, w2.T) * (hidden > 0)  # ReluGrad: where the output is > 0
+    g_w1 = matmul(x.T, dhidden) + F(l2) * w1
     g_b1 = dhidden.sum(axis=0)
     return [g_w1, g_b1, g_w2, g_b2]
 
