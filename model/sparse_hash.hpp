@@ -19,9 +19,14 @@ inline std::uint64_t mix64(std::uint64_t x) {
   return x;
 }
 
+// mix64(a, b) given mix64(a): for a hash of many b under one a.
+inline std::uint64_t mix64_premixed(std::uint64_t mixed_a, std::uint64_t b) {
+  return mix64(mixed_a ^ (b + 0x9e3779b97f4a7c15ull));
+}
+
 // A value of the hash of (a, b): mix64 of a chained with b.
 inline std::uint64_t mix64(std::uint64_t a, std::uint64_t b) {
-  return mix64(mix64(a) ^ (b + 0x9e3779b97f4a7c15ull));
+  return mix64_premixed(mix64(a), b);
 }
 
 // A uniform double in (0, 1] from 64 random bits.

@@ -8,22 +8,16 @@
 #include "model/sparse_metrics.hpp"
 
 namespace downpour {
-namespace {
-
-// No row reaches it: rows are below N <= 2^64 - 1.
-constexpr std::uint64_t kNoRow = ~std::uint64_t{0};
-
-}  // namespace
 
 sparse_logreg::sparse_logreg(std::uint64_t rows, std::uint64_t hash_seed)
-    : rows_(rows), hash_seed_(hash_seed) {
+    : rows_(rows), mixed_seed_(mix64(hash_seed)) {
   if (rows == 0) throw std::invalid_argument("sparse logistic regression: 0 rows");
 }
 
 std::uint64_t sparse_logreg::row_of(std::uint64_t feature) const {
   // The high half of hash * N: uniform in [0, N) without a division.
   return static_cast<std::uint64_t>(
-      (static_cast<unsigned __int128>(mix64(hash_seed_, feature)) * rows_) >> 64);
+      (static_cast<unsigned __int128>(mix64_premixed(mixed_seed_, feature)) * rows_) >> 64);
 }
 
 const std::vector<std::uint64_t>& logreg_batch::gather(const sparse_examples& set,
@@ -36,32 +30,19 @@ const std::vector<std::uint64_t>& logreg_batch::gather(const sparse_examples& se
   end_ = end;
   const std::uint64_t first = set.offsets[begin];
   const std::size_t features = static_cast<std::size_t>(set.offsets[end] - first);
-  // Dedupe through a scratch hash, then sort only the unique rows: a batch
-  // repeats its frequent features many times over.
-  std::size_t mask = 15;
-  while (mask < 2 * features) mask = 2 * mask + 1;
-  const auto scratch_slot = [&](std::uint64_t row) {
-    std::size_t at = mix64(row) & mask;
-    while (scratch_rows_[at] != row && scratch_rows_[at] != kNoRow) at = (at + 1) & mask;
-    return at;
-  };
-  scratch_rows_.assign(mask + 1, kNoRow);
-  scratch_keys_.resize(mask + 1);
+  rows_.resize(features);
+  for (std::size_t j = 0; j < features; ++j) rows_[j] = model_.row_of(set.keys[first + j]);
+  // Sorting every feature's row (a radix sort, without a branch to
+  // mispredict) puts repeats side by side: the unique rows are the keys.
+  const key_sorter::sorted sorted = sorter_.sort(rows_);
   keys_.clear();
-  slots_.resize(features);
-  for (std::size_t j = 0; j < features; ++j) {
-    const std::uint64_t row = model_.row_of(set.keys[first + j]);
-    const std::size_t at = scratch_slot(row);
-    if (scratch_rows_[at] == kNoRow) {
-      scratch_rows_[at] = row;
-      keys_.push_back(row);
-    }
-    slots_[j] = static_cast<std::uint32_t>(at);  // the scratch slot, for now
+  unique_of_.resize(features);
+  for (std::size_t i = 0; i < features; ++i) {
+    if (keys_.empty() || keys_.back() != sorted.keys[i]) keys_.push_back(sorted.keys[i]);
+    unique_of_[i] = static_cast<std::uint32_t>(keys_.size() - 1);
   }
-  std::sort(keys_.begin(), keys_.end());
-  for (std::size_t i = 0; i < keys_.size(); ++i)
-    scratch_keys_[scratch_slot(keys_[i])] = static_cast<std::uint32_t>(i);
-  for (std::uint32_t& slot : slots_) slot = scratch_keys_[slot];
+  slots_.resize(features);
+  for (std::size_t j = 0; j < features; ++j) slots_[j] = unique_of_[sorted.position[j]];
   return keys_;
 }
 

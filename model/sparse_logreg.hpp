@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "data/libsvm.hpp"
+#include "model/key_sort.hpp"
 
 namespace downpour {
 
@@ -23,7 +24,7 @@ class sparse_logreg {
 
  private:
   std::uint64_t rows_;
-  std::uint64_t hash_seed_;
+  std::uint64_t mixed_seed_;  // mix64(hash seed)
 };
 
 // A batch's loss (mean log loss) and its gradient: one float per gathered
@@ -64,9 +65,10 @@ class logreg_batch {
   std::size_t end_ = 0;
   std::vector<std::uint64_t> keys_;
   std::vector<std::uint32_t> slots_;  // per feature of the batch: its key's position
-  // gather's scratch: a hash of the rows seen, with each one's position in keys_
-  std::vector<std::uint64_t> scratch_rows_;
-  std::vector<std::uint32_t> scratch_keys_;
+  // gather's scratch: each feature's row, and per sorted row, its key's position
+  std::vector<std::uint64_t> rows_;
+  std::vector<std::uint32_t> unique_of_;
+  key_sorter sorter_;
   std::vector<float> logits_;
   logreg_gradient gradient_;
 };

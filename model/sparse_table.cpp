@@ -20,6 +20,10 @@ constexpr std::size_t kFirstSlots = 16;
 // Linear probing stays short up to this load; above it the slots double.
 constexpr double kMaxLoad = 0.7;
 constexpr unsigned kMaxChunkBits = 16;
+// The keys of a pull or push are spread over the whole table, so each lookup
+// misses the cache on its slot and on its row. Prefetching the slot of the
+// key 2 * kAhead on and the row of the key kAhead on overlaps those misses.
+constexpr std::size_t kAhead = 16;
 
 unsigned chunk_bits_for(std::uint64_t rows) {
   unsigned bits = 0;
@@ -54,8 +58,7 @@ sparse_table::sparse_table(const sparse_table_spec& spec)
     : spec_(spec),
       stride_(spec.dim + spec.slots()),
       chunk_bits_(chunk_bits_for(spec.rows)),
-      slot_keys_(kFirstSlots, kEmpty),
-      slot_rows_(kFirstSlots) {
+      slots_(kFirstSlots, slot{kEmpty, 0}) {
   if (spec.rows == 0 || spec.rows > kMaxRows || spec.first_key > kMaxRows - spec.rows)
     throw std::invalid_argument("sparse table: " + std::to_string(spec.rows) + " rows from key " +
                                 std::to_string(spec.first_key) + " (expected 1 to 2^63 keys)");
@@ -63,7 +66,7 @@ sparse_table::sparse_table(const sparse_table_spec& spec)
 }
 
 std::size_t sparse_table::bytes_used() const {
-  return slot_keys_.size() * sizeof(std::uint64_t) + slot_rows_.size() * sizeof(std::uint32_t) +
+  return slots_.size() * sizeof(slot) +
          chunks_.size() * (std::size_t{1} << chunk_bits_) * stride_ * sizeof(float);
 }
 
@@ -84,8 +87,10 @@ std::vector<float> sparse_table::pull(const std::vector<std::uint64_t>& keys) co
                                 to_string(*why));
   std::vector<float> values(keys.size() * spec_.dim);
   for (std::size_t i = 0; i < keys.size(); ++i) {
+    const slot& s = slots_[slot_ahead(keys, i)];
     float* out = values.data() + i * spec_.dim;
-    if (const float* held = find(keys[i])) {
+    if (s.key == keys[i]) {
+      const float* held = row(s.row);
       // A loop, not std::copy: that calls memmove, costly for rows of a few floats.
       for (std::size_t j = 0; j < spec_.dim; ++j) out[j] = held[j];
     } else {
@@ -109,8 +114,8 @@ std::optional<sparse_refusal> sparse_table::push(const keyed_rows& gradient, upd
   const row_update update(spec_.update, spec_.reg, at.learning_rate, at.step);
   for (std::size_t i = 0; i < gradient.keys.size(); ++i) {
     const std::uint64_t key = gradient.keys[i];
-    const std::size_t slot = slot_of(key);
-    float* values = slot_keys_[slot] == key ? row(slot_rows_[slot]) : create(key, slot);
+    const std::size_t at = slot_ahead(gradient.keys, i);
+    float* values = slots_[at].key == key ? row(slots_[at].row) : create(key, at);
     update.apply(values, values + dim, gradient.values.data() + i * dim, dim);
   }
   return std::nullopt;
@@ -122,15 +127,27 @@ std::uint64_t sparse_table::refused(sparse_refusal why) const {
 
 const float* sparse_table::find(std::uint64_t key) const {
   if (key < spec_.first_key || key >= spec_.end_key()) return nullptr;  // kEmpty among them
-  const std::size_t slot = slot_of(key);
-  return slot_keys_[slot] == key ? row(slot_rows_[slot]) : nullptr;
+  const slot& s = slots_[slot_of(key)];
+  return s.key == key ? row(s.row) : nullptr;
 }
 
 std::size_t sparse_table::slot_of(std::uint64_t key) const {
-  const std::size_t mask = slot_keys_.size() - 1;
-  std::size_t slot = mix64(key) & mask;
-  while (slot_keys_[slot] != key && slot_keys_[slot] != kEmpty) slot = (slot + 1) & mask;
-  return slot;
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t at = mix64(key) & mask;
+  while (slots_[at].key != key && slots_[at].key != kEmpty) at = (at + 1) & mask;
+  return at;
+}
+
+// The prefetches are only hints: a push that grows the slots between a hint
+// and its lookup makes the hint useless, never wrong.
+std::size_t sparse_table::slot_ahead(const std::vector<std::uint64_t>& keys, std::size_t i) const {
+  if (i + 2 * kAhead < keys.size())
+    __builtin_prefetch(&slots_[mix64(keys[i + 2 * kAhead]) & (slots_.size() - 1)]);
+  if (i + kAhead < keys.size()) {
+    const slot& s = slots_[slot_of(keys[i + kAhead])];
+    if (s.key == keys[i + kAhead]) __builtin_prefetch(row(s.row));
+  }
+  return slot_of(keys[i]);
 }
 
 float* sparse_table::row(std::size_t index) const {
@@ -138,18 +155,17 @@ float* sparse_table::row(std::size_t index) const {
   return chunks_[index >> chunk_bits_].get() + in_chunk * stride_;
 }
 
-float* sparse_table::create(std::uint64_t key, std::size_t slot) {
+float* sparse_table::create(std::uint64_t key, std::size_t at) {
   if (rows_held_ == std::numeric_limits<std::uint32_t>::max())
     throw std::length_error("sparse table: more than 2^32 - 1 rows held");
-  if (static_cast<double>(rows_held_ + 1) > kMaxLoad * static_cast<double>(slot_keys_.size())) {
+  if (static_cast<double>(rows_held_ + 1) > kMaxLoad * static_cast<double>(slots_.size())) {
     grow_slots();
-    slot = slot_of(key);
+    at = slot_of(key);
   }
   const std::size_t index = rows_held_++;
   if ((index >> chunk_bits_) == chunks_.size())
     chunks_.push_back(std::make_unique<float[]>((std::size_t{1} << chunk_bits_) * stride_));
-  slot_keys_[slot] = key;
-  slot_rows_[slot] = static_cast<std::uint32_t>(index);
+  slots_[at] = slot{key, static_cast<std::uint32_t>(index)};
   float* values = row(index);
   fill_initial(key, values);
   fill_initial_slots(spec_.update, values + spec_.dim, spec_.dim);
@@ -157,15 +173,10 @@ float* sparse_table::create(std::uint64_t key, std::size_t slot) {
 }
 
 void sparse_table::grow_slots() {
-  std::vector<std::uint64_t> old_keys(2 * slot_keys_.size(), kEmpty);
-  std::vector<std::uint32_t> old_rows(2 * slot_rows_.size());
-  old_keys.swap(slot_keys_);
-  old_rows.swap(slot_rows_);
-  for (std::size_t i = 0; i < old_keys.size(); ++i) {
-    if (old_keys[i] == kEmpty) continue;
-    const std::size_t slot = slot_of(old_keys[i]);
-    slot_keys_[slot] = old_keys[i];
-    slot_rows_[slot] = old_rows[i];
+  decltype(slots_) old(2 * slots_.size(), slot{kEmpty, 0});
+  old.swap(slots_);
+  for (const slot& s : old) {
+    if (s.key != kEmpty) slots_[slot_of(s.key)] = s;
   }
 }
 
@@ -179,9 +190,8 @@ void sparse_table::fill_initial(std::uint64_t key, float* values) const {
 
 row_dump sparse_table::dump(std::uint64_t first, std::uint64_t last) const {
   std::vector<std::pair<std::uint64_t, std::uint32_t>> held;  // (key, row index)
-  for (std::size_t slot = 0; slot < slot_keys_.size(); ++slot) {
-    const std::uint64_t key = slot_keys_[slot];
-    if (key != kEmpty && key >= first && key < last) held.emplace_back(key, slot_rows_[slot]);
+  for (const slot& s : slots_) {
+    if (s.key != kEmpty && s.key >= first && s.key < last) held.emplace_back(s.key, s.row);
   }
   std::sort(held.begin(), held.end());
   const std::size_t dim = spec_.dim;
@@ -226,8 +236,7 @@ void sparse_table::load(const row_dump& rows) {
   // Slots sized for every row at once: no rehash while loading.
   std::size_t slots = kFirstSlots;
   while (static_cast<double>(rows.keys.size()) > kMaxLoad * static_cast<double>(slots)) slots *= 2;
-  slot_keys_.assign(slots, kEmpty);
-  slot_rows_.assign(slots, 0);
+  slots_.assign(slots, slot{kEmpty, 0});
   chunks_.clear();
   rows_held_ = 0;
   const std::size_t dim = spec_.dim;

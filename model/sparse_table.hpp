@@ -15,6 +15,7 @@
 #include <optional>
 #include <vector>
 
+#include "model/huge_pages.hpp"
 #include "model/layout.hpp"
 #include "model/row_update.hpp"
 
@@ -113,9 +114,16 @@ class sparse_table {
   void load(const row_dump& rows);
 
  private:
+  // A key and the arena index of its row: one cache line holds both.
+  struct slot {
+    std::uint64_t key;
+    std::uint32_t row;
+  };
   std::size_t slot_of(std::uint64_t key) const;  // its slot, or the empty one it would take
+  // slot_of(keys[i]), prefetching what the lookups of the keys after it read.
+  std::size_t slot_ahead(const std::vector<std::uint64_t>& keys, std::size_t i) const;
   float* row(std::size_t index) const;
-  float* create(std::uint64_t key, std::size_t slot);
+  float* create(std::uint64_t key, std::size_t at);
   void grow_slots();
   void fill_initial(std::uint64_t key, float* values) const;
   void check_dump(const row_dump& rows) const;  // load's refusals
@@ -123,8 +131,7 @@ class sparse_table {
   sparse_table_spec spec_;
   std::size_t stride_;
   unsigned chunk_bits_;  // an arena chunk holds 2^chunk_bits_ rows
-  std::vector<std::uint64_t> slot_keys_;
-  std::vector<std::uint32_t> slot_rows_;
+  std::vector<slot, huge_page_allocator<slot>> slots_;
   std::vector<std::unique_ptr<float[]>> chunks_;
   std::size_t rows_held_ = 0;
   std::array<std::uint64_t, kSparseRefusals> refused_{};
