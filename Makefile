@@ -73,6 +73,7 @@ bench-quick: build
 	@mkdir -p $(BENCH_OUT)
 	$(BUILD)/bench_step --json $(BENCH_OUT)/step.json
 	$(BUILD)/bench_serialize --json $(BENCH_OUT)/serialize.json
+	$(BUILD)/bench_message --json $(BENCH_OUT)/message.json
 	$(BUILD)/bench_cluster --binary=$(BUILD)/downpour --json $(BENCH_OUT)/cluster.json
 	$(BUILD)/bench_sync --json $(BENCH_OUT)/sync.json
 	$(BUILD)/bench_job --binary=$(BUILD)/downpour --json $(BENCH_OUT)/job.json
