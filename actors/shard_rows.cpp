@@ -20,10 +20,10 @@ std::string range_text(row_range r) {
 }  // namespace
 
 shard_rows::shard_rows(const row_tables_spec& spec, row_range owned, train_mode mode)
-    : table_(spec),
-      owned_(owned),
-      pulls_kept_(mode == train_mode::sync ? 1 : 2),
-      pushes_spend_(mode != train_mode::sync) {}
+    : pulls_kept_(mode == train_mode::sync ? 1 : 2),
+      pushes_spend_(mode != train_mode::sync),
+      table_(spec),
+      owned_(owned) {}
 
 caf::error shard_rows::load(const row_part& part) {
   if (part.first != owned_.first || part.last != owned_.last)
