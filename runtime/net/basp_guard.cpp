@@ -9,26 +9,24 @@
 // definition below is called instead (an executable's symbols come first; the
 // library's own stays reachable with dlsym(RTLD_NEXT)). A request for more
 // than this job's largest legitimate message closes that connection instead,
-// logged with the peer's address; the broker then cleans the connection up
-// as if the peer had closed it. So no connection ever holds more than one
+// logged with the peer's address, and BASP cleans the connection up as if
+// the peer had closed it (end_connection). So no connection ever holds more than one
 // bounded message, before or after the handshake. Before its handshake a
 // connection may read no more than a handshake needs, and all such
 // connections of a node together no more than basp_unshaken_budget: idle
-// and half-open connections cannot add up.
+// and half-open connections cannot add up (runtime/net/handshake_ledger.hpp).
 #include "runtime/net/basp_guard.hpp"
 
 #include <dlfcn.h>
+#include <sys/socket.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
-#include <iterator>
 #include <map>
 #include <mutex>
 
 #include "caf/io/abstract_broker.hpp"
-#include "caf/io/basp/header.hpp"
 #include "caf/io/scribe.hpp"
 #include "caf/scheduled_actor.hpp"
 
@@ -37,26 +35,13 @@ namespace {
 
 constexpr std::size_t kMargin = std::size_t{1} << 20;
 
-// What a connection of a broker was last told to read. A connection whose
-// payload read was followed by another read had that payload accepted by
-// BASP: its first one is the peer's handshake, so it is past it.
-// Handles are socket numbers, which the system reuses: the scribe (one per
-// connection) tells a new connection from an old one on the same handle.
-struct read_entry {
-  const void* scribe = nullptr;
-  std::size_t bytes = 0;
-  bool past_handshake = false;
-};
-using scribe_of_fn = std::function<const void*(std::int64_t)>;  // nullptr: no such connection
-using broker_ledger = std::map<std::int64_t, read_entry>;
-
 // Process-wide because the functions that enforce it are (see above).
 struct guard_state {
   std::atomic<std::size_t> bound{0};
   std::mutex mutex;
   logger log;
   log_throttle throttle{std::chrono::seconds(10)};
-  std::map<const caf::io::abstract_broker*, broker_ledger> ledgers;
+  std::map<const caf::io::abstract_broker*, handshake_ledger> ledgers;
 };
 
 guard_state& state() {
@@ -89,53 +74,55 @@ void report_unshaken(const std::string& peer, std::size_t bytes, const char* why
              " before its handshake (" + why + "); closed the connection" + *more);
 }
 
-// Drops the entries of connections the broker no longer has.
-void prune(broker_ledger& ledger, const scribe_of_fn& scribe_of) {
-  for (auto i = ledger.begin(); i != ledger.end();)
-    i = scribe_of(i->first) == i->second.scribe ? std::next(i) : ledger.erase(i);
-}
-
-// Why connection hdl of broker b may not read `bytes` next, or nullptr. Only connections before
-// their handshake are limited: every later read (each message of the job)
-// is one lookup.
 const char* refuse_read(const caf::io::abstract_broker* b, std::int64_t hdl, std::size_t bytes,
-                        const scribe_of_fn& scribe_of) {
+                        const handshake_ledger::is_open_fn& is_open) {
   auto& s = state();
   std::lock_guard<std::mutex> lock(s.mutex);
-  auto& ledger = s.ledgers[b];
-  auto& entry = ledger[hdl];
-  if (const void* now = scribe_of(hdl); entry.scribe != now) entry = read_entry{now};
-  if (entry.bytes > caf::io::basp::header_size) entry.past_handshake = true;
-  entry.bytes = bytes;
-  if (entry.past_handshake) return nullptr;
-  if (bytes > basp_handshake_bound) {
-    ledger.erase(hdl);
-    return "larger than any handshake";
+  return s.ledgers[b].admit(hdl, bytes, is_open);
+}
+
+void forget_handle(const caf::io::abstract_broker* b, std::int64_t hdl) {
+  auto& s = state();
+  std::lock_guard<std::mutex> lock(s.mutex);
+  s.ledgers[b].opened(hdl);
+}
+
+// Ends a connection as a peer leaving would: the stream reads the end, and
+// the broker learns of the close as it does of any other. Closing the scribe
+// directly does not tell BASP, which kept the connection's state (awaiting the
+// refused payload), and the next connection given the same socket number had
+// its first header read as that payload and was dropped. A handle's id is its
+// socket (caf::io::network::conn_hdl_from_socket).
+void end_connection(caf::io::connection_handle hdl) {
+  ::shutdown(static_cast<int>(hdl.id()), SHUT_RDWR);
+}
+
+// libcaf_io's own definition of a function this file replaces.
+template <class Fn>
+Fn next_definition(const char* mangled) {
+  void* sym = ::dlsym(RTLD_NEXT, mangled);
+  if (sym == nullptr) {  // the library is not loaded: nothing could have called us
+    std::fprintf(stderr, "downpour: error: %s not found in CAF's libraries\n", mangled);
+    std::abort();
   }
-  prune(ledger, scribe_of);  // keeps hdl: it is open
-  std::size_t held = 0;
-  for (const auto& [id, e] : ledger)
-    if (!e.past_handshake) held += e.bytes;
-  if (held <= basp_unshaken_budget) return nullptr;
-  ledger.erase(hdl);
-  return "connections not past their handshake hold too much";
+  return reinterpret_cast<Fn>(sym);
 }
 
 using configure_read_fn = void (*)(caf::io::abstract_broker*, caf::io::connection_handle,
                                    caf::io::receive_policy::config);
 
 configure_read_fn real_configure_read() {
-  static const auto fn = [] {
-    void* sym = ::dlsym(
-        RTLD_NEXT,
-        "_ZN3caf2io15abstract_broker14configure_readENS0_17connection_handleESt4pairINS0_"
-        "19receive_policy_flagEmE");
-    if (sym == nullptr) {  // libcaf_io not loaded: nothing could have called us
-      std::fprintf(stderr, "downpour: error: configure_read not found in libcaf_io\n");
-      std::abort();
-    }
-    return reinterpret_cast<configure_read_fn>(sym);
-  }();
+  static const auto fn = next_definition<configure_read_fn>(
+      "_ZN3caf2io15abstract_broker14configure_readENS0_17connection_handleESt4pairINS0_"
+      "19receive_policy_flagEmE");
+  return fn;
+}
+
+using add_scribe_fn = void (*)(caf::io::abstract_broker*, caf::io::scribe_ptr);
+
+add_scribe_fn real_add_scribe() {
+  static const auto fn = next_definition<add_scribe_fn>(
+      "_ZN3caf2io15abstract_broker10add_scribeENS_13intrusive_ptrINS0_6scribeEEE");
   return fn;
 }
 
@@ -157,23 +144,28 @@ void guard_basp(std::size_t bound, const logger& log) {
 void caf::io::abstract_broker::configure_read(connection_handle hdl, receive_policy::config cfg) {
   const std::size_t bound = downpour::state().bound;
   if (bound != 0 && cfg.second > bound) {
-    downpour::report(remote_addr(hdl) + ":" + std::to_string(remote_port(hdl)), cfg.second,
-                     bound);
-    close(hdl);
+    downpour::report(remote_addr(hdl) + ":" + std::to_string(remote_port(hdl)), cfg.second, bound);
+    downpour::end_connection(hdl);
     return;
   }
-  const char* why = downpour::refuse_read(
-      this, hdl.id(), cfg.second, [this](std::int64_t id) -> const void* {
-        auto x = by_id(connection_handle::from_int(id));
-        return x ? &*x : nullptr;
-      });
+  const char* why = downpour::refuse_read(this, hdl.id(), cfg.second, [this](std::int64_t id) {
+    return by_id(connection_handle::from_int(id)) != caf::none;
+  });
   if (why != nullptr) {
-    downpour::report_unshaken(remote_addr(hdl) + ":" + std::to_string(remote_port(hdl)),
-                              cfg.second, why);
-    close(hdl);
+    downpour::report_unshaken(remote_addr(hdl) + ":" + std::to_string(remote_port(hdl)), cfg.second,
+                              why);
+    downpour::end_connection(hdl);
     return;
   }
   downpour::real_configure_read()(this, hdl, cfg);
+}
+
+// Every connection a broker gets, accepted or opened, comes through here
+// (libcaf_io's multiplexer calls it through its PLT): its handle may be a
+// closed connection's, whose handshake it must not inherit.
+void caf::io::abstract_broker::add_scribe(scribe_ptr ptr) {
+  downpour::forget_handle(this, ptr->hdl().id());
+  downpour::real_add_scribe()(this, std::move(ptr));
 }
 
 // An exit message with reason `kill` ends any CAF actor before its exit
@@ -186,14 +178,8 @@ void caf::io::abstract_broker::configure_read(connection_handle hdl, receive_pol
 // by a known sender stay kills.
 caf::scheduled_actor::message_category caf::scheduled_actor::categorize(mailbox_element& x) {
   using categorize_fn = message_category (*)(scheduled_actor*, mailbox_element&);
-  static const auto real = [] {
-    void* sym = ::dlsym(RTLD_NEXT, "_ZN3caf15scheduled_actor10categorizeERNS_15mailbox_elementE");
-    if (sym == nullptr) {
-      std::fprintf(stderr, "downpour: error: categorize not found in libcaf_core\n");
-      std::abort();
-    }
-    return reinterpret_cast<categorize_fn>(sym);
-  }();
+  static const auto real = downpour::next_definition<categorize_fn>(
+      "_ZN3caf15scheduled_actor10categorizeERNS_15mailbox_elementE");
   auto& content = x.content();
   if (content.match_elements<exit_msg>()) {
     auto& em = content.get_mutable_as<exit_msg>(0);

@@ -8,15 +8,9 @@
 #include <cstddef>
 
 #include "reporting/log.hpp"
+#include "runtime/net/handshake_ledger.hpp"
 
 namespace downpour {
-
-// Before a connection's handshake: the largest payload it may announce (a
-// handshake carries the node's id, the application id and the published
-// actor's interface, a few KiB), and what all such connections of a node may
-// be reading at once (a few hundred simultaneous handshakes).
-constexpr std::size_t basp_handshake_bound = std::size_t{64} << 10;
-constexpr std::size_t basp_unshaken_budget = std::size_t{8} << 20;
 
 // The largest BASP payload a node of this job accepts: a shard's parameters
 // and shadows (an init, a restore or a snapshot) for the whole model of

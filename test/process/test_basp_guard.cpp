@@ -87,8 +87,34 @@ TEST_CASE("the BASP bound covers a shard's parameters and shadows of the whole m
   CHECK(basp_payload_bound(795'020) > basp_payload_bound(397'510));
 }
 
-TEST_CASE("oversized, truncated and silent BASP headers sent to a ps and the chief mid-job cost "
-          "them no memory and the job ends exactly without a rollback") {
+TEST_CASE(
+    "a stranger refused mid-message leaves nothing behind for the next connection on its "
+    "socket") {
+  temp_dir dir("basp-guard-next");
+  auto c = make_cluster(1, 1, dir, {"--connect-timeout=60"});
+  process ps(c.node("ps", 0), dir / "ps.log");
+  REQUIRE(ps.wait_for_output("listening as ps 0", 60s));
+  const auto port = first_port(c.ps);
+  {
+    raw_peer first(port);
+    first.send(huge_header());
+    REQUIRE(first.closed_within(scaled(10000ms)));
+  }
+  // BASP kept the refused connection's state when the guard closed it behind
+  // its back: this header, on the socket number just freed, was read as the
+  // 4 GiB payload announced before and dropped unread.
+  raw_peer next(port);
+  next.send(basp_header(basp_client_handshake, basp_handshake_bound + 1));
+  CHECK(next.closed_within(scaled(10000ms)));
+  CHECK(ps.wait_for_output("before its handshake (larger than any handshake)", 30s));
+  CAPTURE(ps.output());
+  ps.kill(SIGTERM);
+  CHECK(ps.wait(60s) == 4);
+}
+
+TEST_CASE(
+    "oversized, truncated and silent BASP headers sent to a ps and the chief mid-job cost "
+    "them no memory and the job ends exactly without a rollback") {
   temp_dir dir("basp-guard");
   auto c = make_cluster(2, 2, dir,
                         {"--last-step=4000", "--log-every=100", "--save-checkpoint-steps=1000",
@@ -97,6 +123,16 @@ TEST_CASE("oversized, truncated and silent BASP headers sent to a ps and the chi
   auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(chief.wait_for_output("global_step:", 120s));  // training has begun
   const std::size_t bound = basp_payload_bound(397'510);
+  {
+    // A peer that completes its handshake and leaves: the socket it had is
+    // the next stranger's, who must not inherit its handshake.
+    process status({DOWNPOUR_BINARY, "status", "--chief", c.ps.substr(0, c.ps.find(',')),
+                    "--connect-timeout=30"},
+                   dir / "status.log");
+    CHECK(status.wait(60s) == 1);
+    CAPTURE(status.output());
+    CHECK(status.output().find("the chief") != std::string::npos);
+  }
   const long ps_before = proc_status_kb(ps0.pid(), "VmHWM");
   const long chief_before = proc_status_kb(chief.pid(), "VmHWM");
   auto held_ps = attack(first_port(c.ps), bound, above_bound_header(bound));
