@@ -6,6 +6,8 @@
 
 namespace downpour {
 
+static_assert(basp_header_bytes == caf::io::basp::header_size);
+
 void handshake_ledger::opened(std::int64_t hdl) {
   entries_.erase(hdl);
 }
@@ -13,7 +15,7 @@ void handshake_ledger::opened(std::int64_t hdl) {
 const char* handshake_ledger::admit(std::int64_t hdl, std::size_t bytes,
                                     const is_open_fn& is_open) {
   auto& e = entries_[hdl];
-  if (e.bytes > caf::io::basp::header_size) e.past_handshake = true;
+  if (e.bytes > basp_header_bytes) e.past_handshake = true;
   e.bytes = bytes;
   if (e.past_handshake) return nullptr;
   if (bytes > basp_handshake_bound) {

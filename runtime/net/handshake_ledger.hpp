@@ -17,6 +17,9 @@ namespace downpour {
 constexpr std::size_t basp_handshake_bound = std::size_t{64} << 10;
 constexpr std::size_t basp_unshaken_budget = std::size_t{8} << 20;
 
+// CAF 0.17's BASP header (caf::io::basp::header_size, checked where CAF is included).
+constexpr std::size_t basp_header_bytes = 32;
+
 // Connections are known by their handles, socket numbers, which the system
 // reuses as soon as a connection is closed: opened() starts a handle afresh,
 // so a new connection never inherits a closed one's handshake.

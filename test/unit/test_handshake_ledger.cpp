@@ -6,13 +6,12 @@
 #include <cstring>
 #include <set>
 
-#include "caf/io/basp/header.hpp"
 #include "runtime/net/handshake_ledger.hpp"
 
 namespace downpour::test_handshake_ledger {
 namespace {
 
-constexpr std::size_t header = caf::io::basp::header_size;
+constexpr std::size_t header = basp_header_bytes;
 
 // The handles the test has open, as the broker would answer.
 struct connections {
