@@ -89,10 +89,10 @@ void forget_handle(const caf::io::abstract_broker* b, std::int64_t hdl) {
 
 // Ends a connection as a peer leaving would: the stream reads the end, and
 // the broker learns of the close as it does of any other. Closing the scribe
-// directly does not tell BASP, which kept the connection's state (awaiting the
-// refused payload), and the next connection given the same socket number had
-// its first header read as that payload and was dropped. A handle's id is its
-// socket (caf::io::network::conn_hdl_from_socket).
+// directly would not tell BASP, which would keep the connection's state
+// (awaiting the refused payload) and read the first header of the next
+// connection given the same socket number as that payload. A handle's id is
+// its socket (caf::io::network::conn_hdl_from_socket).
 void end_connection(caf::io::connection_handle hdl) {
   ::shutdown(static_cast<int>(hdl.id()), SHUT_RDWR);
 }

@@ -1,7 +1,5 @@
 #include "runtime/net/handshake_ledger.hpp"
 
-#include <iterator>
-
 #include "caf/io/basp/header.hpp"
 
 namespace downpour {

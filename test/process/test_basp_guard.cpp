@@ -100,9 +100,8 @@ TEST_CASE(
     first.send(huge_header());
     REQUIRE(first.closed_within(scaled(10000ms)));
   }
-  // BASP kept the refused connection's state when the guard closed it behind
-  // its back: this header, on the socket number just freed, was read as the
-  // 4 GiB payload announced before and dropped unread.
+  // On the socket number just freed: read as a header only if BASP forgot the
+  // refused connection, else as the 4 GiB payload it announced, and dropped.
   raw_peer next(port);
   next.send(basp_header(basp_client_handshake, basp_handshake_bound + 1));
   CHECK(next.closed_within(scaled(10000ms)));

@@ -21,11 +21,16 @@ struct connections {
   }
 };
 
+// A new connection on hdl, as the broker reports it.
+void connect(handshake_ledger& ledger, connections& c, std::int64_t hdl) {
+  c.open.insert(hdl);
+  ledger.opened(hdl);
+}
+
 // A connection on hdl reads its header, a handshake of `payload` bytes and
 // the next header: past its handshake.
 void shake_hands(handshake_ledger& ledger, connections& c, std::int64_t hdl, std::size_t payload) {
-  c.open.insert(hdl);
-  ledger.opened(hdl);
+  connect(ledger, c, hdl);
   REQUIRE(ledger.admit(hdl, header, c.is_open()) == nullptr);
   REQUIRE(ledger.admit(hdl, payload, c.is_open()) == nullptr);
   REQUIRE(ledger.admit(hdl, header, c.is_open()) == nullptr);
@@ -33,6 +38,15 @@ void shake_hands(handshake_ledger& ledger, connections& c, std::int64_t hdl, std
 
 bool refused_for(const char* why, const char* expected) {
   return why != nullptr && std::strcmp(why, expected) == 0;
+}
+
+// Whether connection hdl, after its first header, is refused a payload one
+// byte larger than any handshake.
+bool refused_more_than_a_handshake(handshake_ledger& ledger, const connections& c,
+                                   std::int64_t hdl) {
+  REQUIRE(ledger.admit(hdl, header, c.is_open()) == nullptr);
+  return refused_for(ledger.admit(hdl, basp_handshake_bound + 1, c.is_open()),
+                     "larger than any handshake");
 }
 
 TEST_CASE("a connection past its handshake reads messages of any size the bound allows") {
@@ -45,23 +59,18 @@ TEST_CASE("a connection past its handshake reads messages of any size the bound 
 
 TEST_CASE("a connection announcing more than any handshake before its own is refused") {
   handshake_ledger ledger;
-  connections c{{9}};
-  ledger.opened(9);
-  REQUIRE(ledger.admit(9, header, c.is_open()) == nullptr);
-  CHECK(refused_for(ledger.admit(9, basp_handshake_bound + 1, c.is_open()),
-                    "larger than any handshake"));
+  connections c;
+  connect(ledger, c, 9);
+  CHECK(refused_more_than_a_handshake(ledger, c, 9));
 }
 
 TEST_CASE("a new connection on a closed one's handle does not inherit its handshake") {
   handshake_ledger ledger;
   connections c;
   shake_hands(ledger, c, 12, 690);
-  c.open.erase(12);  // the peer left; the system gives socket 12 to a stranger
-  c.open.insert(12);
-  ledger.opened(12);
-  REQUIRE(ledger.admit(12, header, c.is_open()) == nullptr);
-  CHECK(refused_for(ledger.admit(12, basp_handshake_bound + 1, c.is_open()),
-                    "larger than any handshake"));
+  // The peer left; the system gives socket 12 to a stranger.
+  connect(ledger, c, 12);
+  CHECK(refused_more_than_a_handshake(ledger, c, 12));
 }
 
 TEST_CASE("connections before their handshake share one budget; closed ones give theirs back") {
@@ -70,12 +79,10 @@ TEST_CASE("connections before their handshake share one budget; closed ones give
   const std::size_t each = basp_handshake_bound - 1024;
   const std::size_t fit = basp_unshaken_budget / each;
   for (std::int64_t hdl = 100; hdl < 100 + static_cast<std::int64_t>(fit); ++hdl) {
-    c.open.insert(hdl);
-    ledger.opened(hdl);
+    connect(ledger, c, hdl);
     REQUIRE(ledger.admit(hdl, each, c.is_open()) == nullptr);
   }
-  c.open.insert(1);
-  ledger.opened(1);
+  connect(ledger, c, 1);
   CHECK(refused_for(ledger.admit(1, each, c.is_open()),
                     "connections not past their handshake hold too much"));
   c.open.erase(100);
@@ -89,8 +96,7 @@ TEST_CASE("connections past their handshake take nothing from the budget of thos
   for (std::int64_t hdl = 1; hdl <= 200; ++hdl) shake_hands(ledger, c, hdl, 60'000);
   for (std::int64_t hdl = 1; hdl <= 200; ++hdl)
     REQUIRE(ledger.admit(hdl, 60'000, c.is_open()) == nullptr);
-  c.open.insert(500);
-  ledger.opened(500);
+  connect(ledger, c, 500);
   CHECK(ledger.admit(500, basp_handshake_bound, c.is_open()) == nullptr);
 }
 
