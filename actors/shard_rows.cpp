@@ -60,38 +60,64 @@ caf::error shard_rows::check_keys(const key_list& keys, const char* what) const 
 
 caf::expected<tensor> shard_rows::pull(std::uint32_t worker, const key_list& keys) {
   if (auto err = check_keys(keys, "a pull")) return err;
+  tensor values;
+  values.values.resize(table_.spec().values_for(keys.keys));
+  auto rows = table_.read(keys.keys, values.values.data());
   auto& pulls = pulled_[worker];
   if (pulls.size() == pulls_kept_) {
-    // Reuses the oldest key list's memory: no allocation per pull.
+    // Reuses the oldest key list's memory: no allocation of keys per pull.
     pulls.push_back(std::move(pulls.front()));
     pulls.pop_front();
-    pulls.back() = keys.keys;
+    pulls.back().keys = keys.keys;
+    pulls.back().rows = std::move(rows);
   } else {
-    pulls.push_back(keys.keys);
+    pulls.push_back(pull_record{keys.keys, std::move(rows)});
   }
-  return tensor{table_.pull(keys.keys)};
+  return values;
 }
+
+namespace {
+
+// The rows a pull found for keys, a subset of its own: both ascend, so one
+// forward walk; nullopt if some key is not among the pull's. A worker's
+// own push names every key it pulled, which the first test settles.
+std::optional<std::vector<row_ref>> refs_within(const std::vector<std::uint64_t>& pulled,
+                                               const std::vector<row_ref>& rows,
+                                               const std::vector<std::uint64_t>& keys) {
+  if (keys == pulled) return rows;
+  std::vector<row_ref> refs;
+  refs.reserve(keys.size());
+  std::size_t at = 0;
+  for (const std::uint64_t key : keys) {
+    while (at < pulled.size() && pulled[at] < key) ++at;
+    if (at == pulled.size() || pulled[at] != key) return std::nullopt;
+    refs.push_back(rows[at]);
+  }
+  return refs;
+}
+
+}  // namespace
 
 // A push is for the oldest pull that holds its keys: pushes come in the
 // order of their pulls, and a pull is pushed for at most once, so the rows
 // of a pull already pushed for (the ids of a previous batch) are refused.
 // A worker's own pushes always name rows it pulled: one that does not is
 // forged, and its pulls are spent with it (the worker pulls again).
-bool shard_rows::spend_pull(const push_msg& m) {
+std::optional<std::vector<row_ref>> shard_rows::spend_pull(const push_msg& m) {
   auto it = pulled_.find(m.worker);
-  if (it == pulled_.end()) return false;
+  if (it == pulled_.end()) return std::nullopt;
   auto& pulls = it->second;
-  const auto& keys = m.keys.keys;
   for (auto p = pulls.begin(); p != pulls.end(); ++p) {
-    if (!std::includes(p->begin(), p->end(), keys.begin(), keys.end())) continue;
+    auto refs = refs_within(p->keys, p->rows, m.keys.keys);
+    if (!refs) continue;
     if (pushes_spend_) pulls.erase(pulls.begin(), p + 1);
-    return true;
+    return refs;
   }
   if (pushes_spend_) pulls.clear();
-  return false;
+  return std::nullopt;
 }
 
-caf::error shard_rows::claim(const push_msg& m) {
+caf::expected<std::vector<row_ref>> shard_rows::claim(const push_msg& m) {
   const auto from = " from worker " + std::to_string(m.worker);
   if (auto err = check_keys(m.keys, "a push")) return err;
   const std::size_t values = table_.spec().values_for(m.keys.keys);
@@ -102,14 +128,15 @@ caf::error shard_rows::claim(const push_msg& m) {
                                                      std::to_string(values) + " values" + from);
   if (!all_finite(m.rows.values.data(), m.rows.values.size()))
     return caf::make_error(errc::not_finite, "row gradient" + from + " has NaN or inf");
-  if (!spend_pull(m))
+  auto refs = spend_pull(m);
+  if (!refs)
     return caf::make_error(errc::unpulled_rows,
                            "push of rows worker " + std::to_string(m.worker) + " did not pull");
-  return caf::none;
+  return std::move(*refs);
 }
 
-void shard_rows::apply(const push_msg& m, update_moment at) {
-  table_.push(as_keyed_rows(m), at);
+void shard_rows::apply(const push_msg& m, const std::vector<row_ref>& claimed, update_moment at) {
+  table_.apply(m.keys.keys, claimed, m.rows.values.data(), at);
 }
 
 void shard_rows::add_to_round(push_msg& m) {

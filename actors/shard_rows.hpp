@@ -41,9 +41,11 @@ class shard_rows {
   // spends the oldest pull that holds its keys and every older one (a batch
   // skipped as bad pushes nothing); a push of rows no pull holds spends
   // them all. Sync: the worker's last pull, which a push never spends.
-  caf::error claim(const push_msg& m);
+  // The claim is where the pull found each pushed key's row.
+  caf::expected<std::vector<row_ref>> claim(const push_msg& m);
 
-  void apply(const push_msg& m, update_moment at);  // async, ssp
+  // Async, ssp: the push's rows written through its claim, no key looked up twice.
+  void apply(const push_msg& m, const std::vector<row_ref>& claimed, update_moment at);
   void add_to_round(push_msg& m);                   // sync: kept until the round completes
   void apply_round(update_moment at);               // sync: the mean per row, then a new round
 
@@ -51,8 +53,14 @@ class shard_rows {
   std::uint64_t rows_held() const { return table_.rows_held(); }
 
  private:
+  // What a pull asked for and where it found each key's row.
+  struct pull_record {
+    std::vector<std::uint64_t> keys;
+    std::vector<row_ref> rows;
+  };
+
   caf::error check_keys(const key_list& keys, const char* what) const;
-  bool spend_pull(const push_msg& m);
+  std::optional<std::vector<row_ref>> spend_pull(const push_msg& m);
 
   // A pipelined ssp worker pulls the next batch's rows before it pushes the
   // gradient of the batch in hand: two pulls per worker are outstanding at
@@ -64,7 +72,7 @@ class shard_rows {
   row_tables table_;
   row_range owned_;
   // Per worker, its pulls not pushed yet, oldest first.
-  std::map<std::uint32_t, std::deque<std::vector<std::uint64_t>>> pulled_;
+  std::map<std::uint32_t, std::deque<pull_record>> pulled_;
   std::vector<keyed_rows> round_;
 };
 

@@ -44,13 +44,13 @@ void commit(parameter_shard_state& st, shared_tensor&& next) {
 // Async: one SGD and one EMA update with the schedule at the current step,
 // exactly as the reference trainer does them, written over the gradient: a
 // gradient with NaN or inf changes nothing (false).
-bool apply_pushed(parameter_shard_state& st, push_msg& m) {
+bool apply_pushed(parameter_shard_state& st, push_msg& m, const std::vector<row_ref>& claimed) {
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
   const floats own_rules = segment_gradients(st, m.grad, 1);
   if (!sgd_into_grad(m.grad, st.params, lr)) return false;
   apply_segments(st, m.grad, own_rules, {lr, st.step});
   if (st.meter) st.meter->staleness_steps.observe(static_cast<double>(st.step - m.step));
-  if (st.rows) st.rows->apply(m, {lr, st.step});
+  if (st.rows) st.rows->apply(m, claimed, {lr, st.step});
   const std::int64_t base = st.step;
   commit(st, std::move(m.grad));
   // A worker replays SGD only: with rules of its own it pulls the result.
@@ -87,7 +87,14 @@ caf::expected<std::int64_t> take_checked_push(shard_pointer self, push_msg& m) {
   auto& st = self->state;
   const bool over = st.step >= st.cfg.last_step;
   auto err = check_push(st, m);
-  if (!err && st.rows) err = st.rows->claim(m);
+  std::vector<row_ref> claimed;
+  if (!err && st.rows) {
+    auto rows = st.rows->claim(m);
+    if (rows)
+      claimed = std::move(*rows);
+    else
+      err = std::move(rows.error());
+  }
   if (!err && (over || st.cfg.mode == train_mode::sync) && !all_finite_parts(m.grad))
     err = not_finite_error(m);
   if (err) return refuse_push(self, m, std::move(err));
@@ -95,7 +102,7 @@ caf::expected<std::int64_t> take_checked_push(shard_pointer self, push_msg& m) {
   // Before the update: a snapshot taken right after it holds the position.
   for (const auto& at : m.position) merge_position(st.positions, m.worker, at);
   if (st.cfg.mode != train_mode::sync) {
-    if (!apply_pushed(st, m)) return reject(self, not_finite_error(m), "a push");
+    if (!apply_pushed(st, m, claimed)) return reject(self, not_finite_error(m), "a push");
     return st.step;
   }
   if (judge_stamp(m.step, st.step) == stamp_verdict::stale) {

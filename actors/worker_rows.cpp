@@ -75,8 +75,12 @@ caf::error take_rows(worker_state& st, std::size_t k, pull_reply& r) {
     return caf::make_error(errc::shape_mismatch, "shard " + std::to_string(k) + " replied with " +
                                                      std::to_string(r.rows.values.size()) +
                                                      " row values for " + std::to_string(n));
-  std::copy(r.rows.values.begin(), r.rows.values.end(),
-            b.rows.begin() + static_cast<std::ptrdiff_t>(b.value_cuts[k]));
+  // The only shard's reply is the batch's rows as they are: no copy.
+  if (n == b.rows.size())
+    b.rows.swap(r.rows.values);
+  else
+    std::copy(r.rows.values.begin(), r.rows.values.end(),
+              b.rows.begin() + static_cast<std::ptrdiff_t>(b.value_cuts[k]));
   return caf::none;
 }
 

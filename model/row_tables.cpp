@@ -117,21 +117,27 @@ std::optional<sparse_refusal> row_tables::check_keys(const std::vector<std::uint
 }
 
 std::vector<float> row_tables::pull(const std::vector<std::uint64_t>& keys) const {
-  if (tables_.size() == 1) return tables_.front().pull(keys);
   if (const auto why = check_keys(keys))
     throw std::invalid_argument(std::string("row tables: pull of refused keys: ") +
                                 to_string(*why));
-  const auto at = cuts(keys);
-  std::vector<float> values;
-  values.reserve(spec_.values_for(keys));
-  for (std::size_t t = 0; t < tables_.size(); ++t) {
-    if (at[t] == at[t + 1]) continue;
-    const auto part = tables_[t].pull(std::vector<std::uint64_t>(
-        keys.begin() + static_cast<std::ptrdiff_t>(at[t]),
-        keys.begin() + static_cast<std::ptrdiff_t>(at[t + 1])));
-    values.insert(values.end(), part.begin(), part.end());
-  }
+  std::vector<float> values(spec_.values_for(keys));
+  read(keys, values.data());
   return values;
+}
+
+std::vector<row_ref> row_tables::read(const std::vector<std::uint64_t>& keys, float* into) const {
+  if (tables_.size() == 1) return tables_.front().read(keys.data(), keys.size(), into);
+  const auto cut = cuts(keys);
+  std::vector<row_ref> refs;
+  refs.reserve(keys.size());
+  for (std::size_t t = 0; t < tables_.size(); ++t) {
+    const std::size_t n = cut[t + 1] - cut[t];
+    if (n == 0) continue;
+    const auto part = tables_[t].read(keys.data() + cut[t], n, into);
+    refs.insert(refs.end(), part.begin(), part.end());
+    into += n * spec_.tables[t].dim;
+  }
+  return refs;
 }
 
 std::optional<sparse_refusal> row_tables::push(const keyed_rows& gradient, update_moment at) {
@@ -145,19 +151,20 @@ std::optional<sparse_refusal> row_tables::push(const keyed_rows& gradient, updat
     ++refused_[static_cast<std::size_t>(*why)];
     return why;
   }
-  const auto cut = cuts(gradient.keys);
-  std::size_t value = 0;
-  for (std::size_t t = 0; t < tables_.size(); ++t) {
-    if (cut[t] == cut[t + 1]) continue;
-    keyed_rows part;
-    part.keys.assign(gradient.keys.begin() + static_cast<std::ptrdiff_t>(cut[t]),
-                     gradient.keys.begin() + static_cast<std::ptrdiff_t>(cut[t + 1]));
-    const std::size_t n = part.keys.size() * spec_.tables[t].dim;
-    part.values = slice(gradient.values, value, value + n);
-    value += n;
-    tables_[t].push(part, at);  // checked above as a whole
-  }
+  apply(gradient.keys, {}, gradient.values.data(), at);
   return std::nullopt;
+}
+
+void row_tables::apply(const std::vector<std::uint64_t>& keys, const std::vector<row_ref>& refs,
+                       const float* gradient, update_moment at) {
+  const auto cut = cuts(keys);
+  for (std::size_t t = 0; t < tables_.size(); ++t) {
+    const std::size_t n = cut[t + 1] - cut[t];
+    if (n == 0) continue;
+    tables_[t].apply(keys.data() + cut[t], refs.empty() ? nullptr : refs.data() + cut[t], n,
+                     gradient, at);
+    gradient += n * spec_.tables[t].dim;
+  }
 }
 
 std::uint64_t row_tables::refused(sparse_refusal why) const {

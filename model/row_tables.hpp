@@ -54,6 +54,14 @@ class row_tables {
   // table's dim floats.
   std::vector<float> pull(const std::vector<std::uint64_t>& keys) const;
   std::optional<sparse_refusal> push(const keyed_rows& gradient, update_moment at);
+
+  // As sparse_table's, over all tables: the values written to into
+  // (spec().values_for(keys) floats), each key's row in its own table.
+  std::vector<row_ref> read(const std::vector<std::uint64_t>& keys, float* into) const;
+  // As sparse_table's, gradient in pull's order; refs from read of these
+  // keys, or none: every key looked up.
+  void apply(const std::vector<std::uint64_t>& keys, const std::vector<row_ref>& refs,
+             const float* gradient, update_moment at);
   std::uint64_t refused(sparse_refusal why) const;
   row_dump dump(std::uint64_t first, std::uint64_t last) const;
   // Replaces every table's rows (a restore); throws std::invalid_argument

@@ -86,18 +86,28 @@ std::vector<float> sparse_table::pull(const std::vector<std::uint64_t>& keys) co
     throw std::invalid_argument(std::string("sparse table: pull of refused keys: ") +
                                 to_string(*why));
   std::vector<float> values(keys.size() * spec_.dim);
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    const slot& s = slots_[slot_ahead(keys, i)];
-    float* out = values.data() + i * spec_.dim;
+  read(keys.data(), keys.size(), values.data());
+  return values;
+}
+
+std::vector<row_ref> sparse_table::read(const std::uint64_t* keys, std::size_t n,
+                                        float* into) const {
+  std::vector<row_ref> refs(n);
+  const std::size_t dim = spec_.dim;
+  for (std::size_t i = 0; i < n; ++i) {
+    const slot& s = slots_[slot_ahead(keys, n, i)];
+    float* out = into + i * dim;
     if (s.key == keys[i]) {
+      refs[i] = s.row;
       const float* held = row(s.row);
       // A loop, not std::copy: that calls memmove, costly for rows of a few floats.
-      for (std::size_t j = 0; j < spec_.dim; ++j) out[j] = held[j];
+      for (std::size_t j = 0; j < dim; ++j) out[j] = held[j];
     } else {
+      refs[i] = kNoRow;
       fill_initial(keys[i], out);
     }
   }
-  return values;
+  return refs;
 }
 
 std::optional<sparse_refusal> sparse_table::push(const keyed_rows& gradient, update_moment at) {
@@ -110,15 +120,30 @@ std::optional<sparse_refusal> sparse_table::push(const keyed_rows& gradient, upd
     ++refused_[static_cast<std::size_t>(*why)];
     return why;
   }
+  apply(gradient.keys.data(), nullptr, gradient.keys.size(), gradient.values.data(), at);
+  return std::nullopt;
+}
+
+void sparse_table::apply(const std::uint64_t* keys, const row_ref* refs, std::size_t n,
+                         const float* gradient, update_moment at) {
   const std::size_t dim = spec_.dim;
   const row_update update(spec_.update, spec_.reg, at.learning_rate, at.step);
-  for (std::size_t i = 0; i < gradient.keys.size(); ++i) {
-    const std::uint64_t key = gradient.keys[i];
-    const std::size_t at = slot_ahead(gradient.keys, i);
-    float* values = slots_[at].key == key ? row(slots_[at].row) : create(key, at);
-    update.apply(values, values + dim, gradient.values.data() + i * dim, dim);
+  for (std::size_t i = 0; i < n; ++i) {
+    float* values = row_for_update(keys, refs, n, i);
+    update.apply(values, values + dim, gradient + i * dim, dim);
   }
-  return std::nullopt;
+}
+
+// A remembered row is read from the arena directly, so only its row is
+// worth prefetching; a key without one costs a lookup as a push's would.
+float* sparse_table::row_for_update(const std::uint64_t* keys, const row_ref* refs,
+                                    std::size_t n, std::size_t i) {
+  if (refs != nullptr && refs[i] != kNoRow) {
+    if (i + kAhead < n && refs[i + kAhead] != kNoRow) __builtin_prefetch(row(refs[i + kAhead]));
+    return row(refs[i]);
+  }
+  const std::size_t at = refs != nullptr ? slot_of(keys[i]) : slot_ahead(keys, n, i);
+  return slots_[at].key == keys[i] ? row(slots_[at].row) : create(keys[i], at);
 }
 
 std::uint64_t sparse_table::refused(sparse_refusal why) const {
@@ -140,10 +165,11 @@ std::size_t sparse_table::slot_of(std::uint64_t key) const {
 
 // The prefetches are only hints: a push that grows the slots between a hint
 // and its lookup makes the hint useless, never wrong.
-std::size_t sparse_table::slot_ahead(const std::vector<std::uint64_t>& keys, std::size_t i) const {
-  if (i + 2 * kAhead < keys.size())
+std::size_t sparse_table::slot_ahead(const std::uint64_t* keys, std::size_t n,
+                                     std::size_t i) const {
+  if (i + 2 * kAhead < n)
     __builtin_prefetch(&slots_[mix64(keys[i + 2 * kAhead]) & (slots_.size() - 1)]);
-  if (i + kAhead < keys.size()) {
+  if (i + kAhead < n) {
     const slot& s = slots_[slot_of(keys[i + kAhead])];
     if (s.key == keys[i + kAhead]) __builtin_prefetch(row(s.row));
   }

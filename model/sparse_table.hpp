@@ -62,6 +62,13 @@ struct row_dump {
   std::vector<float> accumulators;
 };
 
+// Where a held row lies in a table's arena, or kNoRow for a key it does not
+// hold: what a pull found, so that the push of the same keys writes through
+// it instead of hashing every key again. A row keeps its place until the
+// table is loaded anew.
+using row_ref = std::uint32_t;
+inline constexpr row_ref kNoRow = 0xffffffffu;
+
 // Why a pull or push was refused; one value per distinct fault.
 enum class sparse_refusal {
   key_out_of_range,    // a key outside [first_key, first_key + N)
@@ -95,6 +102,17 @@ class sparse_table {
   // reads as its initial value and is not created.
   std::vector<float> pull(const std::vector<std::uint64_t>& keys) const;
 
+  // pull's values of the n keys at keys, written to into (n * dim floats),
+  // and where each key's row is. The keys must be ones check_keys accepts.
+  std::vector<row_ref> read(const std::uint64_t* keys, std::size_t n, float* into) const;
+
+  // One step of the rule for each of the n keys, dim gradient floats each,
+  // through the rows read found (refs; nullptr: every key looked up). A
+  // key held by no row then is looked up again, and its row created if it
+  // is still missing. The caller has checked the keys, sizes and values.
+  void apply(const std::uint64_t* keys, const row_ref* refs, std::size_t n, const float* gradient,
+             update_moment at);
+
   // Applies one step of the rule to every row of gradient, creating the
   // rows first touched; or refuses the whole push, counts the refusal and
   // changes nothing.
@@ -120,8 +138,11 @@ class sparse_table {
     std::uint32_t row;
   };
   std::size_t slot_of(std::uint64_t key) const;  // its slot, or the empty one it would take
-  // slot_of(keys[i]), prefetching what the lookups of the keys after it read.
-  std::size_t slot_ahead(const std::vector<std::uint64_t>& keys, std::size_t i) const;
+  // slot_of(keys[i]) of n keys, prefetching what the lookups of the keys after it read.
+  std::size_t slot_ahead(const std::uint64_t* keys, std::size_t n, std::size_t i) const;
+  // The row key i of a push updates: its ref's, found, or created.
+  float* row_for_update(const std::uint64_t* keys, const row_ref* refs, std::size_t n,
+                        std::size_t i);
   float* row(std::size_t index) const;
   float* create(std::uint64_t key, std::size_t at);
   void grow_slots();
