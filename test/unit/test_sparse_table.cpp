@@ -278,3 +278,68 @@ TEST_CASE("a load of keys out of order or range, or of sizes that do not fit, ch
 }
 
 }  // namespace downpour::test_sparse_table
+
+namespace downpour::test_sparse_table {
+namespace {
+
+// Keys 0, 3, 6, ... of which the even ones are held: a read finds half.
+std::vector<std::uint64_t> every_third(std::size_t n) {
+  std::vector<std::uint64_t> keys(n);
+  for (std::size_t i = 0; i < n; ++i) keys[i] = 3 * i;
+  return keys;
+}
+
+keyed_rows gradient_of(const std::vector<std::uint64_t>& keys, std::size_t dim, float scale) {
+  keyed_rows g{keys, std::vector<float>(keys.size() * dim)};
+  for (std::size_t i = 0; i < g.values.size(); ++i)
+    g.values[i] = scale * static_cast<float>(i % 7) - 1.0f;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("a read gives pull's values and the rows it found, none for a row never pushed") {
+  sparse_table table(spec_of(1000, 2, update_rule::adagrad));
+  REQUIRE_FALSE(table.push(gradient_of({3, 9}, 2, 0.5f), 0.1f));
+  const std::vector<std::uint64_t> keys{3, 6, 9};
+  std::vector<float> values(keys.size() * 2, -7.0f);
+  const auto refs = table.read(keys.data(), keys.size(), values.data());
+  CHECK(values == table.pull(keys));
+  REQUIRE(refs.size() == 3);
+  CHECK(refs[0] != kNoRow);
+  CHECK(refs[1] == kNoRow);
+  CHECK(refs[2] != kNoRow);
+  CHECK(refs[0] != refs[2]);
+}
+
+TEST_CASE("a push through the rows a read found equals one that looks every key up") {
+  for (const update_rule rule : {update_rule::sgd, update_rule::adagrad}) {
+    CAPTURE(to_string(rule));
+    sparse_table looked_up(spec_of(1u << 20, 3, rule));
+    sparse_table through_refs(spec_of(1u << 20, 3, rule));
+    std::vector<std::uint64_t> held;
+    for (std::uint64_t k = 0; k < 600; k += 2) held.push_back(3 * k);
+    for (sparse_table* t : {&looked_up, &through_refs})
+      REQUIRE_FALSE(t->push(gradient_of(held, 3, 0.25f), 0.1f));
+    const auto keys = every_third(600);
+    std::vector<float> values(keys.size() * 3);
+    const auto refs = through_refs.read(keys.data(), keys.size(), values.data());
+    // Between the read and the push another push creates some of the rows
+    // the read did not find, and grows the hash slots past where they were.
+    std::vector<std::uint64_t> others{3, 9, 15};
+    for (std::uint64_t k = 5000; k < 9000; ++k) others.push_back(k * 7);
+    for (sparse_table* t : {&looked_up, &through_refs})
+      REQUIRE_FALSE(t->push(gradient_of(others, 3, 1.5f), 0.2f));
+    const auto g = gradient_of(keys, 3, 0.75f);
+    REQUIRE_FALSE(looked_up.push(g, {0.05f, 4}));
+    through_refs.apply(keys.data(), refs.data(), keys.size(), g.values.data(), {0.05f, 4});
+    CHECK(looked_up.rows_held() == through_refs.rows_held());
+    const auto a = looked_up.dump(0, 1u << 20);
+    const auto b = through_refs.dump(0, 1u << 20);
+    CHECK(a.keys == b.keys);
+    CHECK(a.values == b.values);
+    CHECK(a.accumulators == b.accumulators);
+  }
+}
+
+}  // namespace downpour::test_sparse_table
