@@ -26,7 +26,7 @@ void settle_ema(parameter_shard_state& st) {
 caf::expected<pull_reply> current_params(parameter_shard_state& st, const row_pull& p) {
   if (!st.rows) return caf::make_error(errc::bad_keys, "a pull of rows from a dense model's shard");
   const auto began = std::chrono::steady_clock::now();
-  auto rows = st.rows->pull(p.worker, p.keys);
+  auto rows = st.rows->pull(p);
   if (!rows) return rows.error();
   meter_rows_pulled(st, p.keys.size(), began);
   auto reply = current_params(st);
@@ -250,7 +250,7 @@ caf::result<std::int64_t> on_hello(shard_pointer self, const hello_msg& m) {
     st.guard.admit_chief(sender->node());
   else
     st.guard.admit_member(sender->node());
-  st.guard.bind_worker(worker, sender->node());
+  bind_trainers(st.guard, worker, st.cfg.trainers, sender->node());
   return st.step;
 }
 
@@ -312,7 +312,7 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
         return on_pull_offer(self, offer);
       },
       [=](pull_atom, row_pull& p) -> pull_result {
-        if (!from_worker(self, "a pull", p.worker)) return unauthorized("pull");
+        if (!from_pullers(self, p)) return unauthorized("pull");
         return on_row_pull(self, p);
       },
       [=](push_atom, push_msg& m) -> step_result {  // mutable: its buffer is reused
@@ -321,9 +321,13 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       },
       [=](push_atom, push_pull& x) -> caf::result<push_pull_reply> {
         if (!from_worker(self, "a push", x.push.worker) ||
-            !from_worker(self, "a pull", x.pull.worker))
+            !from_pullers(self, x.pull))
           return unauthorized("push");
         return on_push_pull(self, x);
+      },
+      [=](push_atom, push_batch& x) -> caf::result<push_batch_reply> {
+        if (!from_batch_workers(self, x)) return unauthorized("push");
+        return on_push_batch(self, x);
       },
       [=](required_atom, std::uint64_t n) {
         if (!from_chief(self, "a round size")) return;

@@ -23,6 +23,7 @@ struct shard_config {
   std::int64_t last_step = 0;
   train_mode mode = train_mode::async;
   std::size_t required = 1;            // sync: fresh gradients per round until told otherwise
+  std::size_t trainers = 1;            // workers per worker node (--trainers)
   wire_dtype wire = wire_dtype::fp32;  // pull replies between nodes
   logger log;                          // this ps node
   // The model's row variables' tables (rows, cols, initializer, rule),

@@ -58,22 +58,39 @@ caf::error shard_rows::check_keys(const key_list& keys, const char* what) const 
   return caf::none;
 }
 
-caf::expected<tensor> shard_rows::pull(std::uint32_t worker, const key_list& keys) {
-  if (auto err = check_keys(keys, "a pull")) return err;
+namespace {
+
+// Sharers ascending, none the worker itself: each trainer is remembered once.
+caf::error check_sharers(const row_pull& p) {
+  for (std::size_t i = 0; i < p.sharers.size(); ++i)
+    if (p.sharers[i] == p.worker || (i > 0 && p.sharers[i] <= p.sharers[i - 1]))
+      return caf::make_error(errc::bad_keys, "a pull names worker " + std::to_string(p.sharers[i]) +
+                                                 " twice, or its sharers out of order");
+  return caf::none;
+}
+
+}  // namespace
+
+caf::expected<tensor> shard_rows::pull(const row_pull& p) {
+  if (auto err = check_keys(p.keys, "a pull")) return err;
+  if (auto err = check_sharers(p)) return err;
   tensor values;
-  values.values.resize(table_.spec().values_for(keys.keys));
-  auto rows = table_.read(keys.keys, values.values.data());
-  auto& pulls = pulled_[worker];
-  if (pulls.size() == pulls_kept_) {
-    // Reuses the oldest key list's memory: no allocation of keys per pull.
-    pulls.push_back(std::move(pulls.front()));
-    pulls.pop_front();
-    pulls.back().keys = keys.keys;
-    pulls.back().rows = std::move(rows);
-  } else {
-    pulls.push_back(pull_record{keys.keys, std::move(rows)});
-  }
+  values.values.resize(table_.spec().values_for(p.keys.keys));
+  auto rows = table_.read(p.keys.keys, values.values.data());
+  for (const auto sharer : p.sharers) remember(sharer, p.keys.keys, rows);
+  remember(p.worker, p.keys.keys, std::move(rows));
   return values;
+}
+
+void shard_rows::remember(std::uint32_t worker, const std::vector<std::uint64_t>& keys,
+                          std::vector<row_ref> rows) {
+  auto& pulls = pulled_[worker];
+  if (pulls.size() < pulls_kept_) return pulls.push_back(pull_record{keys, std::move(rows)});
+  // Reuses the oldest key list's memory: no allocation of keys per pull.
+  pulls.push_back(std::move(pulls.front()));
+  pulls.pop_front();
+  pulls.back().keys = keys;
+  pulls.back().rows = std::move(rows);
 }
 
 namespace {

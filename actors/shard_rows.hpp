@@ -32,9 +32,9 @@ class shard_rows {
   // Whether keys may be pulled: ascending, unique, in the rows owned.
   caf::error check_pull(const key_list& keys) const { return check_keys(keys, "a pull"); }
 
-  // The values of keys for one of worker's next batches, remembered as rows
-  // it may push.
-  caf::expected<tensor> pull(std::uint32_t worker, const key_list& keys);
+  // The values of the pull's keys for one of its worker's next batches,
+  // remembered as rows it (and each of its sharers) may push.
+  caf::expected<tensor> pull(const row_pull& p);
 
   // Whether the rows of a push may be applied: keys the worker pulled, each
   // with its variable's width of values, all finite. Async and ssp: a push
@@ -60,6 +60,8 @@ class shard_rows {
   };
 
   caf::error check_keys(const key_list& keys, const char* what) const;
+  void remember(std::uint32_t worker, const std::vector<std::uint64_t>& keys,
+                std::vector<row_ref> rows);
   std::optional<std::vector<row_ref>> spend_pull(const push_msg& m);
 
   // A pipelined ssp worker pulls the next batch's rows before it pushes the

@@ -141,6 +141,12 @@ caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m);
 
 // Async: a push and the next pull of rows in one message (push_pull).
 caf::result<push_pull_reply> on_push_pull(shard_pointer self, push_pull& x);
+// The pushes of a process's trainers, each taken as take_push would alone,
+// then their merged pull answered as push_pull's is.
+caf::result<push_batch_reply> on_push_batch(shard_pointer self, push_batch& x);
+// A merged pull speaks for each trainer it names, a batch for each push's.
+bool from_pullers(shard_pointer self, const row_pull& p);
+bool from_batch_workers(shard_pointer self, const push_batch& x);
 
 // Sync: applies the round's mean once it has the gradients it needs.
 void maybe_complete_round(parameter_shard_state& st);

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -174,23 +175,71 @@ caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m) {
   return *step;
 }
 
-// The pull is answered at once: async pulls wait for no step (a shard not
-// yet initialised refused the push and has no rows to give).
-caf::result<push_pull_reply> on_push_pull(shard_pointer self, push_pull& x) {
+namespace {
+
+// A pull that follows pushes is answered at once: async pulls wait for no
+// step (a shard not yet initialised refused the pushes and has no rows).
+caf::expected<pull_reply> pull_after_push(shard_pointer self, const row_pull& p) {
   auto& st = self->state;
+  if (st.step < 0 || st.step < p.min_step)
+    return reject(self, caf::make_error(errc::not_initialised, "a pull of rows before init"),
+                  "a pull");
+  auto reply = current_params(st, p);
+  if (!reply) return reject(self, std::move(reply.error()), "a pull");
+  settle_ema(st);
+  return reply;
+}
+
+}  // namespace
+
+caf::result<push_pull_reply> on_push_pull(shard_pointer self, push_pull& x) {
   push_pull_reply out;
   auto pushed = take_push(self, x.push);
   if (pushed)
     out.pushed = *pushed;
   else
     out.refusal = std::move(pushed.error());
-  if (st.step < 0 || st.step < x.pull.min_step)
-    return reject(self, caf::make_error(errc::not_initialised, "a pull of rows before init"),
-                  "a pull");
-  auto reply = current_params(st, x.pull);
-  if (!reply) return reject(self, std::move(reply.error()), "a pull");
-  settle_ema(st);
-  out.pull = std::move(*reply);
+  auto pull = pull_after_push(self, x.pull);
+  if (!pull) return std::move(pull.error());
+  out.pull = std::move(*pull);
+  return out;
+}
+
+// A merged pull speaks for each trainer it names.
+bool from_pullers(shard_pointer self, const row_pull& p) {
+  if (!from_worker(self, "a pull", p.worker)) return false;
+  return std::all_of(p.sharers.begin(), p.sharers.end(),
+                     [&](std::uint32_t w) { return from_worker(self, "a pull", w); });
+}
+
+bool from_batch_workers(shard_pointer self, const push_batch& x) {
+  for (const auto& m : x.pushes)
+    if (!from_worker(self, "a push", m.worker)) return false;
+  return std::all_of(x.pull.begin(), x.pull.end(),
+                     [&](const row_pull& p) { return from_pullers(self, p); });
+}
+
+caf::result<push_batch_reply> on_push_batch(shard_pointer self, push_batch& x) {
+  if (x.pull.size() > 1)
+    return reject(self,
+                  caf::make_error(errc::bad_keys, "a push batch with " +
+                                                      std::to_string(x.pull.size()) +
+                                                      " pulls (expected at most one)"),
+                  "a push batch");
+  push_batch_reply out;
+  out.refusals.reserve(x.pushes.size());
+  for (auto& m : x.pushes) {
+    auto pushed = take_push(self, m);
+    out.refusals.push_back(pushed ? caf::error{} : std::move(pushed.error()));
+  }
+  out.step = self->state.step;
+  for (const auto& p : x.pull) {
+    auto pull = pull_after_push(self, p);
+    if (pull)
+      out.pull.push_back(std::move(*pull));
+    else
+      out.pull_refusal = std::move(pull.error());
+  }
   return out;
 }
 

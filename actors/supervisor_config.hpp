@@ -26,7 +26,8 @@ struct supervisor_config {
   train_mode mode = train_mode::async;
   coordinator_actor coordinator;  // handed to joining nodes
   saver_actor saver;              // writes the final step's checkpoint; status: the newest
-  std::size_t workers = 0;        // the worker host list's size
+  std::size_t workers = 0;        // trainers in all: worker hosts x --trainers
+  std::size_t trainers = 1;       // per worker node: a node's hello speaks for them all
   logger log;                     // the chief
   std::map<std::string, std::string> config_sources;  // for status: options.sources
   std::int64_t max_bad_batches = 0;  // non-finite batches skipped before the job diverges

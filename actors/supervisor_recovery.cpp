@@ -12,7 +12,7 @@ namespace {
 void admit(supervisor_pointer self, const caf::node_id& node, std::uint32_t worker) {
   auto& st = self->state;
   st.guard.admit_member(node);
-  st.guard.bind_worker(worker, node);
+  bind_trainers(st.guard, worker, st.cfg.trainers, node);
   self->send(st.cfg.coordinator, hello_atom_v, node);
 }
 

@@ -27,7 +27,8 @@ struct worker_config {
   // streamed: the worker reads its share of the files on a thread of its
   // own, from where the shards say its last push left off.
   std::shared_ptr<const streamed_input> stream;
-  std::vector<shard_actor> shards;
+  // The shards, or with several trainers in the process their exchanges.
+  std::vector<shard_link> shards;
   std::vector<shard_layout> layouts;  // one per shard
   supervisor_actor supervisor;
   coordinator_actor coordinator;

@@ -38,7 +38,7 @@ bool replays_own_updates(const worker_config& cfg, const caf::node_id& here) {
       !cfg.dense_sgd_only)
     return false;
   return std::all_of(cfg.shards.begin(), cfg.shards.end(),
-                     [&](const shard_actor& s) { return s->node() != here; });
+                     [&](const shard_link& s) { return s->node() != here; });
 }
 
 caf::error take_reply(worker_state& st, std::size_t k, pull_reply& r) {

@@ -34,6 +34,7 @@ std::string cluster_fingerprint(const options& o) {
       << ";l2=" << o.l2 << ";ema-decay=" << o.ema_decay << ";seed=" << o.seed
       << ";sparse-rows=" << o.sparse_rows << ";fm-factors=" << o.fm_factors
       << ";sparse-optimizer=" << to_string(o.sparse_optimizer);
+  if (o.trainers != 1) out << ";trainers=" << o.trainers;
   // How the workers share the training files (docs/input.md).
   if (streams_input(o))
     out << ";input=stream;shuffle-buffer=" << o.shuffle_buffer << ";passes=" << o.passes;

@@ -70,6 +70,7 @@ options read_cluster(options o, const raw_values& raw) {
   o.worker_hosts = read_hosts(raw, "worker-hosts", o.worker_hosts);
   o.mode = read_choice(raw, "mode", o.mode, {train_mode::async, train_mode::sync, train_mode::ssp});
   o.staleness = read_integer(raw, "staleness", o.staleness, 0);
+  o.trainers = read_integer(raw, "trainers", o.trainers, 1, 64);
   o.replicas_to_aggregate = read_integer(raw, "replicas-to-aggregate", o.replicas_to_aggregate, 0);
   o.placement = read_choice(raw, "placement", o.placement,
                             {placement_kind::balanced, placement_kind::round_robin});

@@ -112,6 +112,9 @@ std::vector<option_spec> cluster_specs(const options& d) {
        "gradients per sync step; 0 means one per worker"},
       {"staleness", "S", text_of(d.staleness),
        "ssp: how many steps a worker may run ahead of the slowest live worker"},
+      {"trainers", "K", text_of(d.trainers),
+       "trainers per worker process, each with its own batches (worker index task*K + t); "
+       "their pulls and pushes to a shard travel merged, a key pulled by several once"},
       {"placement", "P", to_string(d.placement),
        "variables to ps tasks: balanced (by size) or round-robin"},
       {"transport", "T", to_string(d.transport), "inproc (one process) or tcp"},

@@ -116,6 +116,9 @@ struct options {
   train_mode mode = train_mode::async;
   std::size_t replicas_to_aggregate = 0;  // 0: the number of workers
   std::int64_t staleness = 3;             // ssp: steps a worker may run ahead
+  // Trainer actors per worker process, each with its own batches and worker
+  // index (task * trainers + t), sharing one exchange per shard.
+  std::size_t trainers = 1;
   placement_kind placement = placement_kind::balanced;
   transport_kind transport = transport_kind::inproc;
   bool pipeline = true;  // async: the next pull overlaps this step's compute

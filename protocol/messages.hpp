@@ -14,6 +14,7 @@
 #include "protocol/hello.hpp"
 #include "protocol/errc.hpp"
 #include "protocol/key_list.hpp"
+#include "protocol/push_messages.hpp"
 #include "protocol/row_messages.hpp"
 #include "protocol/status_messages.hpp"
 #include "protocol/tensor.hpp"
@@ -44,94 +45,6 @@ typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
     return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, rows,
              x.positions, x.slots);
   });
-}
-
-// Shard -> worker: the shard's parameters and the updates applied so far;
-// replayed: the worker's own offered update is the only one since its pull,
-// so it holds these parameters already and params is empty. rows: the
-// values of a row_pull's keys, in its order.
-struct pull_reply {
-  std::int64_t step = 0;
-  shared_tensor params;
-  bool replayed = false;
-  tensor rows;
-
-  pull_reply() = default;
-  pull_reply(std::int64_t s, shared_tensor p, bool r = false, tensor rs = {})
-      : step(s), params(std::move(p)), replayed(r), rows(std::move(rs)) {}
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, pull_reply& x) {
-  return metered(f, peer_kind::worker, [&] {
-    return f(caf::meta::type_name("pull_reply"), x.step, x.params, x.replayed, x.rows);
-  });
-}
-
-// Worker -> shard: a pull from a worker that applied its own push, stamped
-// `base`, to its copy itself with the learning rate whose bits are lr_bits.
-// Bits, not a float: the default inspector does not carry floats exactly.
-struct replay_offer {
-  std::uint32_t worker = 0;
-  std::int64_t base = 0;
-  std::uint32_t lr_bits = 0;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, replay_offer& x) {
-  return f(caf::meta::type_name("replay_offer"), x.worker, x.base, x.lr_bits);
-}
-
-// Worker -> shard: a gradient for the shard's ranges, stamped with the global
-// step its parameters were pulled at; with a sparse variable also the
-// gradient of the rows keys (those of the worker's last row_pull), in order;
-// with streamed input, where the worker's reading stands after the
-// gradient's batch (one entry; none for data in memory: a byte on the wire).
-struct push_msg {
-  std::int64_t step = 0;
-  std::uint32_t worker = 0;
-  shared_tensor grad;
-  key_list keys;
-  tensor rows;
-  std::vector<read_position> position;
-
-  push_msg() = default;
-  push_msg(std::int64_t s, std::uint32_t w, shared_tensor g, key_list k = {}, tensor r = {})
-      : step(s), worker(w), grad(std::move(g)), keys(std::move(k)), rows(std::move(r)) {}
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
-  return metered(f, peer_kind::worker, [&] {
-    return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad, x.keys, x.rows,
-             x.position);
-  });
-}
-
-// Worker -> shard, async with a sparse variable: a step's push and the pull
-// of the next step's rows in one message, as the two would follow each
-// other anyway. The shard takes (or refuses) the push, then answers the pull.
-// Its parts (and the reply's pull_reply) count their own bytes on the wire.
-struct push_pull {
-  push_msg push;
-  row_pull pull;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, push_pull& x) {
-  return f(caf::meta::type_name("push_pull"), x.push, x.pull);
-}
-
-// Shard -> worker: the step after the push or why it was refused, and the pull's answer.
-struct push_pull_reply {
-  std::int64_t pushed = 0;
-  caf::error refusal;
-  pull_reply pull;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, push_pull_reply& x) {
-  return f(caf::meta::type_name("push_pull_reply"), x.pushed, x.refusal, x.pull);
 }
 
 // Shard -> chief: everything needed to evaluate or checkpoint the shard, and
@@ -233,6 +146,8 @@ using shard_actor = caf::typed_actor<
     caf::replies_to<push_atom, push_msg>::with<std::int64_t>,
     // Async, a model with a sparse variable: a push and the next pull at once.
     caf::replies_to<push_atom, push_pull>::with<push_pull_reply>,
+    // The pushes of a worker process's trainers ready together (--trainers).
+    caf::replies_to<push_atom, push_batch>::with<push_batch_reply>,
     // Sync mode: the number of fresh gradients that completes a round.
     caf::reacts_to<required_atom, std::uint64_t>,
     // Answers when the shard has applied this many updates.
@@ -258,6 +173,16 @@ using shard_actor = caf::typed_actor<
     // A stop request on this ps (a signal), passed on to the chief's
     // supervisor, which stops the job with a checkpoint; none known: quit.
     caf::reacts_to<stop_atom, std::string>>;
+
+// What a worker asks of a shard: the shard itself, or (--trainers K > 1)
+// the exchange that merges the requests of its process's trainers.
+using shard_link = caf::typed_actor<
+    caf::replies_to<pull_atom, std::int64_t>::with<pull_reply>,
+    caf::replies_to<pull_atom, replay_offer>::with<pull_reply>,
+    caf::replies_to<pull_atom, row_pull>::with<pull_reply>,
+    caf::replies_to<push_atom, push_msg>::with<std::int64_t>,
+    caf::replies_to<push_atom, push_pull>::with<push_pull_reply>,
+    caf::replies_to<position_atom, std::uint32_t>::with<read_position>>;
 
 // The sync coordinator on the chief: watches workers (a dead one lowers the
 // sync round's required count) and enforces the ssp staleness bound.
@@ -373,4 +298,6 @@ CAF_ADD_TYPE_ID(downpour, (downpour::row_pull))
 CAF_ADD_TYPE_ID(downpour, (downpour::row_page_ask))
 CAF_ADD_TYPE_ID(downpour, (downpour::hello_msg))
 CAF_ADD_TYPE_ID(downpour, (downpour::read_position))
+CAF_ADD_TYPE_ID(downpour, (downpour::push_batch))
+CAF_ADD_TYPE_ID(downpour, (downpour::push_batch_reply))
 CAF_END_TYPE_ID_BLOCK(downpour)

@@ -138,6 +138,14 @@ caf::error unproven_hello();
 
 // The same for the node that said hello as this worker; a member speaking on
 // another worker's behalf is refused (and logged).
+// A node's hello names its task; with --trainers K its trainers are the
+// workers task * K .. task * K + K - 1, and the node speaks for each.
+inline void bind_trainers(peer_guard& guard, std::uint32_t task, std::size_t trainers,
+                          const caf::node_id& node) {
+  for (std::size_t t = 0; t < trainers; ++t)
+    guard.bind_worker(static_cast<std::uint32_t>(task * trainers + t), node);
+}
+
 template <class Self>
 bool from_worker(Self* self, const char* what, std::uint32_t worker) {
   auto& guard = self->state.guard;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "protocol/key_list.hpp"
 #include "protocol/tensor.hpp"
@@ -58,17 +59,20 @@ typename Inspector::result_type inspect(Inspector& f, worker_position& x) {
 
 // Worker -> shard: a pull of the dense parameters and of the rows of the
 // sparse variable the worker's next batch touches (ascending, unique, in
-// the shard's row range), answered once the shard is at min_step.
+// the shard's row range), answered once the shard is at min_step. The
+// trainers of one process pull merged (actors/exchange.hpp): sharers are
+// the other trainers the keys are for, each of which may push any of them.
 struct row_pull {
   std::int64_t min_step = 0;
   std::uint32_t worker = 0;
   key_list keys;
+  std::vector<std::uint32_t> sharers;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, row_pull& x) {
   return metered(f, peer_kind::worker, [&] {
-    return f(caf::meta::type_name("row_pull"), x.min_step, x.worker, x.keys);
+    return f(caf::meta::type_name("row_pull"), x.min_step, x.worker, x.keys, x.sharers);
   });
 }
 

@@ -20,6 +20,7 @@ shard_config shard_config_for(const options& opts, const model_layout& layout, s
   c.last_step = opts.last_step;
   c.mode = opts.mode;
   c.required = replicas_for(opts);
+  c.trainers = opts.trainers;
   c.wire = opts.wire;
   c.log = node_logger(opts, role_kind::ps, index);
   c.rows = row_tables_for(opts, layout);
@@ -27,10 +28,11 @@ shard_config shard_config_for(const options& opts, const model_layout& layout, s
   return c;
 }
 
-worker_config worker_config_for(const options& opts, std::size_t index, const job_model& job,
-                                std::vector<shard_actor> shards, supervisor_actor supervisor,
+worker_config worker_config_for(const options& opts, trainer_seat seat, const job_model& job,
+                                std::vector<shard_link> shards, supervisor_actor supervisor,
                                 coordinator_actor coordinator) {
   worker_config w;
+  const std::size_t index = seat.task * opts.trainers + seat.trainer;
   w.index = static_cast<std::uint32_t>(index);
   w.net = job.net;
   w.model_size = job.layout.size();
@@ -51,12 +53,12 @@ worker_config worker_config_for(const options& opts, std::size_t index, const jo
   w.wire = opts.wire;
   w.schedule = schedule_for(opts);
   w.last_step = opts.last_step;
-  w.gradients_per_step = gradients_per_worker(replicas_for(opts), opts.worker_hosts.size());
+  w.gradients_per_step = gradients_per_worker(replicas_for(opts), trainer_count(opts));
   if (!job.layout.rows().empty()) {
     w.row_bounds = row_boundaries(job.layout.rows().keys(), w.shards.size());
     w.row_keys = job.layout.rows();
   }
-  w.log = node_logger(opts, role_kind::worker, index);
+  w.log = node_logger(opts, role_kind::worker, seat.task);
   return w;
 }
 
@@ -64,7 +66,7 @@ worker_config worker_config_for(const options& opts, std::size_t index, const jo
 coordinator_config coordinator_config_for(const options& opts, std::vector<shard_actor> shards) {
   coordinator_config c;
   c.mode = opts.mode;
-  c.workers = opts.worker_hosts.size();
+  c.workers = trainer_count(opts);
   c.replicas_to_aggregate = replicas_for(opts);
   c.staleness = opts.staleness;
   c.shards = std::move(shards);
@@ -135,7 +137,8 @@ supervisor_config supervisor_config_for(const options& opts, const model_layout&
   c.mode = opts.mode;
   c.coordinator = std::move(coordinator);
   c.saver = std::move(saver);
-  c.workers = opts.worker_hosts.size();
+  c.workers = trainer_count(opts);
+  c.trainers = opts.trainers;
   c.log = node_logger(opts, role_kind::worker, 0);
   c.config_sources = opts.sources;
   c.max_bad_batches = opts.max_bad_batches;

@@ -21,9 +21,16 @@ namespace downpour {
 // Shard index of the job's layout.
 shard_config shard_config_for(const options& opts, const model_layout& layout, std::size_t index);
 
-// Worker index, training on shards, joined to the chief's supervisor and coordinator.
-worker_config worker_config_for(const options& opts, std::size_t index, const job_model& job,
-                                std::vector<shard_actor> shards, supervisor_actor supervisor,
+// Trainer t of worker node `task`: worker task * --trainers + t.
+struct trainer_seat {
+  std::size_t task = 0;
+  std::size_t trainer = 0;
+};
+
+// A trainer, training on shards (or their exchanges), joined to the chief's
+// supervisor and coordinator.
+worker_config worker_config_for(const options& opts, trainer_seat seat, const job_model& job,
+                                std::vector<shard_link> shards, supervisor_actor supervisor,
                                 coordinator_actor coordinator);
 
 // The chief's helpers, on the shards of the current recovery epoch.

@@ -67,7 +67,7 @@ data_splits open_streamed(const options& opts, const std::string& train_files) {
   r.text = text_spec_of(opts);
   r.train_files = train_files;
   r.test_files = opts.test_file;
-  r.workers = opts.worker_hosts.size();
+  r.workers = trainer_count(opts);
   r.validation_size = train_files.empty() ? 0 : opts.validation_size;
   r.shuffle_buffer = opts.shuffle_buffer;
   r.passes = opts.passes;
@@ -159,8 +159,12 @@ lr_schedule schedule_for(const options& opts) {
                      opts.lr_staircase};
 }
 
+std::size_t trainer_count(const options& opts) {
+  return opts.worker_hosts.size() * opts.trainers;
+}
+
 std::size_t replicas_for(const options& opts) {
-  return opts.replicas_to_aggregate == 0 ? opts.worker_hosts.size() : opts.replicas_to_aggregate;
+  return opts.replicas_to_aggregate == 0 ? trainer_count(opts) : opts.replicas_to_aggregate;
 }
 
 std::uint64_t worker_batch_seed(std::uint64_t seed, std::size_t worker) {

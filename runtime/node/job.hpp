@@ -52,7 +52,10 @@ std::string job_fingerprint(const options& opts, const model_layout& layout);
 
 lr_schedule schedule_for(const options& opts);
 
-// replicas_to_aggregate with 0 resolved to the number of workers.
+// The workers of the job: every worker node's --trainers.
+std::size_t trainer_count(const options& opts);
+
+// replicas_to_aggregate with 0 resolved to the number of workers (trainers).
 std::size_t replicas_for(const options& opts);
 
 // Worker k's shuffle seed; worker 0's equals the reference trainer's so that a

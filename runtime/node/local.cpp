@@ -7,6 +7,7 @@
 #include "runtime/node/chief.hpp"
 #include "runtime/node/finished.hpp"
 #include "runtime/node/node.hpp"
+#include "runtime/node/trainers.hpp"
 
 namespace downpour {
 
@@ -24,11 +25,9 @@ caf::expected<job_result> run_local_inproc(const options& opts, const job_model&
       [&](supervisor_actor supervisor, coordinator_actor coordinator,
           const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
     std::vector<worker_actor> workers;
-    for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w) {
-      workers.push_back(
-          spawn_worker(sys, worker_config_for(opts, w, job, current, supervisor, coordinator)));
-      caf::anon_send(workers.back(), start_atom_v);
-    }
+    for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w)
+      for (auto& t : start_trainers(sys, opts, w, job, current, supervisor, coordinator))
+        workers.push_back(std::move(t));
     return workers;
   };
   return run_chief(sys, opts, job, shards, start, stops);

@@ -23,6 +23,7 @@
 #include "runtime/node/hello.hpp"
 #include "runtime/node/ps_watch.hpp"
 #include "runtime/node/stop_forwarder.hpp"
+#include "runtime/node/trainers.hpp"
 
 namespace downpour {
 
@@ -64,8 +65,8 @@ void apply_network_settings(caf::actor_system_config& cfg, const options& opts) 
 // actors always have one to run on.
 std::size_t default_scheduler_threads(const options& opts, std::size_t hardware) {
   std::size_t workers = 0;
-  if (opts.role == role_kind::worker) workers = 1;
-  if (opts.role == role_kind::local) workers = opts.worker_hosts.size();
+  if (opts.role == role_kind::worker) workers = opts.trainers;
+  if (opts.role == role_kind::local) workers = trainer_count(opts);
   const std::size_t by_cores = std::max<std::size_t>(2, std::min<std::size_t>(4, hardware));
   return std::max(by_cores, workers + 1);
 }
@@ -109,17 +110,6 @@ caf::expected<std::vector<shard_actor>> connect_shards(caf::actor_system& sys,
     shards.push_back(*h);
   }
   return shards;
-}
-
-// Waits until the actor is gone; its exit reason is the node's result.
-caf::error wait_for(caf::actor_system& sys, const caf::actor& a) {
-  caf::scoped_actor self{sys};
-  self->monitor(a);
-  caf::error reason;
-  self->receive([&](caf::down_msg& dm) { reason = dm.reason; });
-  if (reason == caf::exit_reason::normal || reason == caf::exit_reason::user_shutdown)
-    return caf::none;
-  return reason;
 }
 
 // The chief checks our config and tells us the global step and where its
@@ -199,16 +189,15 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
           .warn(describe(err) + "; the chief refuses that ps; joining again");
       continue;
     }
-    auto worker = spawn_worker(
-        sys, worker_config_for(opts, opts.task, job, shards, *supervisor, hello->coordinator));
-    caf::anon_send(worker, start_atom_v);
+    auto trainers =
+        start_trainers(sys, opts, opts.task, job, shards, *supervisor, hello->coordinator);
     const logger log = node_logger(opts, role_kind::worker, opts.task);
-    armed_stop leave{stops, [worker, log](const std::string& why) {
+    armed_stop leave{stops, [trainers, log](const std::string& why) {
                        log.info(why + ": this worker leaves the job after the step in hand; the "
                                       "others train on");
-                       caf::anon_send(worker, stop_atom_v);
+                       for (const auto& t : trainers) caf::anon_send(t, stop_atom_v);
                      }};
-    auto reason = wait_for(sys, caf::actor_cast<caf::actor>(worker));
+    auto reason = wait_for_trainers(sys, trainers);
     if (!reason) return job_result{};
     if (!lost_a_peer(reason)) return reason;
     node_logger(opts, role_kind::worker, opts.task)
@@ -282,10 +271,7 @@ caf::expected<job_result> run_worker_node(caf::actor_system& sys, const options&
       if (hooks.on_listening) hooks.on_listening(*port);
       published = true;
     }
-    auto worker =
-        spawn_worker(sys, worker_config_for(opts, 0, job, current, supervisor, coordinator));
-    caf::anon_send(worker, start_atom_v);
-    return std::vector<worker_actor>{worker};
+    return start_trainers(sys, opts, 0, job, current, supervisor, coordinator);
   };
   return run_chief(sys, opts, job, *shards, start, hooks.stops);
 }

@@ -158,3 +158,29 @@ TEST_CASE("inspect names every row variable with its rule, and export writes eac
 }
 
 }  // namespace test_row_variables_cluster
+
+namespace test_row_variables_cluster {
+
+TEST_CASE("in sync, one worker node of two trainers, their pulls and pushes merged, trains the "
+          "rows as two worker nodes of one trainer each") {
+  const temp_dir dir("row-vars");
+  options merged = two_tables_options(2, dir, "merged");
+  merged.mode = train_mode::sync;
+  merged.trainers = 2;
+  options apart = two_tables_options(2, dir, "apart");
+  apart.mode = train_mode::sync;
+  apart.worker_hosts.assign(2, host_port{"127.0.0.1", 0});
+  REQUIRE(run_local(merged, job()));
+  REQUIRE(run_local(apart, job()));
+  const checkpoint a = final_checkpoint(merged);
+  const checkpoint b = final_checkpoint(apart);
+  REQUIRE(a.rows.keys == b.rows.keys);
+  // A round's row gradients are averaged in arrival order: rounding only.
+  for (std::size_t i = 0; i < a.params.size(); ++i)
+    CHECK(a.params[i] == doctest::Approx(b.params[i]).epsilon(1e-5));
+  REQUIRE(a.rows.values.size() == b.rows.values.size());
+  for (std::size_t i = 0; i < a.rows.values.size(); ++i)
+    CHECK(a.rows.values[i] == doctest::Approx(b.rows.values[i]).epsilon(1e-5));
+}
+
+}  // namespace test_row_variables_cluster

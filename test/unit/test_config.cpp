@@ -153,6 +153,8 @@ TEST_CASE("bad values give one line naming the option, the value and what was ex
   CHECK(error_of({"--batch-size=99999999999999999999"}) ==
         "config: --batch-size=99999999999999999999 is out of range (expected an integer from 1 to "
         "4294967295)");
+  CHECK(error_of({"--trainers=0"}) ==
+        "config: --trainers=0 is out of range (expected an integer from 1 to 64)");
   CHECK(error_of({"--mode=foo"}) == "config: --mode=foo is not valid (expected async|sync|ssp)");
   CHECK(error_of({"--role=chief"}) ==
         "config: --role=chief is not valid (expected local|ps|worker|reference)");
@@ -239,6 +241,7 @@ TEST_CASE("--help prints every option and returns nothing") {
                            "mode",
                            "replicas-to-aggregate",
                            "staleness",
+                           "trainers",
                            "placement",
                            "transport",
                            "connect-timeout",
