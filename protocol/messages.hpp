@@ -173,6 +173,20 @@ typename Inspector::result_type inspect(Inspector& f, row_page_ask& x) {
   return f(caf::meta::type_name("row_page_ask"), x.frozen, x.page);
 }
 
+// Worker -> supervisor with --ticket-lease > 1: the pushes every shard has
+// answered since the worker last said (and how many of them some shard
+// refused: their tickets go back), and leased tickets it gives back unused.
+struct ticket_tally {
+  std::int64_t answered = 0;
+  std::int64_t refused = 0;
+  std::int64_t unused = 0;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, ticket_tally& x) {
+  return f(caf::meta::type_name("ticket_tally"), x.answered, x.refused, x.unused);
+}
+
 }  // namespace downpour
 
 CAF_ADD_ATOM(downpour, downpour, hello_atom, "hello")
@@ -201,6 +215,8 @@ CAF_ADD_ATOM(downpour, downpour, diverged_atom, "diverged")
 CAF_ADD_ATOM(downpour, downpour, settle_atom, "settle")
 CAF_ADD_ATOM(downpour, downpour, challenge_atom, "challenge")
 CAF_ADD_ATOM(downpour, downpour, position_atom, "position")
+CAF_ADD_ATOM(downpour, downpour, lease_atom, "lease")
+CAF_ADD_ATOM(downpour, downpour, recall_atom, "recall")
 
 namespace downpour {
 
@@ -313,6 +329,13 @@ using supervisor_actor = caf::typed_actor<
     caf::replies_to<hello_atom, hello_msg>::with<std::int64_t, coordinator_actor>,
     // Worker index and its last loss -> the global step its next push makes, or -1: stop.
     caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
+    // --ticket-lease > 1: worker index, its last loss, the tickets it wants
+    // (its lease) and its pushes answered since it last said -> the first
+    // ticket and how many follow it (first -1, none: stop).
+    caf::replies_to<lease_atom, std::uint32_t, float, std::int64_t, ticket_tally>::with<
+        std::int64_t, std::int64_t>,
+    // --ticket-lease > 1: a worker's pushes answered, and unused tickets given back.
+    caf::reacts_to<settle_atom, std::uint32_t, ticket_tally>,
     // A worker has pushed its last gradient and quits.
     caf::reacts_to<done_atom, std::uint32_t>,
     // Async/ssp: every shard answered a worker's push (worker index, shards
@@ -349,7 +372,11 @@ using worker_actor = caf::typed_actor<
     // Begin training.
     caf::reacts_to<start_atom>,
     // Leave the job after the step in hand (a signal): its ticket is used, not lost.
-    caf::reacts_to<stop_atom>>;
+    caf::reacts_to<stop_atom>,
+    // From the supervisor: give leased tickets back unused and say every
+    // push answered at once from now on (the last tickets are out, or the
+    // job stops).
+    caf::reacts_to<recall_atom>>;
 
 }  // namespace downpour
 
@@ -373,4 +400,5 @@ CAF_ADD_TYPE_ID(downpour, (downpour::row_pull))
 CAF_ADD_TYPE_ID(downpour, (downpour::row_page_ask))
 CAF_ADD_TYPE_ID(downpour, (downpour::hello_msg))
 CAF_ADD_TYPE_ID(downpour, (downpour::read_position))
+CAF_ADD_TYPE_ID(downpour, (downpour::ticket_tally))
 CAF_END_TYPE_ID_BLOCK(downpour)
