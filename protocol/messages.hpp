@@ -17,6 +17,7 @@
 #include "protocol/row_messages.hpp"
 #include "protocol/status_messages.hpp"
 #include "protocol/tensor.hpp"
+#include "protocol/ticket_tally.hpp"
 #include "caf/all.hpp"
 #include "data/read_position.hpp"
 
@@ -171,20 +172,6 @@ struct row_page_ask {
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, row_page_ask& x) {
   return f(caf::meta::type_name("row_page_ask"), x.frozen, x.page);
-}
-
-// Worker -> supervisor with --ticket-lease > 1: the pushes every shard has
-// answered since the worker last said (and how many of them some shard
-// refused: their tickets go back), and leased tickets it gives back unused.
-struct ticket_tally {
-  std::int64_t answered = 0;
-  std::int64_t refused = 0;
-  std::int64_t unused = 0;
-};
-
-template <class Inspector>
-typename Inspector::result_type inspect(Inspector& f, ticket_tally& x) {
-  return f(caf::meta::type_name("ticket_tally"), x.answered, x.refused, x.unused);
 }
 
 }  // namespace downpour

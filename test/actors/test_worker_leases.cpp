@@ -130,19 +130,22 @@ struct lease_fixture : downpour::testing::deterministic_fixture {
 
 TEST_CASE_FIXTURE(lease_fixture, "a leasing worker asks once for 4 tickets, pushes 4 steps with no "
                                  "other message to the supervisor and tells their answers with "
-                                 "its next ask") {
+                                 "its next ask, the one still out then before it leaves") {
   start();
   REQUIRE(s->leases.size() == 1);
   lease(0, 0, 4);
   CHECK(s->pushes == 4);
   REQUIRE(s->leases.size() == 2);
   CHECK(s->settles.empty());
-  CHECK(s->asked_with[1].answered == 4);
+  // Asked right after the fourth push, before its answer.
+  CHECK(s->asked_with[1].answered == 3);
   CHECK(s->asked_with[1].refused == 0);
   lease(1, -1, 0);  // the job is over
   CHECK(s->pushes == 4);
+  REQUIRE(s->settles.size() == 1);
+  CHECK(s->settles[0].answered == 1);
+  CHECK(s->settles[0].unused == 0);
   CHECK(s->dones == std::vector<std::uint32_t>{0});
-  CHECK(s->settles.empty());  // nothing left to tell
 }
 
 TEST_CASE_FIXTURE(lease_fixture, "a recalled worker gives its unused tickets back at once and from "
