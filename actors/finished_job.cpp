@@ -47,8 +47,13 @@ supervisor_actor::behavior_type finished_job(finished_pointer self, finished_job
       [=](ticket_atom, std::uint32_t, float) -> caf::result<std::int64_t> {
         return std::int64_t{-1};  // no ticket: the job is over
       },
+      [=](lease_atom, std::uint32_t, float, std::int64_t,
+          const ticket_tally&) -> caf::result<std::int64_t, std::int64_t> {
+        return {std::int64_t{-1}, std::int64_t{0}};  // no lease: the job is over
+      },
       [=](done_atom, std::uint32_t) {},
       [=](settle_atom, std::uint32_t, std::int64_t) {},
+      [=](settle_atom, std::uint32_t, const ticket_tally&) {},
       [=](report_atom, std::uint32_t, std::int64_t, float) {},
       [=](end_atom) -> caf::result<std::int64_t, float, std::string> { return over(self->state); },
       // Only this node's own stop ends it: a signal ends the process anyway.

@@ -1,5 +1,6 @@
 // The stop supervisor's behavior: who may send what, and which part handles
-// it (supervisor_tickets.cpp, supervisor_recovery.cpp, supervisor_status.cpp).
+// it (supervisor_tickets.cpp, supervisor_leases.cpp, supervisor_recovery.cpp,
+// supervisor_status.cpp).
 #include "actors/stop_supervisor.hpp"
 
 #include "protocol/failure.hpp"
@@ -22,6 +23,7 @@ void init(supervisor_pointer self, supervisor_config cfg) {
   st.cfg = std::move(cfg);
   st.granted = st.cfg.start_step;
   st.reported_step = st.cfg.start_step;
+  st.progress_fed = st.cfg.start_step;
   st.progress = std::make_unique<progress_reporter>(st.cfg.progress);
   st.guard.install(self);
   self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
@@ -45,6 +47,14 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
       [=](ticket_atom, std::uint32_t worker, float loss) -> caf::result<std::int64_t> {
         if (!from_worker(self, "a ticket request", worker)) return unauthorized("ticket");
         return on_ticket(self, worker, loss);
+      },
+      [=](lease_atom, std::uint32_t worker, float loss, std::int64_t want,
+          const ticket_tally& tally) -> caf::result<std::int64_t, std::int64_t> {
+        if (!from_worker(self, "a lease request", worker)) return unauthorized("lease");
+        return on_lease(self, worker, loss, want, tally);
+      },
+      [=](settle_atom, std::uint32_t worker, const ticket_tally& tally) {
+        if (from_worker(self, "a settle", worker)) on_tally(self, tally);
       },
       [=](done_atom, std::uint32_t worker) {
         if (from_worker(self, "a done", worker)) on_done(self, worker);

@@ -11,9 +11,12 @@
 // push is applied and has the checkpoint of that step written before it
 // answers; a non-finite batch beyond --max-bad-batches fails the job.
 // A lost ps pauses it (no tickets, hellos held) until the chief restores
-// every shard. Its phases are the middle of the chief's lifecycle
+// every shard. With --ticket-lease L > 1 a worker takes up to L tickets per
+// request and gives back those it did not use (supervisor_leases.cpp).
+// Its phases are the middle of the chief's lifecycle
 // (actors/chief_phase.hpp draws them). Its parts: supervisor_tickets.cpp (tickets, the stop, the
-// drain, the job's end), supervisor_ticket_waiters.cpp (asks after the last
+// drain, the job's end), supervisor_leases.cpp (tickets by the block),
+// supervisor_ticket_waiters.cpp (asks after the last
 // ticket), supervisor_recovery.cpp (hellos and recovery
 // epochs), supervisor_status.cpp (progress and status); stop_supervisor.cpp
 // routes each message to one of them.

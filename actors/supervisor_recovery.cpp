@@ -33,7 +33,7 @@ caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
     return unauthorized("a hello as worker 0");
   }
   if (sender) admit(self, sender->node(), m.worker);
-  if (!s.life.is(chief_phase::recovering)) return {s.granted, s.cfg.coordinator};
+  if (!s.life.is(chief_phase::recovering)) return {counted_step(s), s.cfg.coordinator};
   s.held_hellos.push_back(self->make_response_promise<std::int64_t, coordinator_actor>());
   return s.held_hellos.back();
 }
@@ -73,6 +73,7 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
   for (auto& node : st.guard.members()) self->send(st.cfg.coordinator, hello_atom_v, node);
   st.granted = plan.step;
   st.reported_step = plan.step;
+  st.progress_fed = plan.step;
   st.active.clear();
   st.finished.clear();  // the workers read on from the positions restored
   st.holders.clear();  // downs of old workers then match nothing

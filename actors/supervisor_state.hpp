@@ -17,15 +17,31 @@ namespace downpour {
 
 struct ticket_holder {
   std::uint32_t worker = 0;
+  // Tickets handed out and neither spent (every shard answered the push) nor
+  // given back: unanswered pushes and, leased, tickets not used yet.
   std::int64_t unsettled = 0;
+  // Leased (lease_atom): of them, the newest lease's, which the worker may not
+  // have used yet; progress and status count them once it asks again.
+  std::int64_t leased = 0;
+  bool leases = false;    // asks with lease_atom: recalled when others wait
+  bool recalled = false;  // told to give back its unused tickets since its newest lease
 };
 
 // A ticket request after the last ticket while some push is unanswered: that
 // push may yet be refused or lost with its worker, and its ticket come back.
+// A lease request waits the same way and gets what came back, up to `want`.
 struct ticket_waiter {
   caf::actor_addr holder;
   std::uint32_t worker = 0;
-  caf::typed_response_promise<std::int64_t> promise;
+  std::int64_t want = 1;
+  std::optional<caf::typed_response_promise<std::int64_t>> ticket;  // asked with ticket_atom
+  std::optional<caf::typed_response_promise<std::int64_t, std::int64_t>> lease;  // lease_atom
+};
+
+// Tickets first, first + 1, ... first + count - 1 (a lease).
+struct ticket_range {
+  std::int64_t first = 0;
+  std::int64_t count = 0;
 };
 
 struct stop_supervisor_state {
@@ -45,8 +61,13 @@ struct stop_supervisor_state {
   std::string stop_reason;  // why the job stops early; empty: it runs to last_step
   caf::error failure;       // why it failed: every end and ticket request gets it then
   std::int64_t bad_batches = 0;
+  // What the workers asked of the chief (the end's debug line): ticket and
+  // lease requests, and settle messages.
+  std::int64_t ticket_requests = 0;
+  std::int64_t settles = 0;
   // Progress and status (supervisor_status.cpp).
   std::int64_t reported_step = 0;
+  std::int64_t progress_fed = 0;  // the highest step progress heard of (counted_step)
   float last_loss = 0.0f;
   std::optional<validation_facts> validation;  // the newest, for status
   std::unique_ptr<progress_reporter> progress;
@@ -78,19 +99,46 @@ inline bool all_settled(const stop_supervisor_state& st) {
   return true;
 }
 
+// The global step as progress and status count it: tickets handed out, less
+// the newest leases, which may not be used yet.
+inline std::int64_t counted_step(const stop_supervisor_state& st) {
+  auto step = st.granted;
+  for (auto& h : st.holders) step -= h.second.leased;
+  return step;
+}
+
 // supervisor_ticket_waiters.cpp
 std::int64_t grant_ticket(stop_supervisor_state& st, ticket_holder* holder, std::uint32_t worker,
                           float loss);
+// Up to want tickets, as many as are left (at least one must be).
+ticket_range grant_lease(stop_supervisor_state& st, ticket_holder& holder, std::int64_t want);
 // Past the last ticket: -1 once every push is answered, else the request
 // waits for a ticket that comes back or for the last answer.
 caf::result<std::int64_t> after_last_ticket(supervisor_pointer self, std::uint32_t worker);
+caf::result<std::int64_t, std::int64_t> after_last_lease(supervisor_pointer self,
+                                                         std::uint32_t worker, std::int64_t want);
 // A ticket came back or a push was answered: the waiting requests it decides.
 void serve_ticket_waiters(supervisor_pointer self);
 // Stopping, failed or recovering: every waiting request gets the reason.
 void refuse_ticket_waiters(stop_supervisor_state& st, const caf::error& why);
 
+// supervisor_leases.cpp
+caf::result<std::int64_t, std::int64_t> on_lease(supervisor_pointer self, std::uint32_t worker,
+                                                 float loss, std::int64_t want,
+                                                 const ticket_tally& tally);
+void on_tally(supervisor_pointer self, const ticket_tally& tally);
+// Others wait for tickets, or the job stops: leases not recalled since
+// they were handed out are asked back.
+void recall_leases(supervisor_pointer self);
+
 // supervisor_tickets.cpp
 caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worker, float loss);
+// The sender's holder entry, made (and the sender monitored) at its first request.
+ticket_holder* holder_of_sender(supervisor_pointer self, std::uint32_t worker);
+// Tickets whose pushes were refused or lost, or leased and not used: the next asks get them.
+void return_tickets(stop_supervisor_state& st, std::int64_t n);
+// Once every push is out and the end is asked for: every shard is asked to confirm.
+void maybe_drain(supervisor_pointer self);
 void on_done(supervisor_pointer self, std::uint32_t worker);
 void on_settle(supervisor_pointer self, std::int64_t refused);
 void on_worker_down(supervisor_pointer self, const caf::down_msg& dm);

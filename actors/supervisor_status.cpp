@@ -16,7 +16,7 @@ namespace {
 constexpr auto status_timeout = std::chrono::seconds(5);
 
 std::int64_t current_step(const stop_supervisor_state& st) {
-  return st.cfg.mode == train_mode::sync ? st.reported_step : st.granted;
+  return st.cfg.mode == train_mode::sync ? st.reported_step : counted_step(st);
 }
 
 // The job's state as status and /metrics name it (reporting/status.hpp).

@@ -22,6 +22,10 @@ using phase = chief_phase;
 // The end is told: the chief collects the model and stops the nodes.
 void tell_end(supervisor_pointer self, std::int64_t step) {
   auto& st = self->state;
+  if (st.cfg.log.enabled(log_level::debug))
+    st.cfg.log.debug("stop_supervisor: " + std::to_string(st.ticket_requests) +
+                     " ticket requests and " + std::to_string(st.settles) + " settles for " +
+                     std::to_string(step - st.cfg.start_step) + " steps");
   st.life.enter(phase::stopping_nodes);
   st.final_step = step;
   for (auto& rp : st.end_waiters) rp.deliver(step, st.last_loss, st.stop_reason);
@@ -124,26 +128,6 @@ void await_shards(supervisor_pointer self, std::int64_t target) {
             });
 }
 
-// Every worker actor is watched, a rejoined one apart from the one it
-// replaces: the down of the old one returns only the old one's tickets.
-ticket_holder* holder_of_sender(supervisor_pointer self, std::uint32_t worker) {
-  auto& st = self->state;
-  auto sender = self->current_sender();
-  if (!sender) return nullptr;
-  auto addr = caf::actor_cast<caf::actor_addr>(sender);
-  auto it = st.holders.find(addr);
-  if (it != st.holders.end()) return &it->second;
-  self->monitor(sender);
-  return &(st.holders[addr] = ticket_holder{worker, 0});
-}
-
-// A ticket whose push was refused or lost: the next ask gets it again. Its
-// push may have reached some shards; they are at the last step one push
-// early and take no more (parameter_shard), so every shard ends exactly.
-void return_tickets(stop_supervisor_state& st, std::int64_t n) {
-  st.granted = std::max(st.cfg.start_step, st.granted - n);
-}
-
 // The ticket of a batch never pushed (a bad batch while stopping): async and
 // ssp workers hold it unsettled; sync workers hold none.
 void return_held_ticket(supervisor_pointer self) {
@@ -151,6 +135,7 @@ void return_held_ticket(supervisor_pointer self) {
   auto it = st.holders.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
   if (it == st.holders.end() || it->second.unsettled == 0) return;
   --it->second.unsettled;
+  if (it->second.leased > 0) --it->second.leased;  // leased: the ticket in hand was its lease's
   return_tickets(st, 1);
 }
 
@@ -185,6 +170,26 @@ void stop_sync(supervisor_pointer self) {
 
 }  // namespace
 
+// Every worker actor is watched, a rejoined one apart from the one it
+// replaces: the down of the old one returns only the old one's tickets.
+ticket_holder* holder_of_sender(supervisor_pointer self, std::uint32_t worker) {
+  auto& st = self->state;
+  auto sender = self->current_sender();
+  if (!sender) return nullptr;
+  auto addr = caf::actor_cast<caf::actor_addr>(sender);
+  auto it = st.holders.find(addr);
+  if (it != st.holders.end()) return &it->second;
+  self->monitor(sender);
+  return &(st.holders[addr] = ticket_holder{worker, 0});
+}
+
+// A ticket whose push was refused or lost: the next ask gets it again. Its
+// push may have reached some shards; they are at the last step one push
+// early and take no more (parameter_shard), so every shard ends exactly.
+void return_tickets(stop_supervisor_state& st, std::int64_t n) {
+  st.granted = std::max(st.cfg.start_step, st.granted - n);
+}
+
 // In training, or stopping in async and ssp, with the end asked for.
 void maybe_drain(supervisor_pointer self) {
   auto& st = self->state;
@@ -205,6 +210,7 @@ void go_on(supervisor_pointer self) {
 
 caf::result<std::int64_t> on_ticket(supervisor_pointer self, std::uint32_t worker, float loss) {
   auto& st = self->state;
+  ++st.ticket_requests;
   if (st.life.is(phase::recovering))
     return caf::make_error(errc::recovering, "a ps is down; the cluster is recovering");
   if (st.life.is(phase::failed)) return st.failure;
@@ -235,6 +241,7 @@ void on_done(supervisor_pointer self, std::uint32_t worker) {
 // (refused by a shard) it goes back.
 void on_settle(supervisor_pointer self, std::int64_t refused) {
   auto& st = self->state;
+  ++st.settles;
   auto it = st.holders.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
   if (it == st.holders.end() || it->second.unsettled == 0) return;  // a push of before a restore
   --it->second.unsettled;
@@ -278,6 +285,7 @@ void on_stop(supervisor_pointer self, const std::string& why) {
   refuse_ticket_waiters(st, caf::make_error(errc::interrupted, "the job is stopping (" + why + ")"));
   if (recovering) return;
   st.life.enter(phase::stopping);
+  recall_leases(self);  // their workers hear the stop at their next request, not L steps on
   go_on(self);
 }
 

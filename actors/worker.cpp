@@ -15,15 +15,17 @@ namespace downpour {
 // ---- leaving the job --------------------------------------------------------
 
 // Done, told to stop, or the job ended early: the supervisor and the
-// coordinator count this worker out (it holds no unused ticket: it pushes
-// the step it holds first). It leaves once every shard answered its pushes,
-// so the supervisor knows which of them count (settle_push).
+// coordinator count this worker out (it pushes the step it holds first;
+// leased tickets it did not use go back). It leaves once every shard
+// answered its pushes, so the supervisor knows which of them count
+// (settle_push).
 void leave_job(worker_pointer self, caf::error reason) {
   auto& st = self->state;
   if (!st.unsettled.empty()) {
     st.leave_reason = std::move(reason);
     return;
   }
+  if (leases(st.cfg)) give_back(self);
   self->send(st.cfg.supervisor, done_atom_v, st.cfg.index);
   self->send(st.cfg.coordinator, leave_atom_v, st.cfg.index, st.last_round);
   self->quit(std::move(reason));
@@ -96,16 +98,18 @@ void on_pull_reply(worker_pointer self, std::size_t k, pull_reply& r) {
 void request_ticket(worker_pointer self) {
   auto& st = self->state;
   st.ticket.reset();
+  if (leases(st.cfg)) return lease_ticket(self);
   self->request(st.cfg.supervisor, caf::infinite, ticket_atom_v, st.cfg.index, st.last_loss)
-      .then(
-          [=](std::int64_t ticket) {
-            auto& st = self->state;
-            st.ticket = ticket;
-            if (st.phase == worker_phase::holding) try_push(self);
-            // Asked again after the job seemed over: computes on (or leaves) now.
-            else if (st.phase == worker_phase::pulling && st.pulls_pending == 0) enter_pulling(self);
-          },
-          [=](caf::error& err) { request_failed(self, "ticket request failed", err); });
+      .then([=](std::int64_t ticket) { ticket_in(self, ticket); },
+            [=](caf::error& err) { request_failed(self, "ticket request failed", err); });
+}
+
+void ticket_in(worker_pointer self, std::int64_t ticket) {
+  auto& st = self->state;
+  st.ticket = ticket;
+  if (st.phase == worker_phase::holding) try_push(self);
+  // Asked again after the job seemed over: computes on (or leaves) now.
+  else if (st.phase == worker_phase::pulling && st.pulls_pending == 0) enter_pulling(self);
 }
 
 namespace {
@@ -285,6 +289,7 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   return {
       [=](start_atom) { start(self); },
       [=](stop_atom) { self->state.leaving = true; },
+      [=](recall_atom) { on_recall(self); },
   };
 }
 

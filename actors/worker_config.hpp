@@ -43,6 +43,9 @@ struct worker_config {
   // push with the next pull in one message instead).
   bool pipeline = false;
   std::int64_t staleness = 0;  // ssp: steps a worker may run ahead of the slowest
+  // async, ssp: tickets asked for at a time (--ticket-lease); 1 asks for each
+  // step with ticket_atom and settles each push on its own, as before leases.
+  std::int64_t ticket_lease = 1;
   wire_dtype wire = wire_dtype::fp32;  // pushes between nodes
   // The shards' learning-rate schedule: between nodes a worker applies its
   // own update to its copy and pulls only what others changed (replay_offer),

@@ -20,7 +20,8 @@ void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err)
 }
 
 // Every shard answered the push of local step `id`: the supervisor counts its
-// ticket spent or (refused somewhere) returned. A worker told the job is over
+// ticket spent or (refused somewhere) returned; leased, it hears with the
+// next ask (worker_lease.cpp). A worker told the job is over
 // asks once more when its last push is answered: it may get a returned ticket.
 void settle_push(worker_pointer self, std::int64_t id, std::int64_t refused) {
   auto& st = self->state;
@@ -28,7 +29,10 @@ void settle_push(worker_pointer self, std::int64_t id, std::int64_t refused) {
   if (it == st.unsettled.end()) return;
   it->second.refused += refused;
   if (--it->second.missing > 0) return;
-  self->send(st.cfg.supervisor, settle_atom_v, st.cfg.index, it->second.refused);
+  if (leases(st.cfg))
+    tally_push(self, it->second.refused);
+  else
+    self->send(st.cfg.supervisor, settle_atom_v, st.cfg.index, it->second.refused);
   st.unsettled.erase(it);
   if (!st.unsettled.empty()) return;
   if (st.leave_reason) return leave_job(self, *std::exchange(st.leave_reason, std::nullopt));

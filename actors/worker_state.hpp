@@ -59,6 +59,12 @@ struct unsettled_push {
   std::int64_t refused = 0;  // shards that refused it
 };
 
+// --ticket-lease > 1: the lease in hand's tickets not used yet, the next first.
+struct leased_tickets {
+  std::int64_t next = 0;
+  std::int64_t left = 0;
+};
+
 struct worker_state {
   worker_config cfg;
   worker_phase phase = worker_phase::pulling;
@@ -95,6 +101,12 @@ struct worker_state {
   // (settle_atom); a worker leaves only once all are answered.
   std::map<std::int64_t, unsettled_push> unsettled;
   std::optional<caf::error> leave_reason;  // leaving once every push is answered
+  // --ticket-lease > 1 (worker_lease.cpp): tickets leased and not used, the
+  // answers the supervisor has not heard yet (told with the next ask), and
+  // whether it recalled the lease (from then on each answer is told at once).
+  leased_tickets lease;
+  ticket_tally tally;
+  bool recalled = false;
   std::int64_t min_step = 0;         // sync: the step the next pull must wait for
   std::size_t pushed_this_step = 0;  // sync: gradients pushed for pulled_at[0]
   std::int64_t last_round = -1;      // sync: the round of the last gradient pushed
@@ -131,8 +143,11 @@ void request_failed(worker_pointer self, const char* what, const caf::error& err
 void begin_training(worker_pointer self);
 // Shard k's answer to a pull: once every shard's is in, the step computes.
 void on_pull_reply(worker_pointer self, std::size_t k, pull_reply& r);
-// Asks the supervisor for the global step of the next push (async, ssp).
+// Asks the supervisor for the global step of the next push (async, ssp);
+// leased, takes it from the lease in hand when one is left.
 void request_ticket(worker_pointer self);
+// The ticket asked for is in (-1: the job is over): the step goes on.
+void ticket_in(worker_pointer self, std::int64_t ticket);
 // pulling -> holding once every pull is in (computing on them).
 void enter_pulling(worker_pointer self);
 
@@ -144,6 +159,27 @@ void push_gradient(worker_pointer self);
 // Async with a sparse variable: the push and the next batch's pull of rows
 // in one message per shard, then the ticket asked for.
 void push_with_next_pull(worker_pointer self);
+
+// worker_lease.cpp: tickets by the block (--ticket-lease > 1)
+
+inline bool leases(const worker_config& cfg) {
+  return cfg.ticket_lease > 1;
+}
+
+// The next ticket from the lease in hand, with no message; else one request
+// for a new lease that carries the answers not told yet.
+void lease_ticket(worker_pointer self);
+
+// Every shard answered a push (`refused` of them refused it): told with the
+// next ask, or at once once the lease was recalled.
+void tally_push(worker_pointer self, std::int64_t refused);
+
+// The answers not told yet and the lease's unused tickets, to the
+// supervisor: before the worker leaves, and when it recalls the lease.
+void give_back(worker_pointer self);
+
+// The supervisor's recall: the unused tickets go back.
+void on_recall(worker_pointer self);
 
 // worker_input.cpp
 

@@ -15,6 +15,8 @@ constexpr long long max_examples = 4294967295LL;
 constexpr long long max_sparse_rows = 1LL << 62;
 // A factor row travels whole with every pull: beyond this it is no longer sparse.
 constexpr long long max_fm_factors = 1024;
+// A worker that dies holding a lease costs its shards that many steps again at most.
+constexpr long long max_ticket_lease = 4096;
 
 options read_files_and_model(options o, const raw_values& raw, const known_formats& formats) {
   o.config_file = read_text(raw, "config", o.config_file);
@@ -77,6 +79,7 @@ options read_cluster(options o, const raw_values& raw) {
   o.transport =
       read_choice(raw, "transport", o.transport, {transport_kind::inproc, transport_kind::tcp});
   o.pipeline = read_flag(raw, "pipeline", o.pipeline);
+  o.ticket_lease = read_integer(raw, "ticket-lease", o.ticket_lease, 1, max_ticket_lease);
   o.wire = read_choice(raw, "wire-dtype", o.wire, {wire_dtype::fp32, wire_dtype::bf16});
   o.connect_timeout_s =
       read_duration(raw, "connect-timeout", o.connect_timeout_s, duration_zero::refused);

@@ -122,6 +122,10 @@ std::vector<option_spec> cluster_specs(const options& d) {
        "async: pull the next parameters while this step computes (they miss this step's own "
        "push; hides the transfer); with a row variable, in ssp, the next batch's rows; off: 1 "
        "worker reproduces the reference trainer bit for bit"},
+      {"ticket-lease", "L", text_of(d.ticket_lease),
+       "async, ssp: step tickets a worker takes from the chief at a time (1 to 4096), so the "
+       "chief answers one request per L steps; unused ones go back, the job still ends at "
+       "exactly --last-step; 1: one request per step"},
       {"wire-dtype", "T", to_string(d.wire),
        "pushes and pulls between nodes as fp32 (exact) or bf16 (half the bytes, 8-bit "
        "mantissa); in-process messages stay fp32"},

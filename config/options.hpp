@@ -122,6 +122,9 @@ struct options {
   placement_kind placement = placement_kind::balanced;
   transport_kind transport = transport_kind::inproc;
   bool pipeline = true;  // async: the next pull overlaps this step's compute
+  // async, ssp: step tickets a worker takes from the chief at a time (1: one
+  // request per step); its own, need not match across nodes.
+  std::int64_t ticket_lease = 1;
   wire_dtype wire = wire_dtype::fp32;  // pushes and pulls between nodes
   double connect_timeout_s = 30.0;  // tf_config_connect_timeout_s under TF_CONFIG
   double stop_grace_s = 20.0;  // a stop (SIGTERM) ends the node within this, whatever it waits for

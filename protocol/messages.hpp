@@ -18,6 +18,7 @@
 #include "protocol/row_messages.hpp"
 #include "protocol/status_messages.hpp"
 #include "protocol/tensor.hpp"
+#include "protocol/ticket_tally.hpp"
 #include "caf/all.hpp"
 #include "data/read_position.hpp"
 
@@ -114,6 +115,8 @@ CAF_ADD_ATOM(downpour, downpour, diverged_atom, "diverged")
 CAF_ADD_ATOM(downpour, downpour, settle_atom, "settle")
 CAF_ADD_ATOM(downpour, downpour, challenge_atom, "challenge")
 CAF_ADD_ATOM(downpour, downpour, position_atom, "position")
+CAF_ADD_ATOM(downpour, downpour, lease_atom, "lease")
+CAF_ADD_ATOM(downpour, downpour, recall_atom, "recall")
 
 namespace downpour {
 
@@ -238,6 +241,13 @@ using supervisor_actor = caf::typed_actor<
     caf::replies_to<hello_atom, hello_msg>::with<std::int64_t, coordinator_actor>,
     // Worker index and its last loss -> the global step its next push makes, or -1: stop.
     caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
+    // --ticket-lease > 1: worker index, its last loss, the tickets it wants
+    // (its lease) and its pushes answered since it last said -> the first
+    // ticket and how many follow it (first -1, none: stop).
+    caf::replies_to<lease_atom, std::uint32_t, float, std::int64_t, ticket_tally>::with<
+        std::int64_t, std::int64_t>,
+    // --ticket-lease > 1: a worker's pushes answered, and unused tickets given back.
+    caf::reacts_to<settle_atom, std::uint32_t, ticket_tally>,
     // A worker has pushed its last gradient and quits.
     caf::reacts_to<done_atom, std::uint32_t>,
     // Async/ssp: every shard answered a worker's push (worker index, shards
@@ -274,7 +284,11 @@ using worker_actor = caf::typed_actor<
     // Begin training.
     caf::reacts_to<start_atom>,
     // Leave the job after the step in hand (a signal): its ticket is used, not lost.
-    caf::reacts_to<stop_atom>>;
+    caf::reacts_to<stop_atom>,
+    // From the supervisor: give leased tickets back unused and say every
+    // push answered at once from now on (the last tickets are out, or the
+    // job stops).
+    caf::reacts_to<recall_atom>>;
 
 }  // namespace downpour
 
@@ -300,4 +314,5 @@ CAF_ADD_TYPE_ID(downpour, (downpour::hello_msg))
 CAF_ADD_TYPE_ID(downpour, (downpour::read_position))
 CAF_ADD_TYPE_ID(downpour, (downpour::push_batch))
 CAF_ADD_TYPE_ID(downpour, (downpour::push_batch_reply))
+CAF_ADD_TYPE_ID(downpour, (downpour::ticket_tally))
 CAF_END_TYPE_ID_BLOCK(downpour)

@@ -50,6 +50,7 @@ worker_config worker_config_for(const options& opts, trainer_seat seat, const jo
   w.mode = opts.mode;
   w.pipeline = opts.pipeline;
   w.staleness = opts.staleness;
+  w.ticket_lease = opts.ticket_lease;
   w.wire = opts.wire;
   w.schedule = schedule_for(opts);
   w.last_step = opts.last_step;

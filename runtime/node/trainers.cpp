@@ -39,8 +39,10 @@ std::vector<worker_actor> start_trainers(caf::actor_system& sys, const options& 
   return trainers;
 }
 
-// A trainer that failed ends its node's others with its reason: a node
-// rejoins (a lost peer) or ends as a whole.
+// A trainer that failed (an exception) ends its node's others with its
+// reason, so the node ends as a whole. Every other end (the job stopped or
+// over, a lost peer) reaches each trainer by itself: one ended early would
+// lose the push it has in flight.
 caf::error wait_for_trainers(caf::actor_system& sys, const std::vector<worker_actor>& trainers) {
   caf::scoped_actor self{sys};
   for (const auto& t : trainers) self->monitor(t);
@@ -51,6 +53,7 @@ caf::error wait_for_trainers(caf::actor_system& sys, const std::vector<worker_ac
                          dm.reason == caf::exit_reason::user_shutdown;
       if (plain || first) return;
       first = dm.reason;
+      if (first != errc::failed) return;
       for (const auto& t : trainers) self->send_exit(t, first);
     });
   return first;

@@ -170,7 +170,8 @@ TEST_CASE("an exception inside an actor of the chief's process ends the job with
                    const std::vector<shard_actor>&) -> caf::expected<std::vector<worker_actor>> {
     auto faulty = sys.spawn([](worker_actor::pointer self) -> worker_actor::behavior_type {
       end_on_exception(self);
-      return {[](start_atom) { throw std::runtime_error("injected fault"); }, [](stop_atom) {}};
+      return {[](start_atom) { throw std::runtime_error("injected fault"); }, [](stop_atom) {},
+              [](recall_atom) {}};
     });
     caf::anon_send(faulty, start_atom_v);
     return std::vector<worker_actor>{faulty};

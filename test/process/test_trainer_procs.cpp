@@ -8,6 +8,7 @@
 
 #include "cluster_procs.hpp"
 #include "runtime/files/checkpoint.hpp"
+#include "runtime/node/signals.hpp"
 #include "runtime/net/ports.hpp"
 
 namespace test_trainer_procs {

@@ -242,6 +242,7 @@ TEST_CASE("--help prints every option and returns nothing") {
                            "replicas-to-aggregate",
                            "staleness",
                            "trainers",
+                           "ticket-lease",
                            "placement",
                            "transport",
                            "connect-timeout",
@@ -337,6 +338,17 @@ TEST_CASE("ssp mode and its staleness bound are read and validated") {
   CHECK(o.staleness == 0);
   CHECK(error_of({"--staleness=-1"}) ==
         "config: --staleness=-1 is out of range (expected an integer >= 0)");
+}
+
+TEST_CASE("--ticket-lease takes 1 (a request per step, the default) to 4096 tickets at a time") {
+  CHECK(parse({}).ticket_lease == 1);
+  CHECK(parse({"--ticket-lease=8"}).ticket_lease == 8);
+  temp_ini ini("downpour-ticket-lease", "ticket-lease = 4096\n");
+  CHECK(parse({"--config", ini.str()}).ticket_lease == 4096);
+  CHECK(error_of({"--ticket-lease=0"}) ==
+        "config: --ticket-lease=0 is out of range (expected an integer from 1 to 4096)");
+  CHECK(error_of({"--ticket-lease=4097"}) ==
+        "config: --ticket-lease=4097 is out of range (expected an integer from 1 to 4096)");
 }
 
 TEST_CASE("a node gets one scheduler thread more than its workers, at least two, and up to four by cores") {
