@@ -1,7 +1,6 @@
 #include "runtime/node/node.hpp"
 
 #include <cstdlib>
-#include <thread>
 
 #include "protocol/messages.hpp"
 #include "protocol/row_pages.hpp"
@@ -18,6 +17,7 @@
 #include "runtime/net/ports.hpp"
 #include "runtime/net/tls_guard.hpp"
 #include "runtime/node/actor_configs.hpp"
+#include "runtime/node/caf_tuning.hpp"
 #include "runtime/node/chief.hpp"
 #include "runtime/node/finished.hpp"
 #include "runtime/node/hello.hpp"
@@ -40,14 +40,9 @@ std::string app_identifier(const options& opts) {
   return "downpour-" + version + "-" + opts.cluster_name;
 }
 
-// Heartbeats detect hung peers; the application identifier keeps clusters
-// and versions apart; mutual TLS authenticates every peer against the
-// cluster's CA.
+// The application identifier keeps clusters and versions apart; mutual TLS
+// authenticates every peer against the cluster's CA.
 void apply_network_settings(caf::actor_system_config& cfg, const options& opts) {
-  if (opts.heartbeat_interval_s > 0) {
-    cfg.set("middleman.heartbeat-interval", timespan_of(opts.heartbeat_interval_s));
-    cfg.set("middleman.connection-timeout", timespan_of(opts.node_timeout_s));
-  }
   cfg.set("middleman.app-identifiers", std::vector<std::string>{app_identifier(opts)});
   if (!opts.tls()) return;
   cfg.load<caf::openssl::manager>();
@@ -60,17 +55,6 @@ void apply_network_settings(caf::actor_system_config& cfg, const options& opts) 
 
 }  // namespace
 
-// Workers run on the scheduler (actors/worker.hpp): one thread more than the
-// node's workers, so the model math never holds every thread and the other
-// actors always have one to run on.
-std::size_t default_scheduler_threads(const options& opts, std::size_t hardware) {
-  std::size_t workers = 0;
-  if (opts.role == role_kind::worker) workers = opts.trainers;
-  if (opts.role == role_kind::local) workers = trainer_count(opts);
-  const std::size_t by_cores = std::max<std::size_t>(2, std::min<std::size_t>(4, hardware));
-  return std::max(by_cores, workers + 1);
-}
-
 node_config::node_config(const options& opts, const model_layout& layout) {
   add_message_types<caf::id_block::downpour>();
   add_error_category(caf::atom("downpour"),
@@ -79,13 +63,7 @@ node_config::node_config(const options& opts, const model_layout& layout) {
                        return to_string(static_cast<errc>(code));
                      });
   load<caf::io::middleman>();
-  std::size_t threads = opts.scheduler_threads;
-  if (threads == 0) threads = default_scheduler_threads(opts, std::thread::hardware_concurrency());
-  set("scheduler.policy",
-      opts.scheduler_policy == "stealing" ? caf::atom("stealing") : caf::atom("sharing"));
-  set("scheduler.max-threads", threads);
-  set("middleman.workers", std::size_t{0});
-  set("logger.console", caf::atom("none"));
+  tune_caf(*this, opts);
   apply_network_settings(*this, opts);
   guard_basp(basp_payload_bound(layout.size(), row_message_bytes(layout)),
              node_logger(opts, opts.role, opts.task));

@@ -12,6 +12,7 @@
 #include "config/options.hpp"
 #include "model/sparse_table.hpp"
 #include "protocol/metered_config.hpp"
+#include "runtime/node/caf_tuning.hpp"
 #include "runtime/node/job.hpp"
 #include "runtime/node/signals.hpp"
 
@@ -24,10 +25,6 @@ class node_config : public metered_config {
  public:
   node_config(const options& opts, const model_layout& layout);
 };
-
-// --scheduler-threads 0: min(hardware threads, 4), at least 2, and at least
-// one more than the workers the node runs.
-std::size_t default_scheduler_threads(const options& opts, std::size_t hardware);
 
 // The bytes of a sparse variable's rows a message may carry (basp_guard).
 std::uint64_t row_message_bytes(const model_layout& layout);
