@@ -191,23 +191,7 @@ TEST_CASE_FIXTURE(exchange_fixture, "an exchange ends with its shard's reason") 
 TEST_CASE_FIXTURE(exchange_fixture,
                   "through an exchange each trainer's gradient is its own update at the shard, "
                   "and rows no merged pull returned are refused") {
-  sparse_table_spec spec;
-  spec.rows = kRows;
-  spec.dim = 1;
-  shard_config c;
-  c.mode = train_mode::async;
-  c.last_step = 1000;
-  c.schedule = lr_schedule{0.5f, 1.0f, 1000, false};
-  c.rows = row_tables_spec{{spec}};
-  auto shard = spawn_parameter_shard(*sys, c);
-  shard_init init;
-  init.ranges = {0, 1};
-  init.params.values = floats{0.0f};
-  init.ema.values = floats{0.0f};
-  init.rows.first = 0;
-  init.rows.last = kRows;
-  (*chief)->send(shard, init_atom_v, std::move(init));
-  run();
+  auto shard = rows_shard(kRows);
   auto ex = exchange_for(shard);
   auto pa = request<pull_reply>(ex, pull_atom_v, row_pull{0, 0, key_list{{1, 2}}});
   auto pb = request<pull_reply>(ex, pull_atom_v, row_pull{0, 1, key_list{{2, 3}}});

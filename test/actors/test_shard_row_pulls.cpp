@@ -21,28 +21,7 @@ namespace {
 constexpr std::uint64_t kRows = 1000;
 
 struct rows_fixture : downpour::testing::deterministic_fixture {
-  // An async shard of all kRows rows of a 1-column variable and one dense
-  // float, plain SGD at lr 0.5.
-  shard_actor rows_shard() {
-    sparse_table_spec spec;
-    spec.rows = kRows;
-    spec.dim = 1;
-    shard_config c;
-    c.mode = train_mode::async;
-    c.last_step = 1000;
-    c.schedule = lr_schedule{0.5f, 1.0f, 1000, false};
-    c.rows = row_tables_spec{{spec}};
-    auto shard = spawn_parameter_shard(*sys, c);
-    shard_init init;
-    init.ranges = {0, 1};
-    init.params.values = floats{0.0f};
-    init.ema.values = floats{0.0f};
-    init.rows.first = 0;
-    init.rows.last = kRows;
-    (*chief)->send(shard, init_atom_v, std::move(init));
-    run();
-    return shard;
-  }
+  shard_actor rows_shard() { return deterministic_fixture::rows_shard(kRows); }
 
   void pull(const shard_actor& s, std::uint32_t worker, std::vector<std::uint64_t> keys) {
     ask<pull_reply>(s, pull_atom_v, row_pull{0, worker, key_list{std::move(keys)}});

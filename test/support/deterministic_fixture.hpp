@@ -52,6 +52,29 @@ struct deterministic_fixture {
     return shard;
   }
 
+  // An async shard of all `rows` rows of a 1-column variable (zeros) and one
+  // dense float, plain SGD at lr 0.5, initialized by the chief.
+  shard_actor rows_shard(std::uint64_t rows) {
+    sparse_table_spec spec;
+    spec.rows = rows;
+    spec.dim = 1;
+    shard_config c;
+    c.mode = train_mode::async;
+    c.last_step = 1000;
+    c.schedule = lr_schedule{0.5f, 1.0f, 1000, false};
+    c.rows = row_tables_spec{{spec}};
+    auto shard = spawn_parameter_shard(*sys, c);
+    shard_init init;
+    init.ranges = {0, 1};
+    init.params.values = floats{0.0f};
+    init.ema.values = floats{0.0f};
+    init.rows.first = 0;
+    init.rows.last = rows;
+    (*chief)->send(shard, init_atom_v, std::move(init));
+    run();
+    return shard;
+  }
+
   // Sends a request through a helper actor and runs the scheduler; the reply
   // lands in the returned slot when it comes (now, or in a later run()).
   template <class T, class Handle, class... Ts>
