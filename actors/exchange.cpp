@@ -47,24 +47,28 @@ void on_tick(exchange_pointer self, std::uint64_t id) {
   if (!nothing_queued(st)) flush(self);
 }
 
+// Who asks is read before the promise is made: making it takes the
+// request's sender out of the message.
 template <class T>
-promise_of<T> enqueue(exchange_pointer self) {
-  ++load_of(self, sender_of(self)).queued;
+promise_of<T> enqueue(exchange_pointer self, const caf::actor_addr& from) {
+  ++load_of(self, from).queued;
   return self->make_response_promise<T>();
 }
 
 caf::result<pull_reply> on_pull(exchange_pointer self, std::int64_t min_step,
                                 std::optional<row_pull> rows) {
-  auto rp = enqueue<pull_reply>(self);
-  self->state.pulls[min_step].push_back(queued_pull{sender_of(self), std::move(rows), rp});
+  const auto from = sender_of(self);
+  auto rp = enqueue<pull_reply>(self, from);
+  self->state.pulls[min_step].push_back(queued_pull{from, std::move(rows), rp});
   maybe_flush(self);
   return rp;
 }
 
 template <class T>
 caf::result<T> on_push(exchange_pointer self, push_msg& m, std::optional<row_pull> pull) {
-  auto rp = enqueue<T>(self);
-  queued_push q{sender_of(self), std::move(m), std::move(pull), {}, {}};
+  const auto from = sender_of(self);
+  auto rp = enqueue<T>(self, from);
+  queued_push q{from, std::move(m), std::move(pull), {}, {}};
   if constexpr (std::is_same<T, std::int64_t>::value)
     q.alone = rp;
   else

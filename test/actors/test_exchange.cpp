@@ -135,6 +135,25 @@ TEST_CASE_FIXTURE(exchange_fixture,
   CHECK_FALSE((*a)->refusal);
 }
 
+// A trainer that pushes twice, the second push once the first is answered.
+caf::behavior twice_pushing(caf::event_based_actor* self, shard_link ex, std::uint32_t worker) {
+  self->request(ex, caf::infinite, push_atom_v, push_of(worker, {}))
+      .then([=](std::int64_t) {
+        self->request(ex, caf::infinite, push_atom_v, push_of(worker, {}))
+            .then([=](std::int64_t) { self->quit(); });
+      });
+  return {[](int) {}};
+}
+
+TEST_CASE_FIXTURE(exchange_fixture,
+                  "trainers that stay on are gathered round after round, not only the first") {
+  auto ex = exchange();
+  sys->spawn(twice_pushing, ex, 0u);
+  sys->spawn(twice_pushing, ex, 1u);
+  run();
+  CHECK(*log == std::vector<std::string>{"batch of 2", "batch of 2"});
+}
+
 TEST_CASE_FIXTURE(exchange_fixture,
                   "a trainer's request goes alone once the gather time passes without the other") {
   auto ex = exchange();
