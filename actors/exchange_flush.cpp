@@ -121,7 +121,7 @@ void send_pushes(exchange_pointer self) {
   }
   if (!pulls.empty()) {
     g->merge = merge_pulls(pulls, 0);
-    batch.pull.push_back(g->merge->pull);
+    batch.pull.push_back(std::move(g->merge->pull));  // the split needs only the keys' places
   }
   self->request(st.cfg.shard, caf::infinite, push_atom_v, std::move(batch))
       .then([=](push_batch_reply& r) { answer_pushes(self, *g, r); },
@@ -173,7 +173,7 @@ void send_pulls(exchange_pointer self, std::shared_ptr<pull_group> g) {
         .then([=](pull_reply& r) { answer_pulls(self, *g, r); }, on_error);
     return;
   }
-  self->request(st.cfg.shard, caf::infinite, pull_atom_v, g->merge->pull)
+  self->request(st.cfg.shard, caf::infinite, pull_atom_v, std::move(g->merge->pull))
       .then([=](pull_reply& r) { answer_pulls(self, *g, r); }, on_error);
 }
 
