@@ -3,6 +3,7 @@
 // trainer's part of the answers.
 #include <algorithm>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <utility>
 
@@ -108,10 +109,10 @@ void fail_pushes(exchange_pointer self, push_group& g, const caf::error& err) {
   maybe_flush(self);
 }
 
-void send_pushes(exchange_pointer self) {
+void send_batch(exchange_pointer self, std::vector<queued_push> queued) {
   auto& st = self->state;
   auto g = std::make_shared<push_group>();
-  g->queued = std::exchange(st.pushes, {});
+  g->queued = std::move(queued);
   push_batch batch;
   std::vector<const row_pull*> pulls;
   for (auto& q : g->queued) {
@@ -126,6 +127,30 @@ void send_pushes(exchange_pointer self) {
   self->request(st.cfg.shard, caf::infinite, push_atom_v, std::move(batch))
       .then([=](push_batch_reply& r) { answer_pushes(self, *g, r); },
             [=](caf::error& err) { fail_pushes(self, *g, err); });
+}
+
+// A trainer that pushes again before its push is answered (async dense
+// pushes are not waited for) must not put two gradients in one batch: a
+// node accepts messages of K gradients (basp_payload_bound), and a shard
+// remembers one pull per trainer and message. So a batch ends where its
+// trainer comes again, which keeps the arrival order.
+std::vector<std::vector<queued_push>> one_per_trainer(std::vector<queued_push> queued) {
+  std::vector<std::vector<queued_push>> out;
+  std::set<caf::actor_addr> in_last;
+  for (auto& q : queued) {
+    if (out.empty() || !in_last.insert(q.from).second) {
+      out.emplace_back();
+      in_last = {q.from};
+    }
+    out.back().push_back(std::move(q));
+  }
+  return out;
+}
+
+// In order: CAF keeps the order of one actor's messages to another.
+void send_pushes(exchange_pointer self) {
+  for (auto& batch : one_per_trainer(std::exchange(self->state.pushes, {})))
+    send_batch(self, std::move(batch));
 }
 
 // One message's pulls of a step: the dense parameters once for all, or

@@ -20,6 +20,7 @@
 #include <dlfcn.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
@@ -128,8 +129,10 @@ add_scribe_fn real_add_scribe() {
 
 }  // namespace
 
-std::size_t basp_payload_bound(std::size_t model_floats, std::uint64_t row_bytes) {
-  return 2 * sizeof(float) * model_floats + row_bytes + kMargin;
+std::size_t basp_payload_bound(std::size_t model_floats, std::uint64_t row_bytes,
+                               std::size_t trainers) {
+  const std::size_t models = std::max<std::size_t>(2, trainers);
+  return models * sizeof(float) * model_floats + trainers * row_bytes + kMargin;
 }
 
 void guard_basp(std::size_t bound, const logger& log) {

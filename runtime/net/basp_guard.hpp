@@ -17,8 +17,11 @@ namespace downpour {
 // model_floats floats, plus 1 MiB for everything else a message carries.
 // A model with a sparse variable adds row_bytes: its largest row message
 // (protocol/row_pages.hpp: rows move page by page, so this does not grow
-// with N).
-std::size_t basp_payload_bound(std::size_t model_floats, std::uint64_t row_bytes = 0);
+// with N). With K trainers per worker process (--trainers) a push batch
+// carries up to K gradients and their rows (actors/exchange.hpp), so the
+// bound counts K of each; K = 1 is a single worker's.
+std::size_t basp_payload_bound(std::size_t model_floats, std::uint64_t row_bytes = 0,
+                               std::size_t trainers = 1);
 
 // Sets the bound of this process and the logger of its refusals. One process
 // runs one job (--role=local --transport=tcp runs every node of the same

@@ -65,7 +65,7 @@ node_config::node_config(const options& opts, const model_layout& layout) {
   load<caf::io::middleman>();
   tune_caf(*this, opts);
   apply_network_settings(*this, opts);
-  guard_basp(basp_payload_bound(layout.size(), row_message_bytes(layout)),
+  guard_basp(basp_payload_bound(layout.size(), row_message_bytes(layout), opts.trainers),
              node_logger(opts, opts.role, opts.task));
 }
 

@@ -52,10 +52,16 @@ using message_log = std::shared_ptr<std::vector<std::string>>;
 
 // A shard that writes down every message it gets and answers at once at
 // step 5; a dense pull of a later step it holds until told to release.
+// Each batch's workers go to batch_workers ("0,1").
 caf::behavior recording_shard(caf::event_based_actor* self, message_log log,
-                              std::shared_ptr<std::vector<caf::response_promise>> held) {
+                              std::shared_ptr<std::vector<caf::response_promise>> held,
+                              message_log batch_workers) {
   return {
       [=](push_atom, push_batch& b) {
+        std::string workers;
+        for (const auto& p : b.pushes)
+          workers += (workers.empty() ? "" : ",") + std::to_string(p.worker);
+        batch_workers->push_back(workers);
         std::string line = "batch of " + std::to_string(b.pushes.size());
         for (const auto& p : b.pull) line += ", " + pull_text(p);
         log->push_back(line);
@@ -95,7 +101,8 @@ struct exchange_fixture : downpour::testing::deterministic_fixture {
   message_log log = std::make_shared<std::vector<std::string>>();
   std::shared_ptr<std::vector<caf::response_promise>> held =
       std::make_shared<std::vector<caf::response_promise>>();
-  caf::actor fake = sys->spawn(recording_shard, log, held);
+  message_log batch_workers = std::make_shared<std::vector<std::string>>();
+  caf::actor fake = sys->spawn(recording_shard, log, held, batch_workers);
 
   shard_link exchange_for(shard_actor shard, std::size_t trainers = 2) {
     exchange_config c;
@@ -152,6 +159,27 @@ TEST_CASE_FIXTURE(exchange_fixture,
   sys->spawn(twice_pushing, ex, 1u);
   run();
   CHECK(*log == std::vector<std::string>{"batch of 2", "batch of 2"});
+}
+
+// A trainer that pushes twice without waiting, as an async dense worker
+// does (its pushes are not answered before it goes on).
+caf::behavior pushing_ahead(caf::event_based_actor* self, shard_link ex, std::uint32_t worker) {
+  for (int i = 0; i < 2; ++i)
+    self->request(ex, caf::infinite, push_atom_v, push_of(worker, {})).then([](std::int64_t) {});
+  return {[](int) {}};
+}
+
+TEST_CASE_FIXTURE(exchange_fixture,
+                  "a push batch never carries two pushes of one trainer, and the batches keep "
+                  "the pushes' order") {
+  auto ex = exchange();
+  sys->spawn(pushing_ahead, ex, 0u);
+  run();
+  CHECK(log->empty());  // trainer 1 is still computing
+  auto b = request<std::int64_t>(ex, push_atom_v, push_of(1, {}));
+  REQUIRE(b->has_value());
+  CHECK(*log == std::vector<std::string>{"batch of 1", "batch of 2"});
+  CHECK(*batch_workers == std::vector<std::string>{"0", "0,1"});
 }
 
 TEST_CASE_FIXTURE(exchange_fixture,

@@ -87,6 +87,16 @@ TEST_CASE("the BASP bound covers a shard's parameters and shadows of the whole m
   CHECK(basp_payload_bound(795'020) > basp_payload_bound(397'510));
 }
 
+TEST_CASE("with K trainers per worker process the BASP bound holds a push batch of K gradients "
+          "and their rows, and one or two trainers keep a single worker's bound") {
+  const std::size_t model_bytes = 397'510 * sizeof(float);
+  CHECK(basp_payload_bound(397'510, 0, 1) == basp_payload_bound(397'510));
+  CHECK(basp_payload_bound(397'510, 0, 2) == basp_payload_bound(397'510));
+  CHECK(basp_payload_bound(397'510, 0, 3) > 3 * model_bytes);
+  CHECK(basp_payload_bound(397'510, 0, 3) < 4 * model_bytes);
+  CHECK(basp_payload_bound(397'510, 1000, 3) == basp_payload_bound(397'510, 0, 3) + 3000);
+}
+
 TEST_CASE(
     "a stranger refused mid-message leaves nothing behind for the next connection on its "
     "socket") {

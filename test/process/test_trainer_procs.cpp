@@ -1,4 +1,5 @@
-// --trainers 2 as processes: a SIGTERM to the chief stops every node with
+// --trainers 2 as processes: a dense job of one ps and one worker process
+// ends at exactly its last step; a SIGTERM to the chief stops every node with
 // a checkpoint and the same command resumes at that step; a worker process
 // killed with its two trainers lowers sync's round by two, and started
 // again it raises it by two, the job ending at exactly its last step.
@@ -44,6 +45,24 @@ TEST_CASE("SIGTERM to the chief of a cluster of two trainers per worker process 
   CHECK(restored_step(out) == step);
   CHECK(out.find("final: global_step=" + std::to_string(step + 200) + " ") != std::string::npos);
   for (auto* p : {&w1b, &ps0b, &ps1b}) CHECK(p->wait(120s) == exit_completed);
+}
+
+// One ps holds the whole model, so a push batch of more gradients than
+// trainers was over every node's message bound: the ps closed the
+// connection again and again and the job never ended.
+TEST_CASE("a dense async job of two trainers in one worker process and one ps ends at exactly "
+          "its last step") {
+  temp_dir dir("trainers-dense");
+  auto c = make_cluster(1, 1, dir, {"--last-step=300", "--log-every=100", "--trainers=2",
+                                    "--connect-timeout=30"});
+  process ps(c.node("ps", 0), dir / "ps.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  for (auto* p : {&chief, &ps}) {
+    CHECK(p->wait(120s) == 0);
+    CAPTURE(p->output());
+    CHECK(p->output().find("refused a message") == std::string::npos);
+  }
+  CHECK(chief.output().find("final: global_step=300 ") != std::string::npos);
 }
 
 TEST_CASE("a sync job of two trainers per worker process goes on when one process is killed and "
