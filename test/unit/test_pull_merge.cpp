@@ -3,6 +3,7 @@
 // checked against a lookup of every key by hand.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -38,7 +39,60 @@ floats row_values(const row_space& space, const std::vector<std::uint64_t>& keys
   return out;
 }
 
+// The union as a sort of every key finds it: what the merge must equal.
+std::vector<std::uint64_t> sorted_union(const std::vector<std::vector<std::uint64_t>>& lists) {
+  std::vector<std::uint64_t> all;
+  for (const auto& l : lists) all.insert(all.end(), l.begin(), l.end());
+  std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());
+  return all;
+}
+
+// lists[t][i]'s place in the union, by search.
+std::vector<std::vector<std::size_t>> places(const std::vector<std::vector<std::uint64_t>>& lists,
+                                             const std::vector<std::uint64_t>& keys) {
+  std::vector<std::vector<std::size_t>> out;
+  for (const auto& l : lists) {
+    out.emplace_back();
+    for (const auto k : l)
+      out.back().push_back(
+          static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), k) - keys.begin()));
+  }
+  return out;
+}
+
+merged_keys merge_all(const std::vector<std::vector<std::uint64_t>>& lists) {
+  std::vector<const std::vector<std::uint64_t>*> p;
+  for (const auto& l : lists) p.push_back(&l);
+  return merge_keys(p);
+}
+
 }  // namespace
+
+TEST_CASE("the merged keys equal the sorted union of all lists, with keys shared across "
+          "trainers, empty lists and a single list") {
+  std::mt19937 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    std::vector<std::vector<std::uint64_t>> lists(1 + rng() % 4);
+    for (auto& l : lists) {
+      const unsigned density = rng() % 4;  // 0: an empty list
+      for (std::uint64_t key = 0; key < 60; ++key)
+        if (density > 0 && rng() % 4 < density) l.push_back(key);
+    }
+    const auto m = merge_all(lists);
+    const auto expected = sorted_union(lists);
+    CHECK(m.keys == expected);
+    CHECK(m.at == places(lists, expected));
+  }
+  CHECK(merge_all({}).keys.empty());
+  CHECK(merge_all({{}, {}}).keys.empty());
+  const auto one = merge_all({{2, 5, 8}});
+  CHECK(one.keys == std::vector<std::uint64_t>{2, 5, 8});
+  CHECK(one.at == std::vector<std::vector<std::size_t>>{{0, 1, 2}});
+  const auto same = merge_all({{3, 4}, {3, 4}});
+  CHECK(same.keys == std::vector<std::uint64_t>{3, 4});
+  CHECK(same.at == std::vector<std::vector<std::size_t>>{{0, 1}, {0, 1}});
+}
 
 TEST_CASE("merged keys are the ascending union and each list finds its keys in it") {
   const std::vector<std::uint64_t> a{1, 4, 7};
