@@ -43,6 +43,40 @@ float truncated_normal(std::uint64_t seed, std::uint64_t key, std::size_t column
 
 }  // namespace
 
+// Finding a key's slot kAhead keys early is what lets its row be
+// prefetched; the slot found then is kept for when the key's turn comes,
+// so each key is looked up once. The prefetches are only hints: a push
+// that grows the slots between a hint and its use makes it useless, never
+// wrong (row_found checks what it is given).
+class sparse_table::lookahead {
+ public:
+  lookahead(const sparse_table& table, const std::uint64_t* keys, std::size_t n)
+      : table_(table), keys_(keys), n_(n) {
+    for (std::size_t j = 0; j < std::min(n, kAhead); ++j) found_[j] = find(j);
+  }
+
+  // Key i's slot (keys are taken in order), and key i + kAhead's found.
+  found_slot take(std::size_t i) {
+    const found_slot f = found_[i % kAhead];
+    if (i + kAhead < n_) found_[i % kAhead] = find(i + kAhead);
+    return f;
+  }
+
+ private:
+  found_slot find(std::size_t j) const {
+    const auto& slots = table_.slots_;
+    if (j + kAhead < n_) __builtin_prefetch(&slots[mix64(keys_[j + kAhead]) & (slots.size() - 1)]);
+    const std::size_t at = table_.slot_of(keys_[j]);
+    if (slots[at].key == keys_[j]) __builtin_prefetch(table_.row(slots[at].row));
+    return {at, slots.size()};
+  }
+
+  const sparse_table& table_;
+  const std::uint64_t* keys_;
+  std::size_t n_;
+  std::array<found_slot, kAhead> found_{};
+};
+
 const char* to_string(sparse_refusal why) {
   switch (why) {
     case sparse_refusal::key_out_of_range: return "key_out_of_range";
@@ -94,8 +128,9 @@ std::vector<row_ref> sparse_table::read(const std::uint64_t* keys, std::size_t n
                                         float* into) const {
   std::vector<row_ref> refs(n);
   const std::size_t dim = spec_.dim;
+  lookahead ahead(*this, keys, n);
   for (std::size_t i = 0; i < n; ++i) {
-    const slot& s = slots_[slot_ahead(keys, n, i)];
+    const slot& s = slots_[ahead.take(i).at];
     float* out = into + i * dim;
     if (s.key == keys[i]) {
       refs[i] = s.row;
@@ -128,8 +163,16 @@ void sparse_table::apply(const std::uint64_t* keys, const row_ref* refs, std::si
                          const float* gradient, update_moment at) {
   const std::size_t dim = spec_.dim;
   const row_update update(spec_.update, spec_.reg, at.learning_rate, at.step);
+  if (refs != nullptr) {
+    for (std::size_t i = 0; i < n; ++i) {
+      float* values = row_for_update(keys, refs, n, i);
+      update.apply(values, values + dim, gradient + i * dim, dim);
+    }
+    return;
+  }
+  lookahead ahead(*this, keys, n);
   for (std::size_t i = 0; i < n; ++i) {
-    float* values = row_for_update(keys, refs, n, i);
+    float* values = row_found(keys[i], ahead.take(i));
     update.apply(values, values + dim, gradient + i * dim, dim);
   }
 }
@@ -138,12 +181,21 @@ void sparse_table::apply(const std::uint64_t* keys, const row_ref* refs, std::si
 // worth prefetching; a key without one costs a lookup as a push's would.
 float* sparse_table::row_for_update(const std::uint64_t* keys, const row_ref* refs,
                                     std::size_t n, std::size_t i) {
-  if (refs != nullptr && refs[i] != kNoRow) {
+  if (refs[i] != kNoRow) {
     if (i + kAhead < n && refs[i + kAhead] != kNoRow) __builtin_prefetch(row(refs[i + kAhead]));
     return row(refs[i]);
   }
-  const std::size_t at = refs != nullptr ? slot_of(keys[i]) : slot_ahead(keys, n, i);
-  return slots_[at].key == keys[i] ? row(slots_[at].row) : create(keys[i], at);
+  return row_found(keys[i], found_slot{slot_of(keys[i]), slots_.size()});
+}
+
+// Rows created since f was found only filled empty slots: f still holds the
+// key, or is still the empty slot it would take, unless the slots grew or
+// another key took that slot.
+float* sparse_table::row_found(std::uint64_t key, found_slot f) {
+  std::size_t at = f.at;
+  if (f.slots != slots_.size() || (slots_[at].key != key && slots_[at].key != kEmpty))
+    at = slot_of(key);
+  return slots_[at].key == key ? row(slots_[at].row) : create(key, at);
 }
 
 std::uint64_t sparse_table::refused(sparse_refusal why) const {
@@ -161,19 +213,6 @@ std::size_t sparse_table::slot_of(std::uint64_t key) const {
   std::size_t at = mix64(key) & mask;
   while (slots_[at].key != key && slots_[at].key != kEmpty) at = (at + 1) & mask;
   return at;
-}
-
-// The prefetches are only hints: a push that grows the slots between a hint
-// and its lookup makes the hint useless, never wrong.
-std::size_t sparse_table::slot_ahead(const std::uint64_t* keys, std::size_t n,
-                                     std::size_t i) const {
-  if (i + 2 * kAhead < n)
-    __builtin_prefetch(&slots_[mix64(keys[i + 2 * kAhead]) & (slots_.size() - 1)]);
-  if (i + kAhead < n) {
-    const slot& s = slots_[slot_of(keys[i + kAhead])];
-    if (s.key == keys[i + kAhead]) __builtin_prefetch(row(s.row));
-  }
-  return slot_of(keys[i]);
 }
 
 float* sparse_table::row(std::size_t index) const {

@@ -138,11 +138,17 @@ class sparse_table {
     std::uint32_t row;
   };
   std::size_t slot_of(std::uint64_t key) const;  // its slot, or the empty one it would take
-  // slot_of(keys[i]) of n keys, prefetching what the lookups of the keys after it read.
-  std::size_t slot_ahead(const std::uint64_t* keys, std::size_t n, std::size_t i) const;
+  // A key's slot as slot_of found it, and how many slots there were then.
+  struct found_slot {
+    std::size_t at;
+    std::size_t slots;
+  };
+  class lookahead;  // the slots of the keys ahead of the one at hand, each found once
   // The row key i of a push updates: its ref's, found, or created.
   float* row_for_update(const std::uint64_t* keys, const row_ref* refs, std::size_t n,
                         std::size_t i);
+  // The row of key, found at f before this push created rows, or created.
+  float* row_found(std::uint64_t key, found_slot f);
   float* row(std::size_t index) const;
   float* create(std::uint64_t key, std::size_t at);
   void grow_slots();
