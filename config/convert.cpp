@@ -162,6 +162,11 @@ void check_cluster(const options& o, const raw_values& raw) {
     bad_value(value_of("ps-replicas", o.ps_replicas), "ps-replicas", "is out of range",
               integer_expectation(1, static_cast<long long>(ps)) + " for " + std::to_string(ps) +
                   " --ps-hosts");
+  // Backups live in one process so far: ps nodes publish their primary only.
+  if (o.ps_replicas > 1 && (o.role != role_kind::local || o.transport != transport_kind::inproc))
+    bad_value(value_of("ps-replicas", o.ps_replicas), "ps-replicas", "is not served here",
+              "expected 1 unless --role=local --transport=inproc: ps processes keep no backups "
+              "yet");
 }
 
 // Every value is held, copied and quoted in messages: none may be longer
