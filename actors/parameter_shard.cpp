@@ -28,6 +28,7 @@ caf::expected<pull_reply> current_params(parameter_shard_state& st, const row_pu
   const auto began = std::chrono::steady_clock::now();
   auto rows = st.rows->pull(p);
   if (!rows) return rows.error();
+  keep_pull_for_backups(st, p);
   meter_rows_pulled(st, p.keys.size(), began);
   auto reply = current_params(st);
   reply.rows = std::move(*rows);

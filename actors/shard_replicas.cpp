@@ -47,6 +47,7 @@ void forget_backups_but(parameter_shard_state& st, const std::vector<caf::actor_
                                    return std::find(keep.begin(), keep.end(), a) == keep.end();
                                  }),
                   h.owing.end());
+  if (st.backups.empty()) st.outgoing.reset();
   release_acked(st);
 }
 
@@ -70,6 +71,11 @@ void send_to_backups(shard_pointer self, const replica_update& u, std::uint64_t 
   }
 }
 
+// The pull as the primary served it, remembered; its values go nowhere.
+void replay_pull(parameter_shard_state& st, const row_pull& p) {
+  if (!st.rows->pull(p)) st.cfg.log.error(me(st) + ": diverged from its primary: a pull it refused");
+}
+
 // u to every backup, no reply waiting for it: the updates after it are
 // held, and follow it there.
 void send_unheld(shard_pointer self, const replica_update& u) {
@@ -91,10 +97,21 @@ void keep_for_backups(parameter_shard_state& st, const push_msg& m) {
   push_msg copy{m.step, m.worker, shared_tensor{m.grad.values()}, m.keys, m.rows};
   copy.position = m.position;
   st.outgoing->pushes.push_back(std::move(copy));
+  // Its place now: pulls the update releases follow it.
+  st.verdict_at = st.outgoing->steps.size();
+  st.outgoing->steps.push_back(static_cast<std::uint8_t>(replica_step::taken_push));
 }
 
 void note_verdict(parameter_shard_state& st, bool refused) {
-  if (st.outgoing) st.outgoing->refused.push_back(refused ? 1 : 0);
+  if (st.outgoing && !st.backups.empty() && refused)
+    st.outgoing->steps[st.verdict_at] = static_cast<std::uint8_t>(replica_step::refused_push);
+}
+
+void keep_pull_for_backups(parameter_shard_state& st, const row_pull& p) {
+  if (st.backups.empty()) return;
+  if (!st.outgoing) st.outgoing.emplace();
+  st.outgoing->pulls.push_back(p);
+  st.outgoing->steps.push_back(static_cast<std::uint8_t>(replica_step::row_pull));
 }
 
 template <class T>
@@ -162,12 +179,18 @@ caf::result<std::int64_t> on_replica_update(shard_pointer self, replica_update& 
     st.cfg.required = u.required;
     maybe_complete_round(st);
   }
-  for (std::size_t i = 0; i < u.pushes.size(); ++i) {
-    const bool refused = !take_push(self, u.pushes[i]);
-    if (i < u.refused.size() && refused != (u.refused[i] != 0))
-      st.cfg.log.error(me(st) + ": diverged from its primary: a push " +
-                       (refused ? "it refused" : "it took") + " was " +
-                       (refused ? "taken" : "refused") + " there");
+  std::size_t push = 0, pull = 0;
+  for (const auto step : u.steps) {
+    if (static_cast<replica_step>(step) == replica_step::row_pull) {
+      if (pull < u.pulls.size() && st.rows) replay_pull(st, u.pulls[pull++]);
+      continue;
+    }
+    if (push >= u.pushes.size()) break;
+    const bool refused = !take_push(self, u.pushes[push++]);
+    if (refused != (static_cast<replica_step>(step) == replica_step::refused_push))
+      st.cfg.log.error(me(st) + ": diverged from its primary: a push it " +
+                       (refused ? "refused" : "took") + " was " + (refused ? "taken" : "refused") +
+                       " there");
   }
   return after_backups(self, caf::expected<std::int64_t>{st.step});
 }

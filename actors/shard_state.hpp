@@ -90,6 +90,7 @@ struct parameter_shard_state {
   // replies waiting for acks; a backup's primary, the only sender of updates.
   std::vector<shard_actor> backups;
   std::optional<replica_update> outgoing;
+  std::size_t verdict_at = 0;  // outgoing's step of the push being taken
   std::map<std::uint64_t, held_reply> held;
   std::uint64_t next_held = 0;
   caf::actor primary;
@@ -180,6 +181,9 @@ void send_state_to_backups(shard_pointer self);
 // (nothing without backups); verdict after the take: refused or not.
 void keep_for_backups(parameter_shard_state& st, const push_msg& m);
 void note_verdict(parameter_shard_state& st, bool refused);
+
+// A row pull served, for the backups to remember as the primary does.
+void keep_pull_for_backups(parameter_shard_state& st, const row_pull& p);
 
 // The reply to the message in hand: at once without backups (or nothing to
 // forward), else once every live backup acked the pushes it brought.

@@ -57,10 +57,14 @@ struct replica_fixture : downpour::testing::deterministic_fixture {
   }
 
   // A backup that keeps the primary's pushes unanswered in acks (its
-  // state it takes at once).
+  // state it takes at once) until it gets a done_atom.
   caf::actor stalled_backup(std::shared_ptr<promises> acks) {
     return sys->spawn([=](caf::event_based_actor* self) -> caf::behavior {
-      return {[=](replica_atom, replica_update& u) -> caf::result<std::int64_t> {
+      return {[=](replica_atom, replica_set&) { return std::int64_t{0}; },
+              [=](done_atom) {  // the acks, from inside the actor
+                for (auto& rp : *acks) rp.deliver(std::int64_t{1});
+              },
+              [=](replica_atom, replica_update& u) -> caf::result<std::int64_t> {
         if (u.pushes.empty()) return std::int64_t{0};
         auto rp = self->make_response_promise<std::int64_t>();
         acks->push_back(rp);
@@ -94,15 +98,18 @@ struct replica_fixture : downpour::testing::deterministic_fixture {
 TEST_CASE_FIXTURE(replica_fixture, "a primary holds a push's reply until its backup acked it") {
   auto primary = initialized_shard(config(train_mode::async), random_floats(9, 1));
   auto acks = std::make_shared<promises>();
-  pair_up(caf::actor_cast<caf::actor>(primary), stalled_backup(acks));
+  auto backup = stalled_backup(acks);
+  pair_up(caf::actor_cast<caf::actor>(primary), backup);
   auto reply = request<std::int64_t>(primary, push_atom_v, dense_push(0, 1, random_floats(9, 2)));
   CHECK_FALSE(reply->has_value());
   REQUIRE(acks->size() == 1);
-  acks->front().deliver(std::int64_t{1});
+  caf::anon_send(backup, done_atom_v);
   run();
   REQUIRE(reply->has_value());
   CHECK(**reply == 1);
   stop(primary);
+  caf::anon_send_exit(backup, caf::exit_reason::kill);
+  run();
 }
 
 TEST_CASE_FIXTURE(replica_fixture, "a held reply goes out when the backup it waits for goes down") {
@@ -206,7 +213,7 @@ TEST_CASE_FIXTURE(replica_fixture, "a backup takes updates only from its primary
   pair_up(primary, backup);
   replica_update forged;
   forged.pushes.push_back(dense_push(0, 1, random_floats(8, 2)));
-  forged.refused.push_back(0);
+  forged.steps.push_back(static_cast<std::uint8_t>(replica_step::taken_push));
   auto reply = request<std::int64_t>(backup, replica_atom_v, forged);
   CHECK_FALSE(reply->has_value());
   CHECK(ask<shard_snapshot>(backup, snapshot_atom_v).step == 0);
