@@ -165,7 +165,7 @@ void check_cluster(const options& o, const raw_values& raw) {
   // Backups live in one process so far: ps nodes publish their primary only.
   if (o.ps_replicas > 1 && (o.role != role_kind::local || o.transport != transport_kind::inproc))
     bad_value(value_of("ps-replicas", o.ps_replicas), "ps-replicas", "is not served here",
-              "expected 1 unless --role=local --transport=inproc: ps processes keep no backups "
+              "1 unless --role=local --transport=inproc: ps processes keep no backups "
               "yet");
 }
 
