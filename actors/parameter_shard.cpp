@@ -28,6 +28,7 @@ caf::expected<pull_reply> current_params(parameter_shard_state& st, const row_pu
   const auto began = std::chrono::steady_clock::now();
   auto rows = st.rows->pull(p);
   if (!rows) return rows.error();
+  keep_pull_for_backups(st, p);
   meter_rows_pulled(st, p.keys.size(), began);
   auto reply = current_params(st);
   reply.rows = std::move(*rows);
@@ -130,17 +131,19 @@ caf::result<std::int64_t> on_init(shard_pointer self, shard_init& init) {
   st.positions = std::move(init.positions);
   st.step = init.step;
   release_waiters(st);
+  send_state_to_backups(self);
   return st.step;
 }
 
-// Recovery: the chief overwrites the shard with a checkpoint (every shard
-// rolls back to the same step). Awaits and snapshots pending from before
-// belong to helpers of the old epoch: they fail rather than fire at a step
-// reached again later; waiting pulls are answered at the restored step.
-caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
+}  // namespace
+
+// Awaits and snapshots pending from before belong to helpers of the old
+// epoch: they fail rather than fire at a step reached again later; waiting
+// pulls are answered at the new step.
+caf::error take_state(shard_pointer self, shard_init& init) {
   auto& st = self->state;
   if (init.params.values.size() != init.ema.values.size())
-    return caf::make_error(errc::shape_mismatch, "restore with params and shadows of unequal size");
+    return caf::make_error(errc::shape_mismatch, "a state with params and shadows of unequal size");
   if (auto err = take_rows(st, init.rows)) return err;
   if (auto err = take_dense(st, init)) return err;
   auto gone = caf::make_error(errc::restored, "the shard was restored");
@@ -159,9 +162,22 @@ caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   st.grad_count = 0;
   st.refused_count = 0;
   st.step = init.step;
+  release_waiters(st);
+  return caf::none;
+}
+
+namespace {
+
+// Recovery: the chief overwrites the shard with a checkpoint (every shard
+// rolls back to the same step); its backups take the same state.
+caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
+  auto& st = self->state;
+  if (init.params.values.size() != init.ema.values.size())
+    return caf::make_error(errc::shape_mismatch, "restore with params and shadows of unequal size");
+  if (auto err = take_state(self, init)) return err;
   st.cfg.log.info("parameter_shard " + std::to_string(st.cfg.index) + ": restored to global step " +
                   std::to_string(st.step));
-  release_waiters(st);
+  send_state_to_backups(self);
   return st.step;
 }
 
@@ -285,6 +301,7 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
   start_key_rates(self->state);
   self->state.guard.install(self);
   self->set_exit_handler([=](caf::exit_msg& m) { on_exit(self, m); });
+  self->set_down_handler([=](caf::down_msg& dm) { on_down(self, dm); });
   using step_result = caf::result<std::int64_t>;
   using pull_result = caf::result<pull_reply>;
   using snapshot_result = caf::result<shard_snapshot>;
@@ -317,23 +334,29 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       },
       [=](push_atom, push_msg& m) -> step_result {  // mutable: its buffer is reused
         if (!from_worker(self, "a push", m.worker)) return unauthorized("push");
-        return on_push(self, m);
+        return after_backups(self, take_push(self, m));
       },
       [=](push_atom, push_pull& x) -> caf::result<push_pull_reply> {
         if (!from_worker(self, "a push", x.push.worker) ||
             !from_pullers(self, x.pull))
           return unauthorized("push");
-        return on_push_pull(self, x);
+        return after_backups(self, on_push_pull(self, x));
       },
       [=](push_atom, push_batch& x) -> caf::result<push_batch_reply> {
         if (!from_batch_workers(self, x)) return unauthorized("push");
-        return on_push_batch(self, x);
+        return after_backups(self, on_push_batch(self, x));
       },
       [=](required_atom, std::uint64_t n) {
         if (!from_chief(self, "a round size")) return;
         self->state.cfg.required = std::max<std::uint64_t>(1, n);
+        forward_required(self, self->state.cfg.required);
         maybe_complete_round(self->state);
       },
+      [=](replica_atom, replica_set& set) -> step_result {
+        if (!from_chief(self, "a replica set")) return unauthorized("replica set");
+        return on_replica_set(self, set);
+      },
+      [=](replica_atom, replica_update& u) -> step_result { return on_replica_update(self, u); },
       [=](await_atom, std::int64_t target) -> step_result {
         if (!from_chief(self, "an await")) return unauthorized("await");
         return on_await(self, target);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -25,6 +26,13 @@ namespace downpour {
 struct pull_waiter {
   caf::typed_response_promise<pull_reply> promise;
   std::optional<row_pull> rows;
+};
+
+// A reply to a worker held until every live backup acked the update it
+// brought (--ps-replicas R > 1): the backups still owing their ack.
+struct held_reply {
+  std::vector<caf::actor_addr> owing;
+  std::function<void()> deliver;
 };
 
 struct parameter_shard_state {
@@ -77,6 +85,15 @@ struct parameter_shard_state {
   // difference seen from here: its exit then ends this ps with that reason.
   std::optional<std::pair<caf::node_id, std::string>> refused_by;
   caf::strong_actor_ptr chief;  // the supervisor, told of by itself (join_atom)
+  // Replication (actors/shard_replicas.cpp): a primary's live backups, the
+  // pushes of the message in hand as they came (to forward), and its
+  // replies waiting for acks; a backup's primary, the only sender of updates.
+  std::vector<shard_actor> backups;
+  std::optional<replica_update> outgoing;
+  std::size_t verdict_at = 0;  // outgoing's step of the push being taken
+  std::map<std::uint64_t, held_reply> held;
+  std::uint64_t next_held = 0;
+  caf::actor primary;
   // Where this node's /metrics reads staleness and round waits (none in a
   // test's actor system); sync: when the round in progress got its first gradient.
   shard_meter* meter = nullptr;
@@ -137,19 +154,49 @@ caf::expected<row_part> staged_with(parameter_shard_state& st, row_part& last);
 // an accepted one is applied whole or (job over) not at all. The reply is
 // the shard's step: in sync mode a stale gradient is dropped, not an error.
 caf::expected<std::int64_t> take_push(shard_pointer self, push_msg& m);
-caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m);
 
 // Async: a push and the next pull of rows in one message (push_pull).
-caf::result<push_pull_reply> on_push_pull(shard_pointer self, push_pull& x);
+caf::expected<push_pull_reply> on_push_pull(shard_pointer self, push_pull& x);
 // The pushes of a process's trainers, each taken as take_push would alone,
 // then their merged pull answered as push_pull's is.
-caf::result<push_batch_reply> on_push_batch(shard_pointer self, push_batch& x);
+caf::expected<push_batch_reply> on_push_batch(shard_pointer self, push_batch& x);
 // A merged pull speaks for each trainer it names, a batch for each push's.
 bool from_pullers(shard_pointer self, const row_pull& p);
 bool from_batch_workers(shard_pointer self, const push_batch& x);
 
 // Sync: applies the round's mean once it has the gradients it needs.
 void maybe_complete_round(parameter_shard_state& st);
+
+// A state to stand at (a restore's, a new backup's), whatever the shard
+// held; why not, if it does not fit.
+caf::error take_state(shard_pointer self, shard_init& init);
+
+// shard_replicas.cpp
+
+// The shard's whole state to each backup, rows in pages (a new backup, an
+// init, a restore); the pushes sent after it follow it there.
+void send_state_to_backups(shard_pointer self);
+
+// A push the primary is about to take, copied as it came for its backups
+// (nothing without backups); verdict after the take: refused or not.
+void keep_for_backups(parameter_shard_state& st, const push_msg& m);
+void note_verdict(parameter_shard_state& st, bool refused);
+
+// A row pull served, for the backups to remember as the primary does.
+void keep_pull_for_backups(parameter_shard_state& st, const row_pull& p);
+
+// The reply to the message in hand: at once without backups (or nothing to
+// forward), else once every live backup acked the pushes it brought.
+template <class T>
+caf::result<T> after_backups(shard_pointer self, caf::expected<T> reply);
+
+// The chief's replica_set; a primary's replica_update; a backup gone.
+caf::result<std::int64_t> on_replica_set(shard_pointer self, replica_set& set);
+caf::result<std::int64_t> on_replica_update(shard_pointer self, replica_update& u);
+void on_down(shard_pointer self, const caf::down_msg& dm);
+
+// A new sync round size, passed on to the backups.
+void forward_required(shard_pointer self, std::uint64_t n);
 
 // shard_dense.cpp
 

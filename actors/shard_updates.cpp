@@ -162,18 +162,17 @@ void meter_rows_pushed(parameter_shard_state& st, std::size_t rows,
 // Every refused push is counted, in every mode and after the last step too;
 // an accepted one is applied whole or (job over) not at all. The reply is
 // the shard's step: in sync mode a stale gradient is dropped, not an error.
+// A primary's backups take the same pushes through here too, in the same
+// order: from the same state they reach the same verdicts and the same bits.
 caf::expected<std::int64_t> take_push(shard_pointer self, push_msg& m) {
   const auto began = std::chrono::steady_clock::now();
+  keep_for_backups(self->state, m);
   auto step = take_checked_push(self, m);
+  note_verdict(self->state, !step);
   if (step) meter_rows_pushed(self->state, m.keys.size(), began);
   return step;
 }
 
-caf::result<std::int64_t> on_push(shard_pointer self, push_msg& m) {
-  auto step = take_push(self, m);
-  if (!step) return std::move(step.error());
-  return *step;
-}
 
 namespace {
 
@@ -192,7 +191,7 @@ caf::expected<pull_reply> pull_after_push(shard_pointer self, const row_pull& p)
 
 }  // namespace
 
-caf::result<push_pull_reply> on_push_pull(shard_pointer self, push_pull& x) {
+caf::expected<push_pull_reply> on_push_pull(shard_pointer self, push_pull& x) {
   push_pull_reply out;
   auto pushed = take_push(self, x.push);
   if (pushed)
@@ -219,7 +218,7 @@ bool from_batch_workers(shard_pointer self, const push_batch& x) {
                      [&](const row_pull& p) { return from_pullers(self, p); });
 }
 
-caf::result<push_batch_reply> on_push_batch(shard_pointer self, push_batch& x) {
+caf::expected<push_batch_reply> on_push_batch(shard_pointer self, push_batch& x) {
   if (x.pull.size() > 1)
     return reject(self,
                   caf::make_error(errc::bad_keys, "a push batch with " +

@@ -63,12 +63,14 @@ struct variant {
   bool pipeline = true;
   wire_dtype wire = wire_dtype::fp32;
   std::string tls_certs;  // mutual TLS with the certificates in this directory
+  std::size_t ps_replicas = 1;  // copies of each shard (inproc only so far)
 };
 
 sample inproc_run(std::size_t n, long steps, variant v = {}) {
   temp_dir dir("bench-inproc");
   auto o = job_options(n, n, steps, dir.str());
   o.pipeline = v.pipeline;
+  o.ps_replicas = v.ps_replicas;
   auto r = downpour::testing::run_local_job(o);
   if (!r) throw std::runtime_error("inproc run failed: " + describe(r.error()));
   return {r->summary.wall_s, static_cast<double>(r->summary.global_step)};
@@ -91,6 +93,13 @@ sample process_run(const std::string& bin, std::size_t n, long steps, variant v 
   return {s.wall_s, s.steps, run.cpu_s};
 }
 
+// --ps-replicas=R: the inproc 2+2 job again with R copies of each shard.
+std::size_t ps_replicas_arg(const std::vector<std::string>& rest) {
+  for (auto& a : rest)
+    if (a.rfind("--ps-replicas=", 0) == 0) return std::stoul(a.substr(14));
+  return 1;
+}
+
 std::string tls_certs_dir(const std::vector<std::string>& rest) {
   for (auto& a : rest)
     if (a.rfind("--tls-certs=", 0) == 0) return std::filesystem::absolute(a.substr(12)).string();
@@ -99,11 +108,12 @@ std::string tls_certs_dir(const std::vector<std::string>& rest) {
 
 struct series {
   std::vector<sample> ref, local1, proc1, local2, proc2, proc2_tls;
+  std::vector<sample> local2_replicated;  // --ps-replicas R > 1
   std::vector<sample> local1_off, proc1_off, proc1_bf16;  // variants of the 1+1 job
 };
 
 void one_repeat(series& s, const job_model& job, const std::string& bin, long steps,
-                const std::string& tls_certs) {
+                const std::string& tls_certs, std::size_t replicas) {
   s.ref.push_back(reference_run(job, steps));
   s.local1.push_back(inproc_run(1, steps));
   s.local1_off.push_back(inproc_run(1, steps, variant{false, wire_dtype::fp32, {}}));
@@ -113,6 +123,11 @@ void one_repeat(series& s, const job_model& job, const std::string& bin, long st
     s.proc1_bf16.push_back(process_run(bin, 1, steps, variant{true, wire_dtype::bf16, {}}));
   }
   s.local2.push_back(inproc_run(2, steps));
+  if (replicas > 1) {
+    variant v;
+    v.ps_replicas = replicas;
+    s.local2_replicated.push_back(inproc_run(2, steps, v));
+  }
   if (!bin.empty()) s.proc2.push_back(process_run(bin, 2, steps));
   if (!bin.empty() && !tls_certs.empty())
     s.proc2_tls.push_back(process_run(bin, 2, steps, variant{true, wire_dtype::fp32, tls_certs}));
@@ -163,6 +178,7 @@ void fill_report(report& rep, const series& s) {
       {"2 processes 1 worker + 1 ps, pipeline off (TF's order)", &s.proc1_off},
       {"2 processes 1+1, bf16 wire", &s.proc1_bf16},
       {"inproc 2 workers + 2 shards", &s.local2},
+      {"inproc 2 workers + 2 shards, --ps-replicas", &s.local2_replicated},
       {"4 processes 2 workers + 2 ps", &s.proc2},
       {"4 processes 2 workers + 2 ps, mutual TLS", &s.proc2_tls}};
   for (auto& [name, xs] : rows)
@@ -183,6 +199,9 @@ void fill_report(report& rep, const series& s) {
   }
   rep.ratio("inproc 2+2 / inproc 1+1 (steps/s)", ratios(rate(s.local2), rate(s.local1)), 1.7,
             false);
+  if (!s.local2_replicated.empty())
+    rep.ratio("inproc 2+2 --ps-replicas / --ps-replicas 1 (steps/s)",
+              ratios(rate(s.local2_replicated), rate(s.local2)), 0.7, false);
   if (!s.proc2.empty()) {
     rep.ratio("processes 2+2 / processes 1+1 (steps/s)", ratios(rate(s.proc2), rate(s.proc1)),
               1.4, false);
@@ -202,15 +221,16 @@ int main(int argc, char** argv) {
   const long steps = args.steps > 0 ? args.steps : 2000;
   const std::string bin = find_binary(args.rest);
   const std::string tls_certs = tls_certs_dir(args.rest);
+  const std::size_t replicas = ps_replicas_arg(args.rest);
   if (bin.empty()) std::cerr << "no downpour binary (--binary=, DOWNPOUR_BINARY): no process rows\n";
   const job_model job = downpour::testing::job_for(options{});
   std::string load_note = "start " + loadavg();
   series s;
   try {
-    one_repeat(s, job, bin, 100, tls_certs);  // warm-up: page in binary, data and allocator
+    one_repeat(s, job, bin, 100, tls_certs, replicas);  // warm-up: page in binary, data and allocator
     s = series{};
     for (int r = 0; r < repeats; ++r) {
-      one_repeat(s, job, bin, steps, tls_certs);
+      one_repeat(s, job, bin, steps, tls_certs, replicas);
       std::cerr << "repeat " << r + 1 << "/" << repeats << " done\n";
     }
   } catch (const std::exception& e) {

@@ -35,6 +35,7 @@ std::string cluster_fingerprint(const options& o) {
       << ";sparse-rows=" << o.sparse_rows << ";fm-factors=" << o.fm_factors
       << ";sparse-optimizer=" << to_string(o.sparse_optimizer);
   if (o.trainers != 1) out << ";trainers=" << o.trainers;
+  if (o.ps_replicas != 1) out << ";ps-replicas=" << o.ps_replicas;
   // How the workers share the training files (docs/input.md).
   if (streams_input(o))
     out << ";input=stream;shuffle-buffer=" << o.shuffle_buffer << ";passes=" << o.passes;

@@ -73,6 +73,7 @@ options read_cluster(options o, const raw_values& raw) {
   o.mode = read_choice(raw, "mode", o.mode, {train_mode::async, train_mode::sync, train_mode::ssp});
   o.staleness = read_integer(raw, "staleness", o.staleness, 0);
   o.trainers = read_integer(raw, "trainers", o.trainers, 1, 64);
+  o.ps_replicas = read_integer(raw, "ps-replicas", o.ps_replicas, 1, 64);
   o.replicas_to_aggregate = read_integer(raw, "replicas-to-aggregate", o.replicas_to_aggregate, 0);
   o.placement = read_choice(raw, "placement", o.placement,
                             {placement_kind::balanced, placement_kind::round_robin});
@@ -156,6 +157,16 @@ void check_cluster(const options& o, const raw_values& raw) {
                     std::to_string(hosts) + (ps ? " --ps-hosts" : " --worker-hosts"));
     check_distinct_hosts(named_hosts(o, raw));
   }
+  const std::size_t ps = o.ps_hosts.size();
+  if (o.ps_replicas > ps)
+    bad_value(value_of("ps-replicas", o.ps_replicas), "ps-replicas", "is out of range",
+              integer_expectation(1, static_cast<long long>(ps)) + " for " + std::to_string(ps) +
+                  " --ps-hosts");
+  // Backups live in one process so far: ps nodes publish their primary only.
+  if (o.ps_replicas > 1 && (o.role != role_kind::local || o.transport != transport_kind::inproc))
+    bad_value(value_of("ps-replicas", o.ps_replicas), "ps-replicas", "is not served here",
+              "1 unless --role=local --transport=inproc: ps processes keep no backups "
+              "yet");
 }
 
 // Every value is held, copied and quoted in messages: none may be longer

@@ -115,6 +115,9 @@ std::vector<option_spec> cluster_specs(const options& d) {
       {"trainers", "K", text_of(d.trainers),
        "trainers per worker process, each with its own batches (worker index task*K + t); "
        "their pulls and pushes to a shard travel merged, a key pulled by several once"},
+      {"ps-replicas", "R", text_of(d.ps_replicas),
+       "copies of each shard on distinct ps tasks (at most the number of --ps-hosts); an "
+       "update is acknowledged once every live copy applied it"},
       {"placement", "P", to_string(d.placement),
        "variables to ps tasks: balanced (by size) or round-robin"},
       {"transport", "T", to_string(d.transport), "inproc (one process) or tcp"},

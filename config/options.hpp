@@ -119,6 +119,9 @@ struct options {
   // Trainer actors per worker process, each with its own batches and worker
   // index (task * trainers + t), sharing one exchange per shard.
   std::size_t trainers = 1;
+  // Copies of each shard on distinct ps tasks (1: none beyond the primary;
+  // docs/failure-model.md), at most the number of --ps-hosts.
+  std::size_t ps_replicas = 1;
   placement_kind placement = placement_kind::balanced;
   transport_kind transport = transport_kind::inproc;
   bool pipeline = true;  // async: the next pull overlaps this step's compute

@@ -89,6 +89,9 @@ typename Inspector::result_type inspect(Inspector& f, row_page_ask& x) {
 
 }  // namespace downpour
 
+// After shard_init: a new backup's first update carries its primary's state.
+#include "protocol/replica_messages.hpp"
+
 CAF_ADD_ATOM(downpour, downpour, hello_atom, "hello")
 CAF_ADD_ATOM(downpour, downpour, init_atom, "init")
 CAF_ADD_ATOM(downpour, downpour, pull_atom, "pull")
@@ -117,6 +120,7 @@ CAF_ADD_ATOM(downpour, downpour, challenge_atom, "challenge")
 CAF_ADD_ATOM(downpour, downpour, position_atom, "position")
 CAF_ADD_ATOM(downpour, downpour, lease_atom, "lease")
 CAF_ADD_ATOM(downpour, downpour, recall_atom, "recall")
+CAF_ADD_ATOM(downpour, downpour, replica_atom, "replica")
 
 namespace downpour {
 
@@ -151,6 +155,12 @@ using shard_actor = caf::typed_actor<
     caf::replies_to<push_atom, push_pull>::with<push_pull_reply>,
     // The pushes of a worker process's trainers ready together (--trainers).
     caf::replies_to<push_atom, push_batch>::with<push_batch_reply>,
+    // From the chief: this copy's backups and primary (--ps-replicas R > 1)
+    // -> the shard's step. A primary's push replies wait for its backups.
+    caf::replies_to<replica_atom, replica_set>::with<std::int64_t>,
+    // From this copy's primary: the pushes it took, to take the same way
+    // -> the shard's step after them (the primary's ack).
+    caf::replies_to<replica_atom, replica_update>::with<std::int64_t>,
     // Sync mode: the number of fresh gradients that completes a round.
     caf::reacts_to<required_atom, std::uint64_t>,
     // Answers when the shard has applied this many updates.
@@ -315,4 +325,6 @@ CAF_ADD_TYPE_ID(downpour, (downpour::read_position))
 CAF_ADD_TYPE_ID(downpour, (downpour::push_batch))
 CAF_ADD_TYPE_ID(downpour, (downpour::push_batch_reply))
 CAF_ADD_TYPE_ID(downpour, (downpour::ticket_tally))
+CAF_ADD_TYPE_ID(downpour, (downpour::replica_update))
+CAF_ADD_TYPE_ID(downpour, (downpour::replica_set))
 CAF_END_TYPE_ID_BLOCK(downpour)

@@ -13,6 +13,28 @@ namespace downpour {
 
 namespace {
 
+// --ps-replicas R: R - 1 backups of each shard, which take its state and
+// its pushes (actors/shard_replicas.cpp). In one process nothing fails on
+// its own: they cost what replication costs, for the benches to measure.
+std::vector<shard_actor> spawn_backups(caf::actor_system& sys, const options& opts,
+                                       const model_layout& layout,
+                                       const std::vector<shard_actor>& shards) {
+  std::vector<shard_actor> all;
+  caf::scoped_actor self{sys};
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    replica_set primary;
+    for (std::size_t r = 1; r < opts.ps_replicas; ++r) {
+      auto backup = spawn_parameter_shard(sys, shard_config_for(opts, layout, k));
+      self->send(backup, replica_atom_v,
+                 replica_set{{}, caf::actor_cast<caf::actor>(shards[k])});
+      primary.backups.push_back(caf::actor_cast<caf::actor>(backup));
+      all.push_back(std::move(backup));
+    }
+    if (!primary.backups.empty()) self->send(shards[k], replica_atom_v, std::move(primary));
+  }
+  return all;
+}
+
 caf::expected<job_result> run_local_inproc(const options& opts, const job_model& job,
                                            stop_switch* stops) {
   if (auto done = finished_before(opts)) return finished_result(std::move(*done));
@@ -21,6 +43,7 @@ caf::expected<job_result> run_local_inproc(const options& opts, const job_model&
   std::vector<shard_actor> shards;
   for (std::size_t k = 0; k < opts.ps_hosts.size(); ++k)
     shards.push_back(spawn_parameter_shard(sys, shard_config_for(opts, job.layout, k)));
+  const auto backups = spawn_backups(sys, opts, job.layout, shards);
   auto start =
       [&](supervisor_actor supervisor, coordinator_actor coordinator,
           const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
@@ -30,7 +53,10 @@ caf::expected<job_result> run_local_inproc(const options& opts, const job_model&
         workers.push_back(std::move(t));
     return workers;
   };
-  return run_chief(sys, opts, job, shards, start, stops);
+  auto result = run_chief(sys, opts, job, shards, start, stops);
+  caf::scoped_actor self{sys};
+  for (const auto& b : backups) self->send(b, stop_atom_v);  // the chief stops only primaries
+  return result;
 }
 
 // One actor system per node, each in its own thread, talking over loopback:

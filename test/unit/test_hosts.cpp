@@ -64,6 +64,15 @@ TEST_CASE("the task must index its role's host list") {
   CHECK(error_of({"--role=ps", "--task=1", "--ps-hosts=a:1"}) ==
         "config: --task=1 is out of range (expected an integer from 0 to 0 for 1 --ps-hosts)");
   CHECK(parse({"--role=local", "--task=5"}).task == 5);
+  CHECK(error_of({"--ps-replicas=3", "--ps-hosts=a:1,b:2"}) ==
+        "config: --ps-replicas=3 is out of range (expected an integer from 1 to 2 for 2 --ps-hosts)");
+  CHECK(error_of({"--ps-replicas=0"}) ==
+        "config: --ps-replicas=0 is out of range (expected an integer from 1 to 64)");
+  CHECK(parse({"--ps-replicas=2"}).ps_replicas == 2);
+  CHECK(error_of({"--role=ps", "--ps-replicas=2"}) ==
+        "config: --ps-replicas=2 is not served here (expected 1 unless --role=local "
+        "--transport=inproc: ps processes keep no backups yet)");
+  CHECK(parse({}).ps_replicas == 1);
   // More gradients per step than workers is TensorFlow's "several batches per update".
   CHECK(parse({"--replicas-to-aggregate=3"}).replicas_to_aggregate == 3);
 }
