@@ -239,49 +239,6 @@ caf::result<std::int64_t> on_await(shard_pointer self, std::int64_t target) {
   return rp;
 }
 
-// The caller must take this shard for the one it is (one ps answering at two
-// entries of --ps-hosts would be initialised as both) and share its settings.
-caf::result<std::int64_t> on_hello(shard_pointer self, const hello_msg& m) {
-  auto& st = self->state;
-  const auto sender = self->current_sender();
-  auto me = "ps " + std::to_string(st.cfg.index);
-  // Proof first: a stranger learns nothing of the settings from a refusal.
-  if (!hello_proven(self, m)) return unproven_hello();
-  const auto& fingerprint = m.fingerprint;
-  const auto shard = m.shard;
-  const auto worker = m.worker;
-  if (shard != st.cfg.index)
-    return caf::make_error(errc::config_mismatch,
-                           "the node at the address of ps " + std::to_string(shard) + " is " + me +
-                               " (is one host:port in --ps-hosts twice, or under two names?)");
-  if (auto diff = fingerprint_difference(fingerprint, st.cfg.fingerprint, me)) {
-    st.guard.refuse("a hello with other settings", sender, " (" + *diff + ")");
-    if (worker == 0 && st.step < 0 && sender)
-      st.refused_by.emplace(sender->node(),
-                            *fingerprint_difference(st.cfg.fingerprint, fingerprint, "the chief"));
-    return caf::make_error(errc::config_mismatch, *diff);
-  }
-  if (!sender) return st.step;
-  if (worker == 0)
-    st.guard.admit_chief(sender->node());
-  else
-    st.guard.admit_member(sender->node());
-  bind_trainers(st.guard, worker, st.cfg.trainers, sender->node());
-  return st.step;
-}
-
-// Exits from the chief (or this node) end the shard; one from a chief that
-// refused this fresh ps ends it with the difference named.
-void on_exit(shard_pointer self, caf::exit_msg& m) {
-  auto& st = self->state;
-  const auto sender = self->current_sender();
-  if (st.refused_by && sender && sender->node() == st.refused_by->first)
-    return self->quit(caf::make_error(errc::config_mismatch,
-                                      "refused by the chief: " + st.refused_by->second));
-  if (!st.guard.from_chief(sender, self->node())) return st.guard.refuse("an exit", sender);
-  if (m.reason) self->quit(std::move(m.reason));
-}
-
 caf::result<shard_snapshot> on_snapshot_at(shard_pointer self, std::int64_t step) {
   auto& st = self->state;
   if (st.step == step) return snapshot_of(st);

@@ -171,6 +171,11 @@ void maybe_complete_round(parameter_shard_state& st);
 // held; why not, if it does not fit.
 caf::error take_state(shard_pointer self, shard_init& init);
 
+// actors/shard_members.cpp: the hello of a node (the proof, then the shard's
+// index and settings) and the exits that end the shard.
+caf::result<std::int64_t> on_hello(shard_pointer self, const hello_msg& m);
+void on_exit(shard_pointer self, caf::exit_msg& m);
+
 // shard_replicas.cpp
 
 // The shard's whole state to each backup, rows in pages (a new backup, an
