@@ -172,8 +172,6 @@ namespace {
 // rolls back to the same step); its backups take the same state.
 caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   auto& st = self->state;
-  if (init.params.values.size() != init.ema.values.size())
-    return caf::make_error(errc::shape_mismatch, "restore with params and shadows of unequal size");
   if (auto err = take_state(self, init)) return err;
   st.cfg.log.info("parameter_shard " + std::to_string(st.cfg.index) + ": restored to global step " +
                   std::to_string(st.step));

@@ -5,6 +5,7 @@
 // (take_push), so every copy stands where the primary stands, bit for bit.
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -57,16 +58,21 @@ std::vector<caf::actor_addr> addresses(const std::vector<shard_actor>& backups) 
   return out;
 }
 
-// Sends u to every backup; each ack (or failure) pays the held reply id.
-void send_to_backups(shard_pointer self, const replica_update& u, std::uint64_t id) {
+// Sends u to every backup; each ack (or failure) pays the held reply id,
+// if u brought one (none: the updates after u are held, and follow it there).
+void send_to_backups(shard_pointer self, const replica_update& u,
+                     std::optional<std::uint64_t> id) {
   for (const auto& b : self->state.backups) {
     const auto addr = b.address();
+    auto paid = [=] {
+      if (id) owed_no_more(self->state, *id, addr);
+    };
     self->request(b, caf::infinite, replica_atom_v, u)
-        .then([=](std::int64_t) { owed_no_more(self->state, id, addr); },
+        .then([=](std::int64_t) { paid(); },
               [=](caf::error& err) {
                 self->state.cfg.log.warn(me(self->state) + ": a backup failed an update: " +
                                          self->system().render(err));
-                owed_no_more(self->state, id, addr);
+                paid();
               });
   }
 }
@@ -74,18 +80,6 @@ void send_to_backups(shard_pointer self, const replica_update& u, std::uint64_t 
 // The pull as the primary served it, remembered; its values go nowhere.
 void replay_pull(parameter_shard_state& st, const row_pull& p) {
   if (!st.rows->pull(p)) st.cfg.log.error(me(st) + ": diverged from its primary: a pull it refused");
-}
-
-// u to every backup, no reply waiting for it: the updates after it are
-// held, and follow it there.
-void send_unheld(shard_pointer self, const replica_update& u) {
-  for (const auto& b : self->state.backups)
-    self->request(b, caf::infinite, replica_atom_v, u)
-        .then([](std::int64_t) {},
-              [=](caf::error& err) {
-                self->state.cfg.log.warn(me(self->state) + ": a backup failed an update: " +
-                                         self->system().render(err));
-              });
 }
 
 }  // namespace
@@ -211,7 +205,7 @@ void on_down(shard_pointer self, const caf::down_msg& dm) {
 void forward_required(shard_pointer self, std::uint64_t n) {
   replica_update u;
   u.required = n;
-  send_unheld(self, u);
+  send_to_backups(self, u, std::nullopt);
 }
 
 // The rows go ahead in pages of their own, as an init's from the chief do:
@@ -229,13 +223,13 @@ void send_state_to_backups(shard_pointer self) {
     for (std::uint64_t p = 0; p + 1 < pages; ++p) {
       replica_update u;
       u.pages.push_back(page_of(all, p, page_rows, st.cfg.rows));
-      send_unheld(self, u);
+      send_to_backups(self, u, std::nullopt);
     }
     base.rows = pages <= 1 ? std::move(all) : page_of(all, pages - 1, page_rows, st.cfg.rows);
   }
   replica_update u;
   u.base.push_back(std::move(base));
-  send_unheld(self, u);
+  send_to_backups(self, u, std::nullopt);
 }
 
 }  // namespace downpour
