@@ -26,18 +26,36 @@ struct sync_coordinator_state {
 
 using coordinator_pointer = coordinator_actor::stateful_pointer<sync_coordinator_state>;
 
-// Tells the shards a new round size when the live workers change it.
+// Workers past the listed ones (--join) that ever joined: each raises
+// replicas_to_aggregate by one while it lives, as a listed worker counts.
+std::size_t joined_count(const sync_coordinator_state& st) {
+  std::set<std::uint32_t> seen;
+  for (const auto& [w, addr] : st.live)
+    if (w >= st.cfg.workers) seen.insert(w);
+  for (const auto* set : {&st.gone, &st.finished})
+    for (auto w : *set)
+      if (w >= st.cfg.workers) seen.insert(w);
+  return seen.size();
+}
+
+// Tells the shards a new round size when the live workers change it. A
+// shard takes a larger size from its next round on (never mid-round), a
+// smaller one at once, so a dead worker never holds a round.
 void update_required(coordinator_pointer self) {
   auto& st = self->state;
   if (st.cfg.mode != train_mode::sync) return;
   // Workers not yet joined count as alive: a round at start-up waits for them.
+  const std::size_t members = st.cfg.workers + joined_count(st);
   const std::size_t out = st.gone.size() + st.finished.size();
-  const std::size_t alive = st.cfg.workers - std::min(st.cfg.workers, out);
-  auto n = required_gradients(st.cfg.replicas_to_aggregate, st.cfg.workers, alive);
+  const std::size_t alive = members - std::min(members, out);
+  const std::size_t joined = members - st.cfg.workers;
+  auto n = required_gradients(st.cfg.replicas_to_aggregate + joined, members, alive);
   if (n == st.required) return;
   if (st.required != 0)
     st.cfg.log.info("sync_coordinator: a round now needs " + std::to_string(n) +
-                    " gradients (" + std::to_string(alive) + " live workers)");
+                    " gradients (" + std::to_string(alive) + " live workers" +
+                    (joined ? ", " + std::to_string(joined) + " joined" : std::string{}) +
+                    ")" + (n > st.required ? ", from the next round on" : ""));
   st.required = n;
   for (auto& s : st.cfg.shards) self->send(s, required_atom_v, static_cast<std::uint64_t>(n));
 }
