@@ -20,6 +20,7 @@ struct sync_coordinator_state {
   std::set<std::uint32_t> gone;                         // joined, then died; not back yet
   std::set<std::uint32_t> finished;                     // left: their data or the job is done
   std::size_t required = 0;                             // last count sent to the shards
+  std::set<std::uint32_t> joiners;                      // past the listed workers (--join)
   peer_guard guard;  // joins from nodes the supervisor admitted; exits and errors from this node
   static inline const char* name = "sync_coordinator";
 };
@@ -28,15 +29,7 @@ using coordinator_pointer = coordinator_actor::stateful_pointer<sync_coordinator
 
 // Workers past the listed ones (--join) that ever joined: each raises
 // replicas_to_aggregate by one while it lives, as a listed worker counts.
-std::size_t joined_count(const sync_coordinator_state& st) {
-  std::set<std::uint32_t> seen;
-  for (const auto& [w, addr] : st.live)
-    if (w >= st.cfg.workers) seen.insert(w);
-  for (const auto* set : {&st.gone, &st.finished})
-    for (auto w : *set)
-      if (w >= st.cfg.workers) seen.insert(w);
-  return seen.size();
-}
+std::size_t joined_count(const sync_coordinator_state& st) { return st.joiners.size(); }
 
 // Tells the shards a new round size when the live workers change it. A
 // shard takes a larger size from its next round on (never mid-round), a
@@ -118,6 +111,7 @@ void on_join(coordinator_pointer self, std::uint32_t worker) {
   auto sender = self->current_sender();
   if (!sender || !from_member(self, "a join")) return;
   st.live[worker] = caf::actor_cast<caf::actor_addr>(sender);
+  if (worker >= st.cfg.workers) st.joiners.insert(worker);
   st.gone.erase(worker);
   st.finished.erase(worker);
   self->monitor(sender);
