@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "cluster_procs.hpp"
 
 namespace test_elastic {
@@ -120,6 +122,31 @@ TEST_CASE("an async job takes a worker that joins mid-job and ends at exactly th
 
 TEST_CASE("a sync job raises its round for a joiner at a step boundary and ends exactly") {
   joins_mid_job("sync");
+}
+
+TEST_CASE("the chief's status shows a joined worker while it trains, as text and as JSON") {
+  temp_dir dir("elastic-status");
+  const auto c = make_cluster(1, 1, dir, {"--last-step=100000", "--connect-timeout=30"});
+  process ps(c.node("ps", 0), dir / "ps.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  REQUIRE(chief.wait_until([](const std::string& out) { return progress_lines(out) > 0; }, 120s));
+  process joiner(joiner_args(c), dir / "joiner.log");
+  REQUIRE(joiner.wait_until([](const std::string& out) { return progress_lines(out) > 0; }, 60s));
+  process text({DOWNPOUR_BINARY, "status", "--chief=" + c.workers}, dir / "status.log");
+  CHECK(text.wait(30s) == 0);
+  CAPTURE(text.output());
+  CHECK(text.output().find("workers: 2 live of 1 listed + 1 joined (live: 0,1; dead: none; "
+                           "joined: 1)") != std::string::npos);
+  process json({DOWNPOUR_BINARY, "status", "--chief=" + c.workers, "--json"},
+               dir / "status-json.log");
+  CHECK(json.wait(30s) == 0);
+  CAPTURE(json.output());
+  const auto facts = nlohmann::json::parse(json.output().substr(json.output().find('{')));
+  CHECK(facts.at("workers").at("joined") == nlohmann::json::parse("[1]"));
+  chief.kill(SIGTERM);
+  CHECK(chief.wait(120s) == 4);
+  CHECK(joiner.wait(120s) == 4);
+  CHECK(ps.wait(120s) == 4);
 }
 
 TEST_CASE("a joiner with the wrong secret or other settings is refused with one line, exit 2") {
