@@ -1,5 +1,5 @@
 // --join: a worker not in --worker-hosts joins a running job as processes
-// (docs/operations.md "Adding a worker"). The joiner is started once the
+// (docs/failure-model.md "Elastic workers"). The joiner is started once the
 // chief's log shows a step, read with the shared log matcher; no sleeps.
 #include <doctest/doctest.h>
 
