@@ -136,7 +136,6 @@ TEST_CASE_FIXTURE(joiners_fixture,
   join(0);
   join(1);
   join(2);
-  push(shard, 0, 2, {1.0f});
   // A leave counts only from the actor that joined: this joiner sends its own.
   auto leaver = sys->spawn([=](caf::event_based_actor* self) -> caf::behavior {
     self->send(coordinator, join_atom_v, 3u);
@@ -148,6 +147,8 @@ TEST_CASE_FIXTURE(joiners_fixture,
   run();  // worker 3 joined too: rounds need 4
   push(shard, 0, 0, {1.0f});
   push(shard, 0, 1, {1.0f});
+  push(shard, 0, 2, {1.0f});
+  REQUIRE(step() == 0);
   push(shard, 0, 3, {1.0f});
   REQUIRE(step() == 1);
   push(shard, 1, 3, {1.0f});  // worker 3's last gradient is for round 1
