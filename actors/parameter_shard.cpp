@@ -303,9 +303,11 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       },
       [=](required_atom, std::uint64_t n) {
         if (!from_chief(self, "a round size")) return;
-        self->state.cfg.required = std::max<std::uint64_t>(1, n);
-        forward_required(self, self->state.cfg.required);
-        maybe_complete_round(self->state);
+        // Forwarded first: a backup that has replayed the same pushes defers
+        // a raise made mid-round exactly as this copy does.
+        const auto size = std::max<std::uint64_t>(1, n);
+        forward_required(self, size);
+        set_required(self->state, static_cast<std::size_t>(size));
       },
       [=](replica_atom, replica_set& set) -> step_result {
         if (!from_chief(self, "a replica set")) return unauthorized("replica set");

@@ -60,6 +60,8 @@ struct parameter_shard_state {
   // toward its size, so a worker whose pushes are all refused never leaves
   // the others waiting for a gradient that cannot come.
   std::size_t refused_count = 0;
+  // Sync: a larger round size told mid-round, taken once that round is done.
+  std::optional<std::size_t> next_required;
   std::int64_t dropped = 0;        // sync: stale gradients, never applied
   std::int64_t rejected = 0;       // malformed or non-finite pushes
   std::int64_t replayed = 0;       // pulls answered without parameters
@@ -166,6 +168,9 @@ bool from_batch_workers(shard_pointer self, const push_batch& x);
 
 // Sync: applies the round's mean once it has the gradients it needs.
 void maybe_complete_round(parameter_shard_state& st);
+// Sync: the coordinator's round size. A smaller one counts at once (a dead
+// worker never holds a round); a larger one from the next round on.
+void set_required(parameter_shard_state& st, std::size_t n);
 
 // A state to stand at (a restore's, a new backup's), whatever the shard
 // held; why not, if it does not fit.

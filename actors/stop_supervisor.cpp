@@ -44,6 +44,7 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
   return {
       [=](challenge_atom) { return issue_nonce(self); },
       [=](hello_atom, const hello_msg& m) { return on_hello(self, m); },
+      [=](join_atom, const hello_msg& m) { return on_join_request(self, m); },
       [=](ticket_atom, std::uint32_t worker, float loss) -> caf::result<std::int64_t> {
         if (!from_worker(self, "a ticket request", worker)) return unauthorized("ticket");
         return on_ticket(self, worker, loss);

@@ -32,6 +32,13 @@ caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
     s.guard.refuse("a hello as worker 0 (the chief)", sender);
     return unauthorized("a hello as worker 0");
   }
+  // Tasks past --worker-hosts belong to the nodes a join assigned them to.
+  if (sender && !may_hello_as(self, m.worker, sender->node())) {
+    s.guard.refuse("a hello as worker task " + std::to_string(m.worker) +
+                       ", which is not in --worker-hosts and no join assigned to it",
+                   sender);
+    return unauthorized("a hello as worker task " + std::to_string(m.worker));
+  }
   if (sender) admit(self, sender->node(), m.worker);
   if (!s.life.is(chief_phase::recovering)) return {counted_step(s), s.cfg.coordinator};
   s.held_hellos.push_back(self->make_response_promise<std::int64_t, coordinator_actor>());

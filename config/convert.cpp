@@ -70,6 +70,13 @@ options read_cluster(options o, const raw_values& raw) {
   o.task = read_integer(raw, "task", o.task, 0);
   o.ps_hosts = read_hosts(raw, "ps-hosts", o.ps_hosts);
   o.worker_hosts = read_hosts(raw, "worker-hosts", o.worker_hosts);
+  if (const raw_value* v = find(raw, "join")) {
+    const auto at = parse_host_list(v->text, label(*v, "join"));
+    if (at.size() != 1)
+      throw config_error("config: " + label(*v, "join") + " names " + std::to_string(at.size()) +
+                         " addresses (expected the one HOST:PORT of the chief)");
+    o.join = at[0];
+  }
   o.mode = read_choice(raw, "mode", o.mode, {train_mode::async, train_mode::sync, train_mode::ssp});
   o.staleness = read_integer(raw, "staleness", o.staleness, 0);
   o.trainers = read_integer(raw, "trainers", o.trainers, 1, 64);
@@ -148,6 +155,14 @@ void check_cluster(const options& o, const raw_values& raw) {
     const raw_value* v = find(raw, name);
     return v ? *v : raw_value{std::to_string(value), "", name};
   };
+  if (const raw_value* v = find(raw, "join")) {
+    if (o.role != role_kind::worker)
+      throw config_error("config: " + label(*v, "join") + " needs --role=worker (got --role=" +
+                         to_string(o.role) + ")");
+    if (const raw_value* t = find(raw, "task"))
+      throw config_error("config: " + label(*t, "task") +
+                         " with --join (expected no --task: the chief assigns a joiner's index)");
+  }
   if (o.role == role_kind::ps || o.role == role_kind::worker) {
     const bool ps = o.role == role_kind::ps;
     const std::size_t hosts = ps ? o.ps_hosts.size() : o.worker_hosts.size();

@@ -249,6 +249,9 @@ using supervisor_actor = caf::typed_actor<
     caf::replies_to<challenge_atom>::with<std::string>,
     // A joining node's hello -> the current global step and the coordinator.
     caf::replies_to<hello_atom, hello_msg>::with<std::int64_t, coordinator_actor>,
+    // --join: a node not in --worker-hosts asks to join, its hello naming
+    // worker hello_msg::joining -> the task index it is to say hello as.
+    caf::replies_to<join_atom, hello_msg>::with<std::uint32_t>,
     // Worker index and its last loss -> the global step its next push makes, or -1: stop.
     caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
     // --ticket-lease > 1: worker index, its last loss, the tickets it wants

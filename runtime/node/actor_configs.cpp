@@ -140,6 +140,11 @@ supervisor_config supervisor_config_for(const options& opts, const model_layout&
   c.saver = std::move(saver);
   c.workers = trainer_count(opts);
   c.trainers = opts.trainers;
+  c.listed_tasks = opts.worker_hosts.size();
+  if (streams_input(opts))
+    c.joins_refused = "the job streams its input, split among the " +
+                      std::to_string(opts.worker_hosts.size()) +
+                      " listed workers: its data plan is fixed (docs/input.md)";
   c.log = node_logger(opts, role_kind::worker, 0);
   c.config_sources = opts.sources;
   c.max_bad_batches = opts.max_bad_batches;

@@ -21,6 +21,7 @@
 #include "runtime/node/chief.hpp"
 #include "runtime/node/finished.hpp"
 #include "runtime/node/hello.hpp"
+#include "runtime/node/join.hpp"
 #include "runtime/node/ps_watch.hpp"
 #include "runtime/node/stop_forwarder.hpp"
 #include "runtime/node/trainers.hpp"
@@ -117,7 +118,7 @@ caf::expected<greeting> greet_chief(caf::actor_system& sys, const options& opts,
   // 0.17 fails a request to a lost proxy only by its timeout): name it.
   if (!result && result.error() == caf::sec::request_timeout)
     return make_node_error(errc::unreachable, "cannot reach the chief (worker 0) at " +
-                                                  to_string(opts.worker_hosts[0]) +
+                                                  to_string(chief_host(opts)) +
                                                   ": it did not answer our hello within " +
                                                   seconds_text(opts.connect_timeout_s));
   return result;
@@ -149,7 +150,7 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
                                         stop_switch* stops) {
   for (;;) {
     auto supervisor =
-        connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
+        connect_live<supervisor_actor>(sys, opts, chief_host(opts), "the chief (worker 0)");
     if (!supervisor) return supervisor.error();
     auto hello = greet_chief(sys, opts, job.layout, *supervisor);
     if (!hello) return hello.error();
@@ -184,6 +185,27 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     if (!back) return back.error();
     shards = std::move(*back);
   }
+}
+
+// --join: the chief assigns this node a task index past --worker-hosts; it
+// then trains (and joins again after a lost peer) as that task.
+caf::expected<job_result> run_joiner(caf::actor_system& sys, const options& opts,
+                                     const job_model& job, std::vector<shard_actor> shards,
+                                     stop_switch* stops) {
+  auto chief = connect_live<supervisor_actor>(sys, opts, chief_host(opts), "the chief");
+  if (!chief) return chief.error();
+  auto task = join_job(sys, opts, job.layout, *chief);
+  if (!task && task.error() == errc::stopped) {  // came as the job ended: nothing to train
+    node_logger(opts, role_kind::worker, 0).info("not joining: " + describe(task.error()));
+    return job_result{};
+  }
+  if (!task) return task.error();
+  options joined = opts;
+  joined.task = *task;
+  node_logger(joined, role_kind::worker, joined.task)
+      .info("joined the job as worker task " + std::to_string(joined.task) + " (--join " +
+            to_string(chief_host(opts)) + ")");
+  return run_non_chief(sys, joined, job, std::move(shards), stops);
 }
 
 }  // namespace
@@ -232,6 +254,11 @@ caf::expected<job_result> run_worker_node(caf::actor_system& sys, const options&
                                           const job_model& job, const node_hooks& hooks) {
   auto shards = connect_shards(sys, opts);
   if (!shards) return shards.error();
+  if (opts.join) {
+    auto metrics = serve_worker_metrics(sys, opts);
+    if (!metrics) return metrics.error();
+    return run_joiner(sys, opts, job, *shards, hooks.stops);
+  }
   if (opts.task != 0) {
     auto metrics = serve_worker_metrics(sys, opts);
     if (!metrics) return metrics.error();
