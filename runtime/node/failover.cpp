@@ -125,10 +125,13 @@ caf::expected<std::vector<shard_actor>> place_shards(caf::actor_system& sys, con
     return make_node_error(errc::shape_mismatch,
                            "the chief places " + std::to_string(hosts->size()) + " shards, not " +
                                std::to_string(shards.size()));
-  for (std::size_t k = 0; k < shards.size(); ++k) {  // the ps serving their own shard first
+  // The ps serving their own shard first. One gone may be one the chief has
+  // not yet seen go (its failover is still to come): join again then.
+  for (std::size_t k = 0; k < shards.size(); ++k) {
     if ((*hosts)[k] != k || !is_gone(sys, shards[k])) continue;
-    auto h = connect_live<shard_actor>(sys, opts, opts.ps_hosts[k], ps_name(k));
-    if (!h) return h.error();
+    auto h = connect_live_until<shard_actor>(sys, opts, opts.ps_hosts[k], ps_name(k),
+                                             deadline::in_seconds(0.2));
+    if (!h) return caf::sec::request_receiver_down;
     shards[k] = std::move(*h);
   }
   for (std::size_t k = 0; k < shards.size(); ++k) {

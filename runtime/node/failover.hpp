@@ -41,6 +41,8 @@ caf::expected<failed_over> fail_over(caf::actor_system& sys, const options& opts
 // A worker joining: the handles of the shards as the chief's supervisor
 // places them, each asked of the ps that serves it (a handle relayed by
 // another node would be routed through it: CAF 0.17, measured).
+// caf::sec::request_receiver_down: a ps is gone that the chief still places
+// a shard on (join again: the chief's answer waits for its failover).
 caf::expected<std::vector<shard_actor>> place_shards(caf::actor_system& sys, const options& opts,
                                                      const supervisor_actor& supervisor,
                                                      std::vector<shard_actor> shards);

@@ -158,8 +158,9 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     if (hello->step >= opts.last_step) return job_result{};  // rejoined as the job ended
     // The chief answers once every shard is back with its settings, which
     // are ours: a ps that differs was refused there and is replaced.
-    auto fresh = opts.ps_replicas > 1 ? place_shards(sys, opts, *supervisor, std::move(shards))
-                                      : reconnect_shards(sys, opts, std::move(shards));
+    auto fresh = opts.ps_replicas > 1 ? place_shards(sys, opts, *supervisor, shards)
+                                      : reconnect_shards(sys, opts, shards);
+    if (!fresh && fresh.error() == caf::sec::request_receiver_down) continue;
     if (!fresh) return fresh.error();
     shards = std::move(*fresh);
     if (auto err = check_peers(sys, opts, job.layout, shards,
