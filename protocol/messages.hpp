@@ -250,19 +250,19 @@ using saver_actor = caf::typed_actor<
 enum class recovery_kind : std::uint8_t { rollback = 0, failover = 1 };
 
 struct recovery_plan {
-  recovery_kind kind = recovery_kind::rollback;
   std::int64_t step = 0;
   std::vector<shard_actor> shards;
   coordinator_actor coordinator;
   saver_actor saver;
   std::vector<std::uint32_t> hosts;  // the ps serving each shard (a failover moves one)
   std::int64_t lost = 0;             // updates lost: rolled back, or taken by a lost primary alone
+  recovery_kind kind = recovery_kind::rollback;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, recovery_plan& x) {
-  return f(caf::meta::type_name("recovery_plan"), x.kind, x.step, x.shards, x.coordinator, x.saver,
-           x.hosts, x.lost);
+  return f(caf::meta::type_name("recovery_plan"), x.step, x.shards, x.coordinator, x.saver,
+           x.hosts, x.lost, x.kind);
 }
 
 // The stop-at-step supervisor on the chief: hands out exactly last_step

@@ -209,7 +209,7 @@ caf::error chief_run::recover() {
     if (moved) {
       hosts_ = moved->hosts;
       return resume(std::move(moved->shards),
-                    {recovery_kind::failover, moved->step, {}, {}, {}, hosts_, moved->lost});
+                    {moved->step, {}, {}, {}, hosts_, moved->lost, recovery_kind::failover});
     }
     log_.warn("chief: no failover (" + describe(moved.error()) +
               "); every shard rolls back to the newest checkpoint");
@@ -223,7 +223,7 @@ caf::error chief_run::recover() {
   for (std::size_t k = 0; k < hosts_.size(); ++k)
     if (back->shards[k] != epoch_.shards[k]) hosts_[k] = static_cast<std::uint32_t>(k);
   return resume(std::move(back->shards),
-                {recovery_kind::rollback, back->step, {}, {}, {}, hosts_, 0});
+                {back->step, {}, {}, {}, hosts_, 0, recovery_kind::rollback});
 }
 
 // Fresh helpers on the shards as they came back; the supervisor resumes and
