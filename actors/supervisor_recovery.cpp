@@ -73,6 +73,7 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
   st.cfg.shards = std::move(plan.shards);
   st.cfg.coordinator = std::move(plan.coordinator);
   st.cfg.saver = std::move(plan.saver);
+  if (!plan.hosts.empty()) st.hosts = std::move(plan.hosts);
   for (auto& s : st.cfg.shards) {
     self->monitor(s);
     self->send(s, join_atom_v);
@@ -86,8 +87,10 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
   st.holders.clear();  // downs of old workers then match nothing
   st.life.enter(told_to_stop(st) ? chief_phase::stopping : chief_phase::training);
   ++st.epoch;
-  st.cfg.log.info("stop_supervisor: every shard restored; training resumes at global step " +
-                  std::to_string(plan.step));
+  st.cfg.log.info(std::string("stop_supervisor: ") +
+                  (plan.kind == recovery_kind::failover ? "failed over to the backups"
+                                                        : "every shard restored") +
+                  "; training resumes at global step " + std::to_string(plan.step));
   for (auto& rp : st.held_hellos) rp.deliver(st.granted, st.cfg.coordinator);
   st.held_hellos.clear();
   go_on(self);

@@ -75,6 +75,9 @@ struct stop_supervisor_state {
   // chief restores every shard. The epoch tells answers of the old shards
   // and helpers from new ones (supervisor_recovery.cpp).
   std::int64_t epoch = 0;
+  // The ps serving each shard: k at first, the ps of its backup after a
+  // failover (--ps-replicas 2); workers ask for it when they join.
+  std::vector<std::uint32_t> hosts;
   std::vector<caf::typed_response_promise<std::int64_t, coordinator_actor>> held_hellos;
   // Worker nodes that joined with --join: task index -> node (supervisor_members.cpp).
   std::map<std::uint32_t, caf::node_id> joined;

@@ -177,11 +177,14 @@ void check_cluster(const options& o, const raw_values& raw) {
     bad_value(value_of("ps-replicas", o.ps_replicas), "ps-replicas", "is out of range",
               integer_expectation(1, static_cast<long long>(ps)) + " for " + std::to_string(ps) +
                   " --ps-hosts");
-  // Backups live in one process so far: ps nodes publish their primary only.
-  if (o.ps_replicas > 1 && (o.role != role_kind::local || o.transport != transport_kind::inproc))
+  // A ps process keeps one backup (its neighbour's shard); a local cluster
+  // over tcp runs its shards in one process, where nothing fails alone.
+  if (o.ps_replicas > 2 && o.role != role_kind::local)
     bad_value(value_of("ps-replicas", o.ps_replicas), "ps-replicas", "is not served here",
-              "1 unless --role=local --transport=inproc: ps processes keep no backups "
-              "yet");
+              "1 or 2 for ps and worker processes (a ps keeps one backup)");
+  if (o.ps_replicas > 1 && o.role == role_kind::local && o.transport != transport_kind::inproc)
+    bad_value(value_of("ps-replicas", o.ps_replicas), "ps-replicas", "is not served here",
+              "1 with --transport=tcp (--role=local keeps its backups in process)");
 }
 
 // Every value is held, copied and quoted in messages: none may be longer

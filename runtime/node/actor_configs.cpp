@@ -25,6 +25,7 @@ shard_config shard_config_for(const options& opts, const model_layout& layout, s
   c.log = node_logger(opts, role_kind::ps, index);
   c.rows = row_tables_for(opts, layout);
   c.dense = layout.variables();
+  c.replicas = opts.ps_replicas;
   return c;
 }
 

@@ -104,4 +104,22 @@ inline std::int64_t restored_step(const std::string& text) {
   return -1;
 }
 
+// The chief's "chief: failed over in T s; every shard is at global step S,
+// N update(s) lost (...)" line (--ps-replicas 2), if text holds one.
+struct failover_line {
+  double seconds = 0;
+  std::int64_t step = 0, lost = 0;
+};
+
+inline std::optional<failover_line> failover_of(const std::string& text) {
+  static const std::regex failed_over(
+      R"(chief: failed over in (\S+) s; every shard is at global step (\d+), (\d+) update\(s\) lost .*)");
+  for (const auto& r : parse_log(text)) {
+    std::smatch m;
+    if (std::regex_match(r.message, m, failed_over))
+      return failover_line{std::stod(m[1]), std::stoll(m[2]), std::stoll(m[3])};
+  }
+  return std::nullopt;
+}
+
 }  // namespace downpour::testing
