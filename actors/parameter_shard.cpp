@@ -358,9 +358,7 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
         st.position_waiters.emplace_back(worker, rp);
         return rp;
       },
-      [=](stop_atom) {
-        if (from_chief(self, "a stop")) self->quit();
-      },
+      [=](stop_atom) { on_stop(self); },
       [=](join_atom) {
         if (from_chief(self, "a join")) self->state.chief = self->current_sender();
       },

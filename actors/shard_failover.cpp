@@ -44,13 +44,25 @@ caf::result<std::int64_t> on_backup_join(shard_pointer self, caf::actor& backup)
   return st.step;
 }
 
+// A ps started again after a failover serves as its own shard's backup
+// (catch_up): then it is the copy of shard k it names.
 caf::result<caf::actor> on_copy_lookup(shard_pointer self, std::uint32_t k) {
   auto& st = self->state;
+  if (k == st.cfg.index && st.primary) return caf::actor_cast<caf::actor>(self);
   auto it = st.cfg.hosted.find(k);
   if (it == st.cfg.hosted.end())
     return caf::make_error(errc::no_copy, "ps " + std::to_string(st.cfg.index) +
                                               " keeps no copy of shard " + std::to_string(k));
   return it->second;
+}
+
+void on_stop(shard_pointer self) {
+  auto& st = self->state;
+  const auto sender = self->current_sender();
+  const bool from_primary = st.primary && sender == caf::actor_cast<caf::strong_actor_ptr>(st.primary);
+  if (!from_primary && !from_chief(self, "a stop")) return;
+  for (const auto& b : st.backups) self->send(b, stop_atom_v);
+  self->quit();
 }
 
 // Tracked with replicas only: R = 1 pays nothing per push.

@@ -227,6 +227,9 @@ caf::error fenced_push();
 // round in progress; then stand at the step every shard is brought to.
 caf::result<std::int64_t> on_failover_fence(shard_pointer self);
 caf::result<std::int64_t> on_failover_step(shard_pointer self, std::int64_t step);
+// The job is over (from the chief, or a backup's primary): the backups on
+// other ps end with their primary, so those ps exit too.
+void on_stop(shard_pointer self);
 
 // shard_dense.cpp
 

@@ -82,10 +82,8 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
       [=](eval_atom, std::int64_t step, double accuracy, double ema_accuracy) {
         if (from_chief(self, "an evaluation")) on_eval(self, step, accuracy, ema_accuracy);
       },
-      [=](replica_atom) -> caf::result<std::vector<std::uint32_t>> {
-        if (!from_member(self, "a hosts request")) return unauthorized("hosts");
-        return self->state.hosts;
-      },
+      // Open, as status is: a ps started again asks before its hello (catch_up).
+      [=](replica_atom) { return self->state.hosts; },
       // Read-only, and `downpour status --chief=HOST:PORT` has no config to say hello with.
       [=](status_atom) { return on_status(self); },
       [=](restore_atom, recovery_plan& plan) -> caf::result<std::int64_t> {

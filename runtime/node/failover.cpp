@@ -24,7 +24,8 @@ caf::expected<T> ask(caf::scoped_actor& self, const Handle& to, caf::timespan ti
   return out;
 }
 
-// The copy of shard k that ps `host` keeps, asked of that ps itself.
+// The copy of shard k that ps `host` keeps, asked of that ps itself; the
+// caller said hello to it first (a ps started again knows nobody yet).
 caf::expected<shard_actor> copy_on(caf::scoped_actor& self, const shard_actor& host,
                                    std::size_t k, caf::timespan timeout) {
   auto copy = ask<caf::actor>(self, host, timeout, replica_atom_v, static_cast<std::uint32_t>(k));
@@ -32,17 +33,29 @@ caf::expected<shard_actor> copy_on(caf::scoped_actor& self, const shard_actor& h
   return caf::actor_cast<shard_actor>(*copy);
 }
 
+// The ps that keeps shard k's backup: the next one while k is served by its
+// own ps, else k's own ps, started again and caught up (catch_up).
+std::size_t backup_holder(std::size_t k, const std::vector<std::uint32_t>& hosts) {
+  return hosts[k] == k ? backup_host(k, hosts.size()) : k;
+}
+
 caf::expected<shard_actor> promote(caf::scoped_actor& self, const options& opts,
-                                   const model_layout& layout, const std::vector<shard_actor>& shards,
+                                   const model_layout& layout,
                                    const std::vector<std::uint32_t>& hosts, std::size_t k) {
   const auto timeout = timespan_of(opts.connect_timeout_s);
-  const std::size_t h = backup_host(k, shards.size());
-  if (hosts[k] != k || hosts[h] != h || is_gone(self->home_system(), shards[h]))
+  const std::size_t h = backup_holder(k, hosts);
+  auto none_left = [&](const caf::error& why) {
     return make_node_error(errc::no_copy, "shard " + std::to_string(k) +
                                               " has no live copy left (its backup was on " +
-                                              ps_name(h) + ")");
-  auto copy = copy_on(self, shards[h], k, timeout);
-  if (!copy) return copy.error();
+                                              ps_name(h) + ": " + describe(why) + ")");
+  };
+  // The ps's own door, asked afresh: a dead one refuses the connection at once.
+  auto holder = connect_live_until<shard_actor>(self->home_system(), opts, opts.ps_hosts[h],
+                                                ps_name(h), deadline::in_seconds(1));
+  if (!holder) return none_left(holder.error());
+  if (auto err = hello_shard(self, opts, layout, *holder, h, timeout)) return none_left(err);
+  auto copy = copy_on(self, *holder, k, timeout);
+  if (!copy) return none_left(copy.error());
   if (auto err = hello_shard(self, opts, layout, *copy, k, timeout)) return err;
   auto step = ask<std::int64_t>(self, *copy, timeout, replica_atom_v, replica_set{{}, {}});
   if (!step) return step.error();
@@ -91,6 +104,33 @@ caf::error attach_backup(caf::actor_system& sys, const options& opts, const mode
   return caf::none;
 }
 
+caf::error catch_up(caf::actor_system& sys, const options& opts, const model_layout& layout,
+                    const shard_actor& shard) {
+  const std::size_t k = opts.task;
+  auto chief = connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0],
+                                              "the chief (worker 0)");
+  if (!chief) return caf::none;  // no chief yet: a fresh job, which inits this shard
+  caf::scoped_actor self{sys};
+  const auto timeout = timespan_of(opts.connect_timeout_s);
+  auto hosts = ask<std::vector<std::uint32_t>>(self, *chief, timeout, replica_atom_v);
+  if (!hosts || hosts->size() != opts.ps_hosts.size() || (*hosts)[k] == k) return caf::none;
+  const std::size_t h = (*hosts)[k];
+  auto door = connect_live<shard_actor>(sys, opts, opts.ps_hosts[h], ps_name(h));
+  if (!door) return door.error();
+  if (auto err = hello_as_replica(self, opts, layout, *door, h, timeout)) return err;
+  auto primary = copy_on(self, *door, k, timeout);
+  if (!primary) return primary.error();
+  if (auto err = hello_as_replica(self, opts, layout, *primary, k, timeout)) return err;
+  self->send(shard, replica_atom_v, replica_set{{}, caf::actor_cast<caf::actor>(*primary)});
+  auto step = ask<std::int64_t>(self, *primary, timeout, replica_atom_v,
+                                caf::actor_cast<caf::actor>(shard));
+  if (!step) return step.error();
+  node_logger(opts, role_kind::ps, opts.task)
+      .info("catches up on shard " + std::to_string(k) + " from " + ps_name(h) +
+            " (at global step " + std::to_string(*step) + ") and keeps its backup");
+  return caf::none;
+}
+
 caf::expected<failed_over> fail_over(caf::actor_system& sys, const options& opts,
                                      const model_layout& layout, std::vector<shard_actor> shards,
                                      std::vector<std::uint32_t> hosts) {
@@ -99,10 +139,11 @@ caf::expected<failed_over> fail_over(caf::actor_system& sys, const options& opts
   const logger log = node_logger(opts, role_kind::worker, 0);
   for (std::size_t k = 0; k < shards.size(); ++k) {
     if (!is_gone(sys, shards[k])) continue;
-    auto copy = promote(self, opts, layout, shards, hosts, k);
+    const auto h = backup_holder(k, hosts);
+    auto copy = promote(self, opts, layout, hosts, k);
     if (!copy) return copy.error();
     shards[k] = std::move(*copy);
-    hosts[k] = static_cast<std::uint32_t>(backup_host(k, shards.size()));
+    hosts[k] = static_cast<std::uint32_t>(h);
     log.info("chief: shard " + std::to_string(k) + " fails over to its backup on " +
              ps_name(hosts[k]));
   }
@@ -115,6 +156,7 @@ caf::expected<failed_over> fail_over(caf::actor_system& sys, const options& opts
 }
 
 caf::expected<std::vector<shard_actor>> place_shards(caf::actor_system& sys, const options& opts,
+                                                     const model_layout& layout,
                                                      const supervisor_actor& supervisor,
                                                      std::vector<shard_actor> shards) {
   caf::scoped_actor self{sys};
@@ -140,6 +182,7 @@ caf::expected<std::vector<shard_actor>> place_shards(caf::actor_system& sys, con
     if (h >= shards.size() || (*hosts)[h] != h)
       return make_node_error(errc::no_copy, "the chief places shard " + std::to_string(k) +
                                                 " on " + ps_name(h) + ", which serves no shard");
+    if (auto err = hello_shard(self, opts, layout, shards[h], h, timeout)) return err;
     auto copy = copy_on(self, shards[h], k, timeout);
     if (!copy) return copy.error();
     shards[k] = std::move(*copy);

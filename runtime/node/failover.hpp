@@ -23,6 +23,12 @@ std::size_t backup_host(std::size_t k, std::size_t ps);
 caf::error attach_backup(caf::actor_system& sys, const options& opts, const model_layout& layout,
                          const shard_actor& backup);
 
+// A ps started again while the chief serves its shard from the ps that
+// kept its backup: the shard becomes that copy's backup, its state taken
+// first, so another loss fails over to it. Nothing when the shard is its own.
+caf::error catch_up(caf::actor_system& sys, const options& opts, const model_layout& layout,
+                    const shard_actor& shard);
+
 struct failed_over {
   std::vector<shard_actor> shards;  // the lost ones replaced by their promoted backups
   std::vector<std::uint32_t> hosts;
@@ -44,6 +50,7 @@ caf::expected<failed_over> fail_over(caf::actor_system& sys, const options& opts
 // caf::sec::request_receiver_down: a ps is gone that the chief still places
 // a shard on (join again: the chief's answer waits for its failover).
 caf::expected<std::vector<shard_actor>> place_shards(caf::actor_system& sys, const options& opts,
+                                                     const model_layout& layout,
                                                      const supervisor_actor& supervisor,
                                                      std::vector<shard_actor> shards);
 

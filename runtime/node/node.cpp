@@ -159,7 +159,7 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     if (hello->step >= opts.last_step) return job_result{};  // rejoined as the job ended
     // The chief answers once every shard is back with its settings, which
     // are ours: a ps that differs was refused there and is replaced.
-    auto fresh = opts.ps_replicas > 1 ? place_shards(sys, opts, *supervisor, shards)
+    auto fresh = opts.ps_replicas > 1 ? place_shards(sys, opts, job.layout, *supervisor, shards)
                                       : reconnect_shards(sys, opts, shards);
     if (!fresh && fresh.error() == caf::sec::request_receiver_down) continue;
     if (!fresh) return fresh.error();
@@ -263,6 +263,10 @@ caf::expected<std::int64_t> run_ps_node(caf::actor_system& sys, const options& o
     if (auto err = attach_backup(sys, opts, layout, *backup))
       node_logger(opts, role_kind::ps, opts.task)
           .warn("keeps no backup: " + describe(err) + "; its neighbour's shard has none");
+  if (opts.ps_replicas > 1)
+    if (auto err = catch_up(sys, opts, layout, shard))
+      node_logger(opts, role_kind::ps, opts.task)
+          .warn("cannot catch up on its shard: " + describe(err));
   if (hooks.on_listening) hooks.on_listening(*port);
   auto metrics = serve_ps_metrics(sys, opts, shard);
   if (!metrics) {

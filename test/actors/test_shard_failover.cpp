@@ -170,4 +170,20 @@ TEST_CASE_FIXTURE(failover_fixture, "a backup joins a primary only for a node th
   for (const auto& s : {primary, backup, host}) stop(s);
 }
 
+TEST_CASE_FIXTURE(failover_fixture, "a primary's stop ends its backups: the job is over for every "
+                                    "copy") {
+  const auto start = random_floats(5, 1);
+  auto primary = initialized_shard(config(train_mode::async, 2), start);
+  auto backup = initialized_shard(config(train_mode::async, 2), start);
+  (*chief)->send(primary, replica_atom_v, replica_set{{caf::actor_cast<caf::actor>(backup)}, {}});
+  (*chief)->send(backup, replica_atom_v, replica_set{{}, caf::actor_cast<caf::actor>(primary)});
+  run();
+  (*chief)->monitor(backup);
+  stop(primary);
+  bool ended = false;
+  (*chief)->receive([&](caf::down_msg&) { ended = true; },
+                    caf::after(std::chrono::seconds(0)) >> [] {});
+  CHECK(ended);
+}
+
 }  // namespace test_shard_failover

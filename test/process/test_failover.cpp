@@ -86,6 +86,41 @@ TEST_CASE("sync, --ps-replicas 2: ps 0 killed with -9 fails over to its backup o
   CHECK(r.line.lost <= 1);  // a round the lost primary completed alone
 }
 
+TEST_CASE("--ps-replicas 2: a killed ps started again catches up on its shard from the live "
+          "copy, so the other ps's death later fails both shards over to it, nothing rolled back") {
+  temp_dir dir("failover-catch-up");
+  auto args = job;
+  args[0] = "--last-step=3000";
+  auto c = make_cluster(2, 2, dir, args);
+  two_by_two nodes(c, dir);
+  auto& [ps0, ps1, chief, w1] = nodes;
+  REQUIRE(ps0.wait_for_output("a backup on another ps joined", 60s));
+  REQUIRE(w1.wait_for_output(",step:200,", 120s));
+  ps1.kill(SIGKILL);
+  REQUIRE_MESSAGE(chief.wait_for_output("shard 1 fails over to its backup on ps 0", 30s),
+                  chief.output());
+  CHECK(ps1.wait(30s) == 128 + SIGKILL);
+  process ps1b(c.node("ps", 1), dir / "ps1b.log");
+  REQUIRE_MESSAGE(ps1b.wait_for_output("catches up on shard 1 from ps 0", 60s), ps1b.output());
+  REQUIRE(ps1b.wait_for_output("keeps the backup of shard 0", 60s));
+  REQUIRE(w1.wait_for_output(",step:600,", 120s));
+  ps0.kill(SIGKILL);
+  REQUIRE_MESSAGE(chief.wait_for_output("shard 0 fails over to its backup on ps 1", 30s),
+                  chief.output());
+  CHECK(ps0.wait(30s) == 128 + SIGKILL);
+  for (auto* p : {&chief, &w1, &ps1b}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(300s) == 0);
+  }
+  const auto out = chief.output();
+  CAPTURE(out);
+  CHECK(out.find("shard 1 fails over to its backup on ps 1") != std::string::npos);
+  REQUIRE(final_of(out));
+  CHECK(final_of(out)->global_step == 3000);
+  CHECK(restored_step(out) == -1);
+  CHECK(out.find("rolls back") == std::string::npos);
+}
+
 TEST_CASE("--ps-replicas 2 with both ps killed: no copy is left, so every shard rolls back to the "
           "newest checkpoint and the job still ends exactly") {
   temp_dir dir("failover-both");
