@@ -48,6 +48,8 @@ void on_shard_down(supervisor_pointer self, std::size_t k) {
                   " went down; training pauses until it is restored");
   if (st.life.is(chief_phase::recovering)) return;
   st.life.enter(chief_phase::recovering);
+  st.lost_at = std::chrono::steady_clock::now();
+  st.reached_at_loss = settled_step(st);
   ++st.epoch;
   refuse_ticket_waiters(st, caf::make_error(errc::recovering, "ps " + std::to_string(k) + " went down"));
   for (auto& rp : st.end_waiters)
@@ -71,6 +73,9 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
     self->send(s, join_atom_v);
   }
   for (auto& node : st.guard.members()) self->send(st.cfg.coordinator, hello_atom_v, node);
+  st.cfg.tally->record_rollback(st.reached_at_loss, plan.step);
+  st.cfg.tally->record_failover_pause(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - st.lost_at).count());
   st.granted = plan.step;
   st.reported_step = plan.step;
   st.progress_fed = plan.step;

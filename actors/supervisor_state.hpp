@@ -2,6 +2,7 @@
 // the protocol: only the supervisor's own files include it.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -75,6 +76,9 @@ struct stop_supervisor_state {
   // chief restores every shard. The epoch tells answers of the old shards
   // and helpers from new ones (supervisor_recovery.cpp).
   std::int64_t epoch = 0;
+  // Since the ps went down, and the step every shard had answered then.
+  std::chrono::steady_clock::time_point lost_at;
+  std::int64_t reached_at_loss = 0;
   std::vector<caf::typed_response_promise<std::int64_t, coordinator_actor>> held_hellos;
   peer_guard guard;  // workers that said hello; the rest only from this node
   nonce_book nonces;  // one per node asking, for its next hello
@@ -97,6 +101,15 @@ inline bool all_settled(const stop_supervisor_state& st) {
   for (auto& h : st.holders)
     if (h.second.unsettled > 0) return false;
   return true;
+}
+
+// The steps whose pushes every shard answered: tickets handed out less the
+// unsettled ones (sync: the rounds reported).
+inline std::int64_t settled_step(const stop_supervisor_state& st) {
+  if (st.cfg.mode == train_mode::sync) return st.reported_step;
+  auto step = st.granted;
+  for (auto& h : st.holders) step -= h.second.unsettled;
+  return step;
 }
 
 // The global step as progress and status count it: tickets handed out, less

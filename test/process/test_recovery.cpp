@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "cluster_procs.hpp"
@@ -61,6 +63,23 @@ TEST_CASE("a ps killed with -9 and started again: every shard rolls back to the 
   const auto rolled = "restored to global step " + std::to_string(step);
   CHECK(ps0.output().find(rolled) != std::string::npos);
   CHECK(ps1b.output().find(rolled) != std::string::npos);
+  // Exactly counted: the steps rolled back are lost, applied - lost is the
+  // last step, and the pause lasted no longer than the ps was away.
+  std::ifstream in(dir / "summary.json");
+  const std::string summary((std::istreambuf_iterator<char>(in)), {});
+  const auto applied = std::stoll(summary_field(summary, "updates_applied"));
+  const auto lost = std::stoll(summary_field(summary, "updates_lost"));
+  const double pause = std::stod(summary_field(summary, "failover_pause_s"));
+  MESSAGE("updates applied " << applied << ", lost " << lost << ", paused " << pause << " s");
+  CHECK(applied - lost == 2500);
+  // Every step a progress line had reached before the kill was rolled back
+  // (less the pushes in flight then, at most one per worker).
+  CHECK(lost >= newest_progress_step(before_restart) - step - 2);
+  CHECK(lost <= 2500 - step);
+  CHECK(pause > 0.0);
+  CHECK(pause <= seconds_since(killed));
+  CHECK(out.find(" updates_applied=" + std::to_string(applied) + " updates_lost=" +
+                 std::to_string(lost) + " failover_pause_s=") != std::string::npos);
 }
 
 TEST_CASE("the chief killed with -9 and started again restores into the live shards; the other "
