@@ -2,6 +2,8 @@
 // cluster's fingerprint; a lost ps pauses the job (no tickets, hellos held,
 // the chief's end request fails with `recovering`) until the chief has
 // restored every shard, and the tickets restart from the restored step.
+#include <algorithm>
+
 #include "actors/supervisor_state.hpp"
 #include "config/cluster_fingerprint.hpp"
 
@@ -48,8 +50,7 @@ void on_shard_down(supervisor_pointer self, std::size_t k) {
                   " went down; training pauses until it is restored");
   if (st.life.is(chief_phase::recovering)) return;
   st.life.enter(chief_phase::recovering);
-  st.lost_at = std::chrono::steady_clock::now();
-  st.reached_at_loss = settled_step(st);
+  if (!st.paused_since) st.paused_since = std::chrono::steady_clock::now();
   ++st.epoch;
   refuse_ticket_waiters(st, caf::make_error(errc::recovering, "ps " + std::to_string(k) + " went down"));
   for (auto& rp : st.end_waiters)
@@ -73,9 +74,10 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
     self->send(s, join_atom_v);
   }
   for (auto& node : st.guard.members()) self->send(st.cfg.coordinator, hello_atom_v, node);
-  st.cfg.tally->record_rollback(st.reached_at_loss, plan.step);
-  st.cfg.tally->record_failover_pause(
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - st.lost_at).count());
+  // Answers of pushes every shard applied may come in after the loss: the
+  // step reached is taken now, before the holders go.
+  const auto reached = std::max(settled_step(st), plan.step);
+  st.cfg.tally->record_rollback(reached, plan.step);
   st.granted = plan.step;
   st.reported_step = plan.step;
   st.progress_fed = plan.step;
@@ -85,7 +87,8 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
   st.life.enter(told_to_stop(st) ? chief_phase::stopping : chief_phase::training);
   ++st.epoch;
   st.cfg.log.info("stop_supervisor: every shard restored; training resumes at global step " +
-                  std::to_string(plan.step));
+                  std::to_string(plan.step) + " (rolled back from global step " +
+                  std::to_string(reached) + ")");
   for (auto& rp : st.held_hellos) rp.deliver(st.granted, st.cfg.coordinator);
   st.held_hellos.clear();
   go_on(self);

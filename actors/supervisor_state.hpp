@@ -76,9 +76,9 @@ struct stop_supervisor_state {
   // chief restores every shard. The epoch tells answers of the old shards
   // and helpers from new ones (supervisor_recovery.cpp).
   std::int64_t epoch = 0;
-  // Since the ps went down, and the step every shard had answered then.
-  std::chrono::steady_clock::time_point lost_at;
-  std::int64_t reached_at_loss = 0;
+  // Since the chief learnt a ps went down, until the first step after the
+  // restore (or the end): the failover pause (update_tally).
+  std::optional<std::chrono::steady_clock::time_point> paused_since;
   std::vector<caf::typed_response_promise<std::int64_t, coordinator_actor>> held_hellos;
   peer_guard guard;  // workers that said hello; the rest only from this node
   nonce_book nonces;  // one per node asking, for its next hello
@@ -110,6 +110,15 @@ inline std::int64_t settled_step(const stop_supervisor_state& st) {
   auto step = st.granted;
   for (auto& h : st.holders) step -= h.second.unsettled;
   return step;
+}
+
+// A step is taken after a restore (or the job ends): the pause since the
+// ps went down is over.
+inline void end_pause(stop_supervisor_state& st) {
+  if (!st.paused_since || st.life.is(chief_phase::recovering)) return;
+  st.cfg.tally->record_failover_pause(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - *st.paused_since).count());
+  st.paused_since.reset();
 }
 
 // The global step as progress and status count it: tickets handed out, less

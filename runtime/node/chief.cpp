@@ -101,7 +101,7 @@ supervisor_config with_tally(supervisor_config c, std::shared_ptr<update_tally> 
 
 // The end's counts of updates (summary.json, the final line).
 void add_counts(run_summary& sum, const update_tally& tally) {
-  const update_counts counts = tally.at(sum.global_step);
+  const update_counts counts = tally.counts();
   sum.updates_applied = counts.applied;
   sum.updates_lost = counts.lost;
   sum.failover_pause_s = counts.failover_pause_s;
@@ -144,7 +144,7 @@ class chief_run {
   const std::chrono::steady_clock::time_point began_ = std::chrono::steady_clock::now();
   caf::scoped_actor self_;
   chief_epoch epoch_;
-  std::shared_ptr<update_tally> tally_ = std::make_shared<update_tally>();
+  std::shared_ptr<update_tally> tally_ = std::make_shared<update_tally>(start_step_);
   supervisor_actor supervisor_;
   stop_forwarder to_supervisor_;
   armed_stop stop_;
