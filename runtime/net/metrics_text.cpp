@@ -129,7 +129,7 @@ void progress_metrics(exposition& e, const status_facts& f) {
             "batches with a non-finite loss or gradient skipped (--max-bad-batches)",
             static_cast<double>(f.bad_batches_skipped));
   e.counter("downpour_updates_applied_total",
-            "updates the shards applied, counted from step 0 (less the lost: the global step)",
+            "updates applied to the parameters from step 0, the ones later rolled back included",
             static_cast<double>(f.updates_applied));
   e.counter("downpour_updates_lost_total",
             "updates rolled back by a checkpoint restore after a lost ps",
