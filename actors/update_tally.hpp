@@ -26,7 +26,8 @@ struct update_counts {
 
 class update_tally {
  public:
-  explicit update_tally(std::int64_t start_step = 0) : applied_(std::max<std::int64_t>(start_step, 0)) {}
+  explicit update_tally(std::int64_t start_step = 0)
+      : applied_(std::max<std::int64_t>(start_step, 0)) {}
 
   // Every shard applied n more updates.
   void record_applied(std::int64_t n) {
