@@ -44,6 +44,7 @@ supervisor_actor::behavior_type finished_job(finished_pointer self, finished_job
   return {
       [=](challenge_atom) { return issue_nonce(self); },
       [=](hello_atom, const hello_msg& m) { return on_hello(self, m); },
+      [=](join_atom, const hello_msg&) -> caf::result<std::uint32_t> { return over(self->state); },
       [=](ticket_atom, std::uint32_t, float) -> caf::result<std::int64_t> {
         return std::int64_t{-1};  // no ticket: the job is over
       },
@@ -65,6 +66,7 @@ supervisor_actor::behavior_type finished_job(finished_pointer self, finished_job
         return over(self->state);
       },
       [=](eval_atom, std::int64_t, double, double) {},
+      [=](replica_atom) -> caf::result<std::vector<std::uint32_t>> { return over(self->state); },
       [=](status_atom) -> caf::result<std::string> { return over(self->state); },
       [=](restore_atom, recovery_plan&) -> caf::result<std::int64_t> { return over(self->state); },
   };

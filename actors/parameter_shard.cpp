@@ -292,29 +292,47 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       },
       [=](push_atom, push_msg& m) -> step_result {  // mutable: its buffer is reused
         if (!from_worker(self, "a push", m.worker)) return unauthorized("push");
+        if (!may_push(self)) return fenced_push();
         return after_backups(self, take_push(self, m));
       },
       [=](push_atom, push_pull& x) -> caf::result<push_pull_reply> {
         if (!from_worker(self, "a push", x.push.worker) ||
             !from_pullers(self, x.pull))
           return unauthorized("push");
+        if (!may_push(self)) return fenced_push();
         return after_backups(self, on_push_pull(self, x));
       },
       [=](push_atom, push_batch& x) -> caf::result<push_batch_reply> {
         if (!from_batch_workers(self, x)) return unauthorized("push");
+        if (!may_push(self)) return fenced_push();
         return after_backups(self, on_push_batch(self, x));
       },
       [=](required_atom, std::uint64_t n) {
         if (!from_chief(self, "a round size")) return;
-        self->state.cfg.required = std::max<std::uint64_t>(1, n);
-        forward_required(self, self->state.cfg.required);
-        maybe_complete_round(self->state);
+        // Forwarded first: a backup that has replayed the same pushes defers
+        // a raise made mid-round exactly as this copy does.
+        const auto size = std::max<std::uint64_t>(1, n);
+        forward_required(self, size);
+        set_required(self->state, static_cast<std::size_t>(size));
       },
       [=](replica_atom, replica_set& set) -> step_result {
         if (!from_chief(self, "a replica set")) return unauthorized("replica set");
         return on_replica_set(self, set);
       },
       [=](replica_atom, replica_update& u) -> step_result { return on_replica_update(self, u); },
+      [=](replica_atom, caf::actor& backup) -> step_result { return on_backup_join(self, backup); },
+      [=](replica_atom, std::uint32_t k) -> caf::result<caf::actor> {
+        if (!from_member(self, "a copy lookup")) return unauthorized("copy lookup");
+        return on_copy_lookup(self, k);
+      },
+      [=](failover_atom) -> step_result {
+        if (!from_chief(self, "a failover fence")) return unauthorized("failover");
+        return on_failover_fence(self);
+      },
+      [=](failover_atom, std::int64_t step) -> step_result {
+        if (!from_chief(self, "a failover step")) return unauthorized("failover");
+        return on_failover_step(self, step);
+      },
       [=](await_atom, std::int64_t target) -> step_result {
         if (!from_chief(self, "an await")) return unauthorized("await");
         return on_await(self, target);

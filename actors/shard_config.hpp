@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "model/schedule.hpp"
 #include "model/layout.hpp"
 #include "model/row_tables.hpp"
+#include "caf/actor.hpp"
 
 namespace downpour {
 
@@ -32,6 +34,10 @@ struct shard_config {
   // The model's dense variables: each one's rule and regularizer, applied to
   // the part of it this shard owns (model/dense_rules.hpp).
   std::vector<variable_info> dense;
+  // --ps-replicas: the copies of each shard; a ps's backups of other shards
+  // (by index), which the shard names to members that ask (a failover).
+  std::size_t replicas = 1;
+  std::map<std::uint32_t, caf::actor> hosted;
 };
 
 }  // namespace downpour

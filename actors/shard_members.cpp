@@ -32,6 +32,11 @@ caf::result<std::int64_t> on_hello(shard_pointer self, const hello_msg& m) {
     return caf::make_error(errc::config_mismatch, *diff);
   }
   if (!sender) return st.step;
+  if (worker == hello_msg::from_replica) {  // a ps keeping a backup of this shard
+    st.guard.admit_member(sender->node());
+    st.replica_nodes.insert(sender->node());
+    return st.step;
+  }
   if (worker == 0)
     st.guard.admit_chief(sender->node());
   else

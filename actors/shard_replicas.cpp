@@ -169,10 +169,7 @@ caf::result<std::int64_t> on_replica_update(shard_pointer self, replica_update& 
   for (auto& base : u.base)
     if (auto err = take_state(self, base))
       st.cfg.log.error(me(st) + ": cannot take its primary's state: " + self->system().render(err));
-  if (u.required != 0) {
-    st.cfg.required = u.required;
-    maybe_complete_round(st);
-  }
+  if (u.required != 0) set_required(st, static_cast<std::size_t>(u.required));
   std::size_t push = 0, pull = 0;
   for (const auto step : u.steps) {
     if (static_cast<replica_step>(step) == replica_step::row_pull) {

@@ -48,6 +48,7 @@ class shard_rows {
   void apply(const push_msg& m, const std::vector<row_ref>& claimed, update_moment at);
   void add_to_round(push_msg& m);                   // sync: kept until the round completes
   void apply_round(update_moment at);               // sync: the mean per row, then a new round
+  void drop_round() { round_.clear(); }             // sync: a failover voids the round in progress
 
   row_part snapshot() const;
   std::uint64_t rows_held() const { return table_.rows_held(); }

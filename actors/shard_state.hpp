@@ -8,6 +8,7 @@
 #include <functional>
 #include <cstdint>
 #include <map>
+#include <set>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -60,6 +61,8 @@ struct parameter_shard_state {
   // toward its size, so a worker whose pushes are all refused never leaves
   // the others waiting for a gradient that cannot come.
   std::size_t refused_count = 0;
+  // Sync: a larger round size told mid-round, taken once that round is done.
+  std::optional<std::size_t> next_required;
   std::int64_t dropped = 0;        // sync: stale gradients, never applied
   std::int64_t rejected = 0;       // malformed or non-finite pushes
   std::int64_t replayed = 0;       // pulls answered without parameters
@@ -94,6 +97,12 @@ struct parameter_shard_state {
   std::map<std::uint64_t, held_reply> held;
   std::uint64_t next_held = 0;
   caf::actor primary;
+  // Failover (actors/shard_failover.cpp): the nodes that said hello as a
+  // ps keeping a backup here; the actors that pushed since the last fence,
+  // and those fenced out (their pushes are of a lost epoch).
+  std::set<caf::node_id> replica_nodes;
+  std::vector<caf::actor_addr> pushers;
+  std::vector<caf::actor_addr> fenced;
   // Where this node's /metrics reads staleness and round waits (none in a
   // test's actor system); sync: when the round in progress got its first gradient.
   shard_meter* meter = nullptr;
@@ -166,6 +175,9 @@ bool from_batch_workers(shard_pointer self, const push_batch& x);
 
 // Sync: applies the round's mean once it has the gradients it needs.
 void maybe_complete_round(parameter_shard_state& st);
+// Sync: the coordinator's round size. A smaller one counts at once (a dead
+// worker never holds a round); a larger one from the next round on.
+void set_required(parameter_shard_state& st, std::size_t n);
 
 // A state to stand at (a restore's, a new backup's), whatever the shard
 // held; why not, if it does not fit.
@@ -202,6 +214,19 @@ void on_down(shard_pointer self, const caf::down_msg& dm);
 
 // A new sync round size, passed on to the backups.
 void forward_required(shard_pointer self, std::uint64_t n);
+
+// shard_failover.cpp (--ps-replicas 2 across processes)
+
+// A backup on the sender's node joins this primary; the copy of shard k this
+// node hosts; whether the sender of the push in hand may push (not fenced).
+caf::result<std::int64_t> on_backup_join(shard_pointer self, caf::actor& backup);
+caf::result<caf::actor> on_copy_lookup(shard_pointer self, std::uint32_t k);
+bool may_push(shard_pointer self);
+caf::error fenced_push();
+// The chief's failover: fence the workers seen so far and drop the sync
+// round in progress; then stand at the step every shard is brought to.
+caf::result<std::int64_t> on_failover_fence(shard_pointer self);
+caf::result<std::int64_t> on_failover_step(shard_pointer self, std::int64_t step);
 
 // shard_dense.cpp
 

@@ -123,6 +123,7 @@ caf::expected<std::int64_t> take_checked_push(shard_pointer self, push_msg& m) {
 void maybe_complete_round(parameter_shard_state& st) {
   if (st.grad_count + st.refused_count < st.cfg.required) return;
   st.refused_count = 0;
+  if (st.next_required) st.cfg.required = *std::exchange(st.next_required, std::nullopt);
   if (st.grad_count == 0) return answer_pulls_now(st);
   const float lr = learning_rate_at(st.cfg.schedule, st.step);
   const floats own_rules = segment_gradients(st, st.grad_sum, st.grad_count);
@@ -135,6 +136,17 @@ void maybe_complete_round(parameter_shard_state& st) {
   if (st.meter) st.meter->round_wait_seconds.observe(seconds_since(st.round_began));
   st.grad_count = 0;
   commit(st, std::exchange(st.grad_sum, {}));
+}
+
+void set_required(parameter_shard_state& st, std::size_t n) {
+  n = std::max<std::size_t>(1, n);
+  if (n > st.cfg.required && st.grad_count + st.refused_count > 0) {
+    st.next_required = n;
+    return;
+  }
+  st.next_required.reset();
+  st.cfg.required = n;
+  maybe_complete_round(st);
 }
 
 caf::error reject(shard_pointer self, caf::error err, const char* what) {

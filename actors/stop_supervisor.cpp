@@ -22,6 +22,7 @@ void init(supervisor_pointer self, supervisor_config cfg) {
   st.guard.set_log(cfg.log);
   st.cfg = std::move(cfg);
   st.granted = st.cfg.start_step;
+  for (std::uint32_t k = 0; k < st.cfg.shards.size(); ++k) st.hosts.push_back(k);
   st.reported_step = st.cfg.start_step;
   st.progress_fed = st.cfg.start_step;
   st.progress = std::make_unique<progress_reporter>(st.cfg.progress);
@@ -44,6 +45,7 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
   return {
       [=](challenge_atom) { return issue_nonce(self); },
       [=](hello_atom, const hello_msg& m) { return on_hello(self, m); },
+      [=](join_atom, const hello_msg& m) { return on_join_request(self, m); },
       [=](ticket_atom, std::uint32_t worker, float loss) -> caf::result<std::int64_t> {
         if (!from_worker(self, "a ticket request", worker)) return unauthorized("ticket");
         return on_ticket(self, worker, loss);
@@ -79,6 +81,10 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
       },
       [=](eval_atom, std::int64_t step, double accuracy, double ema_accuracy) {
         if (from_chief(self, "an evaluation")) on_eval(self, step, accuracy, ema_accuracy);
+      },
+      [=](replica_atom) -> caf::result<std::vector<std::uint32_t>> {
+        if (!from_member(self, "a hosts request")) return unauthorized("hosts");
+        return self->state.hosts;
       },
       // Read-only, and `downpour status --chief=HOST:PORT` has no config to say hello with.
       [=](status_atom) { return on_status(self); },

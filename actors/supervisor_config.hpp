@@ -30,6 +30,8 @@ struct supervisor_config {
   saver_actor saver;              // writes the final step's checkpoint; status: the newest
   std::size_t workers = 0;        // trainers in all: worker hosts x --trainers
   std::size_t trainers = 1;       // per worker node: a node's hello speaks for them all
+  std::size_t listed_tasks = 0;   // worker nodes in --worker-hosts; joiners take the next indices
+  std::string joins_refused;      // why --join is refused (a streamed-input job); empty: taken
   logger log;                     // the chief
   std::map<std::string, std::string> config_sources;  // for status: options.sources
   std::int64_t max_bad_batches = 0;  // non-finite batches skipped before the job diverges

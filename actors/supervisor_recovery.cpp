@@ -34,6 +34,13 @@ caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
     s.guard.refuse("a hello as worker 0 (the chief)", sender);
     return unauthorized("a hello as worker 0");
   }
+  // Tasks past --worker-hosts belong to the nodes a join assigned them to.
+  if (sender && !may_hello_as(self, m.worker, sender->node())) {
+    s.guard.refuse("a hello as worker task " + std::to_string(m.worker) +
+                       ", which is not in --worker-hosts and no join assigned to it",
+                   sender);
+    return unauthorized("a hello as worker task " + std::to_string(m.worker));
+  }
   if (sender) admit(self, sender->node(), m.worker);
   if (!s.life.is(chief_phase::recovering)) return {counted_step(s), s.cfg.coordinator};
   s.held_hellos.push_back(self->make_response_promise<std::int64_t, coordinator_actor>());
@@ -58,6 +65,21 @@ void on_shard_down(supervisor_pointer self, std::size_t k) {
   st.end_waiters.clear();
 }
 
+namespace {
+
+// A rollback loses the steps between the one reached and the restored one. A
+// failover rolls nothing back: the steps it aligns the shards to count as
+// applied, and the updates a lost primary had taken alone (plan.lost, within
+// those steps) as lost.
+void count_recovery(update_tally& tally, const recovery_plan& plan, std::int64_t settled,
+                    std::int64_t reached) {
+  if (plan.kind != recovery_kind::failover) return tally.record_rollback(reached, plan.step);
+  tally.record_applied(plan.step - settled);
+  tally.record_lost(plan.lost);
+}
+
+}  // namespace
+
 // Every shard stands at plan.step again: the tickets restart from there, so
 // the job still ends at exactly last_step (or stops, if it was told to);
 // the held hellos are answered.
@@ -69,6 +91,7 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
   st.cfg.shards = std::move(plan.shards);
   st.cfg.coordinator = std::move(plan.coordinator);
   st.cfg.saver = std::move(plan.saver);
+  if (!plan.hosts.empty()) st.hosts = std::move(plan.hosts);
   for (auto& s : st.cfg.shards) {
     self->monitor(s);
     self->send(s, join_atom_v);
@@ -77,7 +100,7 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
   // Answers of pushes every shard applied may come in after the loss: the
   // step reached is taken now, before the holders go.
   const auto reached = std::max(settled_step(st), plan.step);
-  st.cfg.tally->record_rollback(reached, plan.step);
+  count_recovery(*st.cfg.tally, plan, settled_step(st), reached);
   st.granted = plan.step;
   st.reported_step = plan.step;
   st.progress_fed = plan.step;
@@ -86,9 +109,13 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
   st.holders.clear();  // downs of old workers then match nothing
   st.life.enter(told_to_stop(st) ? chief_phase::stopping : chief_phase::training);
   ++st.epoch;
-  st.cfg.log.info("stop_supervisor: every shard restored; training resumes at global step " +
-                  std::to_string(plan.step) + " (rolled back from global step " +
-                  std::to_string(reached) + ")");
+  const auto back = reached > plan.step
+                        ? " (rolled back from global step " + std::to_string(reached) + ")"
+                        : std::string{};
+  st.cfg.log.info(std::string("stop_supervisor: ") +
+                  (plan.kind == recovery_kind::failover ? "failed over to the backups"
+                                                        : "every shard restored") +
+                  "; training resumes at global step " + std::to_string(plan.step) + back);
   for (auto& rp : st.held_hellos) rp.deliver(st.granted, st.cfg.coordinator);
   st.held_hellos.clear();
   go_on(self);

@@ -79,7 +79,12 @@ struct stop_supervisor_state {
   // Since the chief learnt a ps went down, until the first step after the
   // restore (or the end): the failover pause (update_tally).
   std::optional<std::chrono::steady_clock::time_point> paused_since;
+  // The ps serving each shard: k at first, the ps of its backup after a
+  // failover (--ps-replicas 2); workers ask for it when they join.
+  std::vector<std::uint32_t> hosts;
   std::vector<caf::typed_response_promise<std::int64_t, coordinator_actor>> held_hellos;
+  // Worker nodes that joined with --join: task index -> node (supervisor_members.cpp).
+  std::map<std::uint32_t, caf::node_id> joined;
   peer_guard guard;  // workers that said hello; the rest only from this node
   nonce_book nonces;  // one per node asking, for its next hello
   static inline const char* name = "stop_supervisor";
@@ -177,6 +182,12 @@ caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
                                                       const hello_msg& m);
 void on_shard_down(supervisor_pointer self, std::size_t k);
 caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& plan);
+
+// supervisor_members.cpp
+caf::result<std::uint32_t> on_join_request(supervisor_pointer self, const hello_msg& m);
+// Whether a remote node may say hello as this task: a listed one, or the one
+// a join assigned to that node. A refusal is logged.
+bool may_hello_as(supervisor_pointer self, std::uint32_t task, const caf::node_id& node);
 
 // supervisor_status.cpp
 void on_report(supervisor_pointer self, std::int64_t step, float loss);

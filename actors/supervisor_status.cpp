@@ -46,6 +46,9 @@ status_facts own_facts(const stop_supervisor_state& st) {
   facts.validation = st.validation;
   facts.config_sources = st.cfg.config_sources;
   facts.expected_workers = st.cfg.workers;
+  for (const auto& [task, node] : st.joined)
+    for (std::size_t t = 0; t < st.cfg.trainers; ++t)
+      facts.joined_workers.push_back(static_cast<std::uint32_t>(task * st.cfg.trainers + t));
   facts.shards.resize(st.cfg.shards.size());
   return facts;
 }

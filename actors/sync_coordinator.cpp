@@ -20,24 +20,35 @@ struct sync_coordinator_state {
   std::set<std::uint32_t> gone;                         // joined, then died; not back yet
   std::set<std::uint32_t> finished;                     // left: their data or the job is done
   std::size_t required = 0;                             // last count sent to the shards
+  std::set<std::uint32_t> joiners;                      // past the listed workers (--join)
   peer_guard guard;  // joins from nodes the supervisor admitted; exits and errors from this node
   static inline const char* name = "sync_coordinator";
 };
 
 using coordinator_pointer = coordinator_actor::stateful_pointer<sync_coordinator_state>;
 
-// Tells the shards a new round size when the live workers change it.
+// Workers past the listed ones (--join) that ever joined: each raises
+// replicas_to_aggregate by one while it lives, as a listed worker counts.
+std::size_t joined_count(const sync_coordinator_state& st) { return st.joiners.size(); }
+
+// Tells the shards a new round size when the live workers change it. A
+// shard takes a larger size from its next round on (never mid-round), a
+// smaller one at once, so a dead worker never holds a round.
 void update_required(coordinator_pointer self) {
   auto& st = self->state;
   if (st.cfg.mode != train_mode::sync) return;
   // Workers not yet joined count as alive: a round at start-up waits for them.
+  const std::size_t members = st.cfg.workers + joined_count(st);
   const std::size_t out = st.gone.size() + st.finished.size();
-  const std::size_t alive = st.cfg.workers - std::min(st.cfg.workers, out);
-  auto n = required_gradients(st.cfg.replicas_to_aggregate, st.cfg.workers, alive);
+  const std::size_t alive = members - std::min(members, out);
+  const std::size_t joined = members - st.cfg.workers;
+  auto n = required_gradients(st.cfg.replicas_to_aggregate + joined, members, alive);
   if (n == st.required) return;
   if (st.required != 0)
     st.cfg.log.info("sync_coordinator: a round now needs " + std::to_string(n) +
-                    " gradients (" + std::to_string(alive) + " live workers)");
+                    " gradients (" + std::to_string(alive) + " live workers" +
+                    (joined ? ", " + std::to_string(joined) + " joined" : std::string{}) +
+                    ")" + (n > st.required ? ", from the next round on" : ""));
   st.required = n;
   for (auto& s : st.cfg.shards) self->send(s, required_atom_v, static_cast<std::uint64_t>(n));
 }
@@ -100,6 +111,7 @@ void on_join(coordinator_pointer self, std::uint32_t worker) {
   auto sender = self->current_sender();
   if (!sender || !from_member(self, "a join")) return;
   st.live[worker] = caf::actor_cast<caf::actor_addr>(sender);
+  if (worker >= st.cfg.workers) st.joiners.insert(worker);
   st.gone.erase(worker);
   st.finished.erase(worker);
   self->monitor(sender);

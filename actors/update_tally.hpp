@@ -9,7 +9,9 @@
 // the shards back from the step they had reached to the checkpoint's; those
 // updates stay applied and are counted lost too, so at the end
 // applied - lost == the final global step. The two are counted apart (the
-// answers, the rollbacks), so that equality checks the counting.
+// answers, the rollbacks), so that equality checks the counting. A failover
+// to backups (--ps-replicas 2) rolls nothing back: applied == the final step,
+// and lost counts the updates a lost primary had taken alone.
 #pragma once
 
 #include <algorithm>
@@ -37,8 +39,13 @@ class update_tally {
   // The shards stood at `reached` (every update of the steps before it
   // applied) and were restored to `restored`: the steps between are lost.
   void record_rollback(std::int64_t reached, std::int64_t restored) {
+    record_lost(reached - restored);
+  }
+  // n updates applied are gone from the parameters (a failover's: taken by a
+  // lost primary alone).
+  void record_lost(std::int64_t n) {
     std::lock_guard<std::mutex> lock(mutex_);
-    lost_ += std::max<std::int64_t>(reached - restored, 0);
+    lost_ += std::max<std::int64_t>(n, 0);
   }
   // Training paused `seconds`, from the loss of a ps to its first step after
   // the restore.

@@ -63,7 +63,7 @@ struct variant {
   bool pipeline = true;
   wire_dtype wire = wire_dtype::fp32;
   std::string tls_certs;  // mutual TLS with the certificates in this directory
-  std::size_t ps_replicas = 1;  // copies of each shard (inproc only so far)
+  std::size_t ps_replicas = 1;  // copies of each shard
 };
 
 sample inproc_run(std::size_t n, long steps, variant v = {}) {
@@ -83,7 +83,8 @@ sample process_run(const std::string& bin, std::size_t n, long steps, variant v 
   std::vector<std::string> args{"--quiet", "--log-every=1000000", "--save-checkpoint-secs=0",
                                 "--last-step=" + std::to_string(steps),
                                 std::string("--pipeline=") + (v.pipeline ? "on" : "off"),
-                                "--wire-dtype=" + to_string(v.wire)};
+                                "--wire-dtype=" + to_string(v.wire),
+                                "--ps-replicas=" + std::to_string(v.ps_replicas)};
   if (!v.tls_certs.empty())
     args.insert(args.end(), {"--tls-ca=" + v.tls_certs + "/ca.pem",
                              "--tls-cert=" + v.tls_certs + "/127.0.0.1.pem",
@@ -93,7 +94,7 @@ sample process_run(const std::string& bin, std::size_t n, long steps, variant v 
   return {s.wall_s, s.steps, run.cpu_s};
 }
 
-// --ps-replicas=R: the inproc 2+2 job again with R copies of each shard.
+// --ps-replicas=R: the 2+2 jobs (inproc, processes) again with R copies of each shard.
 std::size_t ps_replicas_arg(const std::vector<std::string>& rest) {
   for (auto& a : rest)
     if (a.rfind("--ps-replicas=", 0) == 0) return std::stoul(a.substr(14));
@@ -108,7 +109,7 @@ std::string tls_certs_dir(const std::vector<std::string>& rest) {
 
 struct series {
   std::vector<sample> ref, local1, proc1, local2, proc2, proc2_tls;
-  std::vector<sample> local2_replicated;  // --ps-replicas R > 1
+  std::vector<sample> local2_replicated, proc2_replicated;  // --ps-replicas R > 1
   std::vector<sample> local1_off, proc1_off, proc1_bf16;  // variants of the 1+1 job
 };
 
@@ -129,6 +130,11 @@ void one_repeat(series& s, const job_model& job, const std::string& bin, long st
     s.local2_replicated.push_back(inproc_run(2, steps, v));
   }
   if (!bin.empty()) s.proc2.push_back(process_run(bin, 2, steps));
+  if (!bin.empty() && replicas > 1) {
+    variant v;
+    v.ps_replicas = replicas;
+    s.proc2_replicated.push_back(process_run(bin, 2, steps, v));
+  }
   if (!bin.empty() && !tls_certs.empty())
     s.proc2_tls.push_back(process_run(bin, 2, steps, variant{true, wire_dtype::fp32, tls_certs}));
 }
@@ -136,6 +142,12 @@ void one_repeat(series& s, const job_model& job, const std::string& bin, long st
 std::vector<double> ms(const std::vector<sample>& xs) {
   std::vector<double> out;
   for (auto& x : xs) out.push_back(x.ms_per_step());
+  return out;
+}
+
+std::vector<double> cpu_ms(const std::vector<sample>& xs) {
+  std::vector<double> out;
+  for (auto& x : xs) out.push_back(x.cpu_ms_per_step());
   return out;
 }
 
@@ -180,6 +192,7 @@ void fill_report(report& rep, const series& s) {
       {"inproc 2 workers + 2 shards", &s.local2},
       {"inproc 2 workers + 2 shards, --ps-replicas", &s.local2_replicated},
       {"4 processes 2 workers + 2 ps", &s.proc2},
+      {"4 processes 2 workers + 2 ps, --ps-replicas", &s.proc2_replicated},
       {"4 processes 2 workers + 2 ps, mutual TLS", &s.proc2_tls}};
   for (auto& [name, xs] : rows)
     if (!xs->empty()) rep.value(std::string(name) + " ms/step", ms(*xs), "ms/global step");
@@ -206,6 +219,12 @@ void fill_report(report& rep, const series& s) {
     rep.ratio("processes 2+2 / processes 1+1 (steps/s)", ratios(rate(s.proc2), rate(s.proc1)),
               1.4, false);
     rep.value("processes 2+2 / inproc 1+1 (steps/s)", ratios(rate(s.proc2), rate(s.local1)), "x");
+  }
+  if (!s.proc2_replicated.empty()) {
+    rep.ratio("processes 2+2 --ps-replicas / --ps-replicas 1 (CPU s/step)",
+              ratios(cpu_ms(s.proc2_replicated), cpu_ms(s.proc2)), 1.6, true);
+    rep.value("processes 2+2 --ps-replicas / --ps-replicas 1 (steps/s)",
+              ratios(rate(s.proc2_replicated), rate(s.proc2)), "x");
   }
   if (!s.proc1.empty() && !s.proc2.empty()) cpu_bound_rows(rep, s);
   if (!s.proc2_tls.empty())

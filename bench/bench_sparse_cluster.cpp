@@ -9,7 +9,7 @@
 // model vectorised in NumPy) and the single loop's examples/s over its.
 //
 //   bench_sparse_cluster --data DIR [--rows-log2 20,26] [--lr 0.3] [--batch 100,1000]
-//                        [--trainers K] [--binary=PATH] [--json FILE]
+//                        [--trainers K] [--ps-replicas R] [--binary=PATH] [--json FILE]
 //
 // DIR holds gen_libsvm's files. One pass over the training file: the job's
 // last step is examples / batch. Each batch size of the list is a sweep of
@@ -36,6 +36,7 @@ struct settings {
   std::vector<std::size_t> batches{100, 1000};
   std::size_t batch = 100;  // the one being measured
   std::size_t trainers = 1;
+  std::size_t replicas = 1;  // --ps-replicas R > 1: the 2 + 2 job again with R copies of each shard
 };
 
 // "N=2^20 batch 100 ": what every line of one sweep starts with.
@@ -55,7 +56,8 @@ std::optional<double> cpu_ratio_limit(const settings& s, std::size_t trainers) {
 [[noreturn]] void usage_error(const std::string& what) {
   throw std::invalid_argument(what +
                               " (usage: bench_sparse_cluster --data DIR [--rows-log2 20,26] "
-                              "[--lr 0.3] [--batch 100,1000] [--trainers K] [--binary=PATH])");
+                              "[--lr 0.3] [--batch 100,1000] [--trainers K] [--ps-replicas R] "
+                              "[--binary=PATH])");
 }
 
 settings parse(const std::vector<std::string>& rest) {
@@ -80,6 +82,8 @@ settings parse(const std::vector<std::string>& rest) {
       for (std::string x; std::getline(list, x, ',');) s.batches.push_back(std::stoul(x));
     } else if (rest[i] == "--trainers") {
       s.trainers = std::stoul(value());
+    } else if (rest[i] == "--ps-replicas") {
+      s.replicas = std::stoul(value());
     } else if (rest[i].rfind("--binary=", 0) != 0) {
       usage_error("unknown argument " + rest[i]);
     }
@@ -88,6 +92,7 @@ settings parse(const std::vector<std::string>& rest) {
   if (s.binary.empty()) usage_error("no downpour binary found");
   if (s.batches.empty()) usage_error("--batch needs at least one size");
   if (s.trainers == 0) usage_error("--trainers must be at least 1");
+  if (s.replicas < 1 || s.replicas > 2) usage_error("--ps-replicas must be 1 or 2");
   return s;
 }
 
@@ -265,9 +270,10 @@ void add_sync_row(report& r, const settings& s, std::size_t steps, double plante
           true);
 }
 
-// The 2 ps + 2 worker job of K trainers per worker process, next to the single loop.
-void add_cluster(report& r, const settings& s, unsigned bits, std::size_t steps,
-                 const nlohmann::json& one, double planted, std::size_t trainers) {
+// The 2 ps + 2 worker job of K trainers per worker process, next to the
+// single loop; its CPU-s (every process's).
+double add_cluster(report& r, const settings& s, unsigned bits, std::size_t steps,
+                   const nlohmann::json& one, double planted, std::size_t trainers) {
   testing::temp_dir dir("bench-sparse-cluster");
   auto args = job_args(s, bits, steps);
   args.push_back("--trainers=" + std::to_string(trainers));
@@ -276,6 +282,24 @@ void add_cluster(report& r, const settings& s, unsigned bits, std::size_t steps,
   const auto ckpt =
       read_checkpoint(dir / checkpoint_name(summary["global_step"].get<std::int64_t>()));
   add_rows(r, s, bits, one, job.processes, summary, ckpt.rows.keys.size(), planted, trainers);
+  return job.processes.cpu_s;
+}
+
+// The same 2 + 2 job with R copies of each shard: issue 40's bound on what
+// replication costs, CPU-s per example at most 1.6x R = 1's.
+void add_replicated(report& r, const settings& s, unsigned bits, std::size_t steps,
+                    const nlohmann::json& one, double unreplicated_cpu_s) {
+  testing::temp_dir dir("bench-sparse-replicated");
+  auto args = job_args(s, bits, steps);
+  args.push_back("--ps-replicas=" + std::to_string(s.replicas));
+  const auto job = run_job(s, 2, 2, args, dir);
+  const std::string n = prefix(s, bits) + "--ps-replicas " + std::to_string(s.replicas) + " ";
+  const double examples = one["examples"].get<double>();
+  r.value(n + "2 ps + 2 workers CPU-s per million examples", {job.processes.cpu_s / examples * 1e6},
+          "s");
+  r.limit(n + "/ --ps-replicas 1 CPU-s per example", {job.processes.cpu_s / unreplicated_cpu_s},
+          "ratio", 1.6, true);
+  r.value(n + "cluster test log loss", {job.summary["test_log_loss"].get<double>()}, "nats");
 }
 
 // One batch size: every N, then sync at the largest.
@@ -285,7 +309,8 @@ void sweep(report& r, const settings& s, const nlohmann::json& planted, bool num
   for (unsigned bits : s.rows_log2) {
     const auto one = single_process(s, bits);
     if (numpy) add_numpy_rows(r, s, bits, one, numpy_reference(s, bits));
-    add_cluster(r, s, bits, steps, one, planted_loss, 1);
+    const double cpu_s = add_cluster(r, s, bits, steps, one, planted_loss, 1);
+    if (s.replicas > 1) add_replicated(r, s, bits, steps, one, cpu_s);
     if (s.trainers > 1) add_cluster(r, s, bits, steps, one, planted_loss, s.trainers);
     add_pair_rows(r, s, bits, steps, one);
   }

@@ -70,6 +70,13 @@ options read_cluster(options o, const raw_values& raw) {
   o.task = read_integer(raw, "task", o.task, 0);
   o.ps_hosts = read_hosts(raw, "ps-hosts", o.ps_hosts);
   o.worker_hosts = read_hosts(raw, "worker-hosts", o.worker_hosts);
+  if (const raw_value* v = find(raw, "join")) {
+    const auto at = parse_host_list(v->text, label(*v, "join"));
+    if (at.size() != 1)
+      throw config_error("config: " + label(*v, "join") + " names " + std::to_string(at.size()) +
+                         " addresses (expected the one HOST:PORT of the chief)");
+    o.join = at[0];
+  }
   o.mode = read_choice(raw, "mode", o.mode, {train_mode::async, train_mode::sync, train_mode::ssp});
   o.staleness = read_integer(raw, "staleness", o.staleness, 0);
   o.trainers = read_integer(raw, "trainers", o.trainers, 1, 64);
@@ -148,6 +155,14 @@ void check_cluster(const options& o, const raw_values& raw) {
     const raw_value* v = find(raw, name);
     return v ? *v : raw_value{std::to_string(value), "", name};
   };
+  if (const raw_value* v = find(raw, "join")) {
+    if (o.role != role_kind::worker)
+      throw config_error("config: " + label(*v, "join") + " needs --role=worker (got --role=" +
+                         to_string(o.role) + ")");
+    if (const raw_value* t = find(raw, "task"))
+      throw config_error("config: " + label(*t, "task") +
+                         " with --join (expected no --task: the chief assigns a joiner's index)");
+  }
   if (o.role == role_kind::ps || o.role == role_kind::worker) {
     const bool ps = o.role == role_kind::ps;
     const std::size_t hosts = ps ? o.ps_hosts.size() : o.worker_hosts.size();
@@ -162,11 +177,14 @@ void check_cluster(const options& o, const raw_values& raw) {
     bad_value(value_of("ps-replicas", o.ps_replicas), "ps-replicas", "is out of range",
               integer_expectation(1, static_cast<long long>(ps)) + " for " + std::to_string(ps) +
                   " --ps-hosts");
-  // Backups live in one process so far: ps nodes publish their primary only.
-  if (o.ps_replicas > 1 && (o.role != role_kind::local || o.transport != transport_kind::inproc))
+  // A ps process keeps one backup (its neighbour's shard); a local cluster
+  // over tcp runs its shards in one process, where nothing fails alone.
+  if (o.ps_replicas > 2 && o.role != role_kind::local)
     bad_value(value_of("ps-replicas", o.ps_replicas), "ps-replicas", "is not served here",
-              "1 unless --role=local --transport=inproc: ps processes keep no backups "
-              "yet");
+              "1 or 2 for ps and worker processes (a ps keeps one backup)");
+  if (o.ps_replicas > 1 && o.role == role_kind::local && o.transport != transport_kind::inproc)
+    bad_value(value_of("ps-replicas", o.ps_replicas), "ps-replicas", "is not served here",
+              "1 with --transport=tcp (--role=local keeps its backups in process)");
 }
 
 // Every value is held, copied and quoted in messages: none may be longer

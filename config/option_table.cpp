@@ -104,6 +104,9 @@ std::vector<option_spec> cluster_specs(const options& d) {
       {"role", "ROLE", to_string(d.role),
        "local (whole cluster in this process), ps, worker or reference"},
       {"task", "N", text_of(d.task), "index of this process in its role's host list"},
+      {"join", "HOST:PORT", "",
+       "worker: join the running job of the chief at HOST:PORT (not in --worker-hosts; the "
+       "chief assigns the task index; refused for streamed input)"},
       {"ps-hosts", "LIST", to_string(d.ps_hosts), "parameter servers, comma-separated host:port ([addr]:port for IPv6)"},
       {"worker-hosts", "LIST", to_string(d.worker_hosts), "workers, comma-separated host:port ([addr]:port for IPv6)"},
       {"mode", "MODE", to_string(d.mode),

@@ -111,6 +111,9 @@ struct options {
   // Cluster.
   role_kind role = role_kind::local;
   std::size_t task = 0;
+  // --join: a worker not in --worker-hosts joins the running job of this
+  // chief, which assigns its task index (docs/operations.md).
+  std::optional<host_port> join;
   std::vector<host_port> ps_hosts = {{"localhost", 1111}, {"localhost", 1112}};
   std::vector<host_port> worker_hosts = {{"localhost", 2222}, {"localhost", 2223}};
   train_mode mode = train_mode::async;

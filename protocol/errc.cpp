@@ -31,8 +31,11 @@ constexpr errc_text errc_texts[] = {
     {"step_passed", "the shard is past the step asked for"},
     {"bad_keys", "row keys out of range, not ascending or duplicated"},
     {"unpulled_rows", "a push of rows the worker did not pull"},
+    {"join_refused", "the chief refused this node's --join"},
+    {"fenced", "a push from a worker of the epoch before a failover"},
+    {"no_copy", "the ps keeps no copy of that shard"},
 };
-static_assert(std::size(errc_texts) == static_cast<std::size_t>(errc::unpulled_rows) + 1,
+static_assert(std::size(errc_texts) == static_cast<std::size_t>(errc::no_copy) + 1,
               "every errc value has its name and meaning here");
 
 const errc_text& text_of(errc x) {

@@ -32,6 +32,9 @@ enum class errc : std::uint8_t {
   step_passed,          // a snapshot for a step the shard has already passed
   bad_keys,             // row keys out of the shard's range, not ascending or twice
   unpulled_rows,        // a push of rows the worker did not pull
+  join_refused,         // the chief refused a --join: a config of its own, exit 2
+  fenced,               // a push from a worker of the epoch before a failover
+  no_copy,              // a ps asked for a copy of a shard it does not keep
 };
 
 // The value's name, as CAF renders it: "shape_mismatch".

@@ -19,6 +19,10 @@ namespace downpour {
 struct hello_msg {
   // The receiver the hello is meant for: shard k, or the chief's supervisor.
   static constexpr std::uint32_t to_chief = std::numeric_limits<std::uint32_t>::max();
+  // The worker a join request names (--join): the chief assigns the index.
+  static constexpr std::uint32_t joining = std::numeric_limits<std::uint32_t>::max();
+  // The worker index of a ps's hello to a shard it keeps a backup of.
+  static constexpr std::uint32_t from_replica = std::numeric_limits<std::uint32_t>::max() - 1;
 
   std::string fingerprint;  // the sender's cluster settings (runtime/node/job.hpp)
   std::uint32_t shard = 0;  // the shard it takes the receiver for, or to_chief

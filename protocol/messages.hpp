@@ -121,6 +121,7 @@ CAF_ADD_ATOM(downpour, downpour, position_atom, "position")
 CAF_ADD_ATOM(downpour, downpour, lease_atom, "lease")
 CAF_ADD_ATOM(downpour, downpour, recall_atom, "recall")
 CAF_ADD_ATOM(downpour, downpour, replica_atom, "replica")
+CAF_ADD_ATOM(downpour, downpour, failover_atom, "failover")
 
 namespace downpour {
 
@@ -161,6 +162,20 @@ using shard_actor = caf::typed_actor<
     // From this copy's primary: the pushes it took, to take the same way
     // -> the shard's step after them (the primary's ack).
     caf::replies_to<replica_atom, replica_update>::with<std::int64_t>,
+    // From a ps that said hello as a replica: the backup of this shard on
+    // its node joins (paid in full state first) -> the shard's step.
+    caf::replies_to<replica_atom, caf::actor>::with<std::int64_t>,
+    // The copy of shard k this node hosts as a backup (members only): a
+    // handle asked of its own node, never relayed (CAF 0.17 routes those
+    // through the relaying node).
+    caf::replies_to<replica_atom, std::uint32_t>::with<caf::actor>,
+    // From the chief, a failover: refuse pushes of every worker seen so
+    // far (theirs are of the lost epoch) and drop the sync round in
+    // progress -> the step the shard stands at.
+    caf::replies_to<failover_atom>::with<std::int64_t>,
+    // From the chief, after the fence: stand at this global step (the
+    // updates the lost primary took alone) -> the step.
+    caf::replies_to<failover_atom, std::int64_t>::with<std::int64_t>,
     // Sync mode: the number of fresh gradients that completes a round.
     caf::reacts_to<required_atom, std::uint64_t>,
     // Answers when the shard has applied this many updates.
@@ -230,16 +245,24 @@ using saver_actor = caf::typed_actor<
 
 // Chief -> its supervisor after a recovery: every shard restored to step,
 // with the (possibly new) shard handles and freshly spawned helpers.
+// How the shards came back: restored from a checkpoint, or the backups of
+// the lost ones promoted (--ps-replicas 2: nothing rolled back).
+enum class recovery_kind : std::uint8_t { rollback = 0, failover = 1 };
+
 struct recovery_plan {
   std::int64_t step = 0;
   std::vector<shard_actor> shards;
   coordinator_actor coordinator;
   saver_actor saver;
+  std::vector<std::uint32_t> hosts;  // the ps serving each shard (a failover moves one)
+  std::int64_t lost = 0;             // updates lost: rolled back, or taken by a lost primary alone
+  recovery_kind kind = recovery_kind::rollback;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, recovery_plan& x) {
-  return f(caf::meta::type_name("recovery_plan"), x.step, x.shards, x.coordinator, x.saver);
+  return f(caf::meta::type_name("recovery_plan"), x.step, x.shards, x.coordinator, x.saver,
+           x.hosts, x.lost, x.kind);
 }
 
 // The stop-at-step supervisor on the chief: hands out exactly last_step
@@ -249,6 +272,9 @@ using supervisor_actor = caf::typed_actor<
     caf::replies_to<challenge_atom>::with<std::string>,
     // A joining node's hello -> the current global step and the coordinator.
     caf::replies_to<hello_atom, hello_msg>::with<std::int64_t, coordinator_actor>,
+    // --join: a node not in --worker-hosts asks to join, its hello naming
+    // worker hello_msg::joining -> the task index it is to say hello as.
+    caf::replies_to<join_atom, hello_msg>::with<std::uint32_t>,
     // Worker index and its last loss -> the global step its next push makes, or -1: stop.
     caf::replies_to<ticket_atom, std::uint32_t, float>::with<std::int64_t>,
     // --ticket-lease > 1: worker index, its last loss, the tickets it wants
@@ -278,6 +304,9 @@ using supervisor_actor = caf::typed_actor<
     caf::replies_to<diverged_atom, std::uint32_t, std::int64_t, float>::with<std::int64_t>,
     // From the evaluator: global step, validation accuracy raw and EMA (metrics.csv).
     caf::reacts_to<eval_atom, std::int64_t, double, double>,
+    // Members: the ps serving each shard now (--ps-replicas 2: a failover
+    // moves a shard to the ps that held its backup).
+    caf::replies_to<replica_atom>::with<std::vector<std::uint32_t>>,
     // `downpour status` and the metrics endpoint: the job's state as JSON (reporting/status_json.hpp).
     caf::replies_to<status_atom>::with<std::string>,
     // From the chief after a lost ps came back: resume at the restored step -> that step.
@@ -327,4 +356,5 @@ CAF_ADD_TYPE_ID(downpour, (downpour::push_batch_reply))
 CAF_ADD_TYPE_ID(downpour, (downpour::ticket_tally))
 CAF_ADD_TYPE_ID(downpour, (downpour::replica_update))
 CAF_ADD_TYPE_ID(downpour, (downpour::replica_set))
+CAF_ADD_TYPE_ID(downpour, (std::vector<std::uint32_t>))
 CAF_END_TYPE_ID_BLOCK(downpour)

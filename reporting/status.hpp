@@ -48,6 +48,7 @@ struct status_facts {
   std::vector<std::uint32_t> live_workers;
   std::vector<std::uint32_t> dead_workers;
   std::size_t expected_workers = 0;
+  std::vector<std::uint32_t> joined_workers;  // of nodes that came with --join
   std::vector<shard_facts> shards;
   // Streamed input: each worker's newest read position the shards hold.
   std::vector<worker_position> positions;

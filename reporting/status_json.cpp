@@ -110,7 +110,8 @@ std::string status_json(const status_facts& f) {
   j["validation"] = validation_json(f.validation);
   j["workers"] = {{"expected", f.expected_workers},
                   {"live", f.live_workers},
-                  {"dead", f.dead_workers}};
+                  {"dead", f.dead_workers},
+                  {"joined", f.joined_workers}};
   j["shards"] = json::array();
   for (std::size_t k = 0; k < f.shards.size(); ++k) j["shards"].push_back(shard_json(k, f.shards[k]));
   j["dropped_stale_gradients"] = dropped_total(f);
@@ -149,6 +150,7 @@ status_facts parse_status_json(const std::string& text) {
     f.expected_workers = w.at("expected").get<std::size_t>();
     f.live_workers = w.at("live").get<std::vector<std::uint32_t>>();
     f.dead_workers = w.at("dead").get<std::vector<std::uint32_t>>();
+    f.joined_workers = w.value("joined", std::vector<std::uint32_t>{});
     for (const auto& s : j.at("shards")) f.shards.push_back(shard_from(s));
     if (j.contains("input")) f.positions = input_from(j.at("input"));
     if (const json& c = j.at("last_checkpoint"); !c.is_null()) {

@@ -22,7 +22,7 @@ namespace downpour {
 namespace {
 
 bool is_chief(const options& opts) {
-  return opts.role == role_kind::local || (opts.role == role_kind::worker && opts.task == 0);
+  return opts.role == role_kind::local || (opts.role == role_kind::worker && opts.task == 0 && !opts.join);
 }
 
 // Exit codes (docs/stopping.md): a stopped or diverged job ends every node
@@ -30,6 +30,7 @@ bool is_chief(const options& opts) {
 int exit_code(const caf::error& err) {
   if (err == errc::interrupted) return exit_stopped;
   if (err == errc::diverged) return exit_diverged;
+  if (err == errc::join_refused) return exit_bad_config;
   return exit_failed;
 }
 
@@ -44,7 +45,7 @@ job_status status_of(int code) {
 // writes summary.json in every case.
 int fail(const options& opts, const logger& log, const caf::error& err) {
   const int code = exit_code(err);
-  if (code == exit_failed)
+  if (code == exit_failed || code == exit_bad_config)
     log.error(describe(err));
   else if (!is_chief(opts))
     log.info("the job ended: " + describe(err));
@@ -105,7 +106,7 @@ int run_node(const options& opts, const application& app, const logger& log,
       node_system sys{opts, job.layout};
       auto r = run_worker_node(sys.get(), opts, job, hooks);
       const int code = !r               ? fail(opts, log, r.error())
-                       : opts.task == 0 ? report(opts, *r, log)
+                       : is_chief(opts) ? report(opts, *r, log)
                                         : exit_completed;
       sys.end(code, log);
       return code;
@@ -125,7 +126,9 @@ int run_node(const options& opts, const application& app, const logger& log,
 // stop it cleanly (runtime/node/signals.hpp); the watcher starts before any
 // other thread. The reference trainer keeps the default: it dies at once.
 int train(const options& opts, const application& app) {
-  const logger log = node_logger(opts, opts.role, opts.task);
+  // A joiner learns its task index from the chief (runtime/node/join.hpp).
+  const logger log = opts.join ? logger{"worker:joining", opts.log_threshold, opts.log_format}
+                               : node_logger(opts, opts.role, opts.task);
   stop_switch stops;
   std::optional<signal_watcher> watcher;
   if (opts.role != role_kind::reference) watcher.emplace(stops, log,

@@ -57,7 +57,12 @@ std::string format_status(const status_facts& f) {
       << "learning_rate: " << f.learning_rate << "\n"
       << "validation: " << validation_text(f.validation) << "\n"
       << "workers: " << f.live_workers.size() << " live of " << f.expected_workers
-      << " (live: " << join(f.live_workers) << "; dead: " << join(f.dead_workers) << ")\n";
+      << (f.joined_workers.empty()
+              ? std::string{}
+              : " listed + " + std::to_string(f.joined_workers.size()) + " joined")
+      << " (live: " << join(f.live_workers) << "; dead: " << join(f.dead_workers)
+      << (f.joined_workers.empty() ? std::string{} : "; joined: " + join(f.joined_workers))
+      << ")\n";
   for (std::size_t k = 0; k < f.shards.size(); ++k) out << shard_line(k, f.shards[k]) << "\n";
   out << "dropped_stale_gradients: " << dropped << "\n";
   for (const auto& p : f.positions)

@@ -168,6 +168,8 @@ std::string chief_exposition(const status_facts& f, shard_series shards_at,
           static_cast<double>(f.live_workers.size()));
   e.gauge("downpour_workers_expected", "workers in --worker-hosts",
           static_cast<double>(f.expected_workers));
+  e.gauge("downpour_workers_joined", "workers that joined with --join, beyond --worker-hosts",
+          static_cast<double>(f.joined_workers.size()));
   std::size_t reachable = 0;
   for (const auto& s : f.shards) reachable += s.reachable;
   e.gauge("downpour_shards_reachable", "shards that answered the chief",

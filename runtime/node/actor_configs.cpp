@@ -25,6 +25,7 @@ shard_config shard_config_for(const options& opts, const model_layout& layout, s
   c.log = node_logger(opts, role_kind::ps, index);
   c.rows = row_tables_for(opts, layout);
   c.dense = layout.variables();
+  c.replicas = opts.ps_replicas;
   return c;
 }
 
@@ -140,6 +141,11 @@ supervisor_config supervisor_config_for(const options& opts, const model_layout&
   c.saver = std::move(saver);
   c.workers = trainer_count(opts);
   c.trainers = opts.trainers;
+  c.listed_tasks = opts.worker_hosts.size();
+  if (streams_input(opts))
+    c.joins_refused = "the job streams its input, split among the " +
+                      std::to_string(opts.worker_hosts.size()) +
+                      " listed workers: its data plan is fixed (docs/input.md)";
   c.log = node_logger(opts, role_kind::worker, 0);
   c.config_sources = opts.sources;
   c.max_bad_batches = opts.max_bad_batches;

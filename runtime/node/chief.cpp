@@ -19,6 +19,7 @@
 #include "runtime/net/metrics_http.hpp"
 #include "runtime/node/actor_configs.hpp"
 #include "runtime/node/chief_helpers.hpp"
+#include "runtime/node/failover.hpp"
 #include "runtime/node/hello.hpp"
 #include "runtime/node/job_watch.hpp"
 #include "runtime/node/local_ends.hpp"
@@ -131,7 +132,8 @@ class chief_run {
  private:
   caf::error start_workers();
   caf::error recover();
-  caf::error restore_supervisor(const recovered_cluster& back, const chief_helpers& helpers);
+  caf::error resume(std::vector<shard_actor> shards, recovery_plan plan);
+  caf::error restore_supervisor(recovery_plan plan, const chief_helpers& helpers);
   void end_actors(const caf::error& reason);
 
   caf::actor_system& sys_;
@@ -150,6 +152,7 @@ class chief_run {
   armed_stop stop_;
   job_watch watch_;
   std::vector<worker_actor> local_workers_;
+  std::vector<std::uint32_t> hosts_;  // the ps serving each shard (a failover moves one)
   caf::expected<metrics_handle> metrics_;
 };
 
@@ -175,6 +178,7 @@ chief_run::chief_run(caf::actor_system& sys, const options& opts, const job_mode
             [this](const std::string& why) { to_supervisor_.forward(why + " on " + log_.node()); }),
       watch_(sys, supervisor_),
       metrics_(serve_chief_metrics(sys, opts, supervisor_)) {
+  for (std::uint32_t k = 0; k < shards.size(); ++k) hosts_.push_back(k);
   epoch_.helpers.evaluator = spawn_evaluator_for(sys, opts, job, shards, supervisor_, start_step);
   watch_helpers(watch_, epoch_.helpers);
   for (const auto& s : shards) watch_.watch(s);  // a local job's
@@ -216,24 +220,42 @@ caf::error chief_run::start_workers() {
 // with the reason.
 caf::error chief_run::recover() {
   stop_helpers(self_, epoch_.helpers);
+  if (opts_.ps_replicas > 1 && opts_.role != role_kind::local) {
+    auto moved = fail_over(sys_, opts_, job_.layout, epoch_.shards, hosts_);
+    if (moved) {
+      hosts_ = moved->hosts;
+      return resume(std::move(moved->shards),
+                    {moved->step, {}, {}, {}, hosts_, moved->lost, recovery_kind::failover});
+    }
+    log_.warn("chief: no failover (" + describe(moved.error()) +
+              "); every shard rolls back to the newest checkpoint");
+  }
   auto back = recover_cluster(sys_, opts_, job_.layout, epoch_.shards);
   if (!back) {
     for (auto& s : epoch_.shards) self_->send_exit(s, back.error());
     return back.error();
   }
-  auto helpers = spawn_helpers(sys_, opts_, job_.layout, back->shards, back->step);
-  if (auto err = restore_supervisor(*back, helpers)) return err;
-  helpers.evaluator = spawn_evaluator_for(sys_, opts_, job_, back->shards, supervisor_, back->step);
-  epoch_ = chief_epoch{std::move(back->shards), helpers};
+  // A shard reconnected is served by its own ps again.
+  for (std::size_t k = 0; k < hosts_.size(); ++k)
+    if (back->shards[k] != epoch_.shards[k]) hosts_[k] = static_cast<std::uint32_t>(k);
+  return resume(std::move(back->shards),
+                {back->step, {}, {}, {}, hosts_, 0, recovery_kind::rollback});
+}
+
+// Fresh helpers on the shards as they came back; the supervisor resumes and
+// the workers start again.
+caf::error chief_run::resume(std::vector<shard_actor> shards, recovery_plan plan) {
+  auto helpers = spawn_helpers(sys_, opts_, job_.layout, shards, plan.step);
+  const auto step = plan.step;
+  plan.shards = shards;
+  if (auto err = restore_supervisor(std::move(plan), helpers)) return err;
+  helpers.evaluator = spawn_evaluator_for(sys_, opts_, job_, shards, supervisor_, step);
+  epoch_ = chief_epoch{std::move(shards), helpers};
   watch_helpers(watch_, epoch_.helpers);
   return start_workers();
 }
 
-caf::error chief_run::restore_supervisor(const recovered_cluster& back,
-                                         const chief_helpers& helpers) {
-  recovery_plan plan;
-  plan.step = back.step;
-  plan.shards = back.shards;
+caf::error chief_run::restore_supervisor(recovery_plan plan, const chief_helpers& helpers) {
   plan.coordinator = helpers.coordinator;
   plan.saver = helpers.saver;
   caf::error failure;

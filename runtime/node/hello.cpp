@@ -9,10 +9,10 @@
 
 namespace downpour {
 
-caf::error hello_shard(caf::scoped_actor& self, const options& opts, const model_layout& layout,
-                       const shard_actor& shard, std::size_t k, caf::timespan timeout) {
-  const hello_msg unsigned_hello{job_fingerprint(opts, layout), static_cast<std::uint32_t>(k),
-                                 static_cast<std::uint32_t>(opts.task), {}};
+namespace {
+
+caf::error say_hello(caf::scoped_actor& self, const options& opts, const shard_actor& shard,
+                     const hello_msg& unsigned_hello, caf::timespan timeout) {
   // CAF drops what is sent to a proxy whose connection was lost, without an
   // error: a hello to such a handle would wait out its whole timeout. So the
   // hello goes in slices, the handle checked before each.
@@ -33,6 +33,25 @@ caf::error hello_shard(caf::scoped_actor& self, const options& opts, const model
     if (answered) return caf::none;
     if (failure != caf::sec::request_timeout || until.passed()) return failure;
   }
+}
+
+}  // namespace
+
+caf::error hello_shard(caf::scoped_actor& self, const options& opts, const model_layout& layout,
+                       const shard_actor& shard, std::size_t k, caf::timespan timeout) {
+  return say_hello(self, opts, shard,
+                   hello_msg{job_fingerprint(opts, layout), static_cast<std::uint32_t>(k),
+                             static_cast<std::uint32_t>(opts.task), {}},
+                   timeout);
+}
+
+caf::error hello_as_replica(caf::scoped_actor& self, const options& opts,
+                            const model_layout& layout, const shard_actor& shard, std::size_t k,
+                            caf::timespan timeout) {
+  return say_hello(self, opts, shard,
+                   hello_msg{job_fingerprint(opts, layout), static_cast<std::uint32_t>(k),
+                             hello_msg::from_replica, {}},
+                   timeout);
 }
 
 caf::error check_peers(caf::actor_system& sys, const options& opts, const model_layout& layout,

@@ -35,6 +35,12 @@ caf::expected<hello_msg> signed_hello(caf::scoped_actor& self, const Handle& h,
 caf::error hello_shard(caf::scoped_actor& self, const options& opts, const model_layout& layout,
                        const shard_actor& shard, std::size_t k, caf::timespan timeout);
 
+// The same from a ps that keeps a backup of shard k (--ps-replicas 2): the
+// shard admits its node as a member that may attach a backup, nothing more.
+caf::error hello_as_replica(caf::scoped_actor& self, const options& opts,
+                            const model_layout& layout, const shard_actor& shard, std::size_t k,
+                            caf::timespan timeout);
+
 // Says hello to every shard; the first mismatch or failure is returned (a
 // shard that did not answer in time named as unreachable).
 caf::error check_peers(caf::actor_system& sys, const options& opts, const model_layout& layout,

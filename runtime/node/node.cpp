@@ -1,6 +1,7 @@
 #include "runtime/node/node.hpp"
 
 #include <cstdlib>
+#include <optional>
 
 #include "protocol/messages.hpp"
 #include "protocol/row_pages.hpp"
@@ -19,8 +20,10 @@
 #include "runtime/node/actor_configs.hpp"
 #include "runtime/node/caf_tuning.hpp"
 #include "runtime/node/chief.hpp"
+#include "runtime/node/failover.hpp"
 #include "runtime/node/finished.hpp"
 #include "runtime/node/hello.hpp"
+#include "runtime/node/join.hpp"
 #include "runtime/node/ps_watch.hpp"
 #include "runtime/node/stop_forwarder.hpp"
 #include "runtime/node/trainers.hpp"
@@ -117,7 +120,7 @@ caf::expected<greeting> greet_chief(caf::actor_system& sys, const options& opts,
   // 0.17 fails a request to a lost proxy only by its timeout): name it.
   if (!result && result.error() == caf::sec::request_timeout)
     return make_node_error(errc::unreachable, "cannot reach the chief (worker 0) at " +
-                                                  to_string(opts.worker_hosts[0]) +
+                                                  to_string(chief_host(opts)) +
                                                   ": it did not answer our hello within " +
                                                   seconds_text(opts.connect_timeout_s));
   return result;
@@ -149,14 +152,16 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
                                         stop_switch* stops) {
   for (;;) {
     auto supervisor =
-        connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0], "the chief (worker 0)");
+        connect_live<supervisor_actor>(sys, opts, chief_host(opts), "the chief (worker 0)");
     if (!supervisor) return supervisor.error();
     auto hello = greet_chief(sys, opts, job.layout, *supervisor);
     if (!hello) return hello.error();
     if (hello->step >= opts.last_step) return job_result{};  // rejoined as the job ended
     // The chief answers once every shard is back with its settings, which
     // are ours: a ps that differs was refused there and is replaced.
-    auto fresh = reconnect_shards(sys, opts, std::move(shards));
+    auto fresh = opts.ps_replicas > 1 ? place_shards(sys, opts, *supervisor, shards)
+                                      : reconnect_shards(sys, opts, shards);
+    if (!fresh && fresh.error() == caf::sec::request_receiver_down) continue;
     if (!fresh) return fresh.error();
     shards = std::move(*fresh);
     if (auto err = check_peers(sys, opts, job.layout, shards,
@@ -180,11 +185,54 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     if (!lost_a_peer(reason)) return reason;
     node_logger(opts, role_kind::worker, opts.task)
         .warn("lost a peer (" + describe(reason) + "); joining again");
+    if (opts.ps_replicas > 1) continue;  // the chief's hello answer follows its failover
     auto back = reconnect_shards(sys, opts, std::move(shards));  // names a ps that stays away
     if (!back) return back.error();
     shards = std::move(*back);
   }
 }
+
+// --join: the chief assigns this node a task index past --worker-hosts; it
+// then trains (and joins again after a lost peer) as that task.
+caf::expected<job_result> run_joiner(caf::actor_system& sys, const options& opts,
+                                     const job_model& job, std::vector<shard_actor> shards,
+                                     stop_switch* stops) {
+  auto chief = connect_live<supervisor_actor>(sys, opts, chief_host(opts), "the chief");
+  if (!chief) return chief.error();
+  auto task = join_job(sys, opts, job.layout, *chief);
+  if (!task && task.error() == errc::stopped) {  // came as the job ended: nothing to train
+    node_logger(opts, role_kind::worker, 0).info("not joining: " + describe(task.error()));
+    return job_result{};
+  }
+  if (!task) return task.error();
+  options joined = opts;
+  joined.task = *task;
+  node_logger(joined, role_kind::worker, joined.task)
+      .info("joined the job as worker task " + std::to_string(joined.task) + " (--join " +
+            to_string(chief_host(opts)) + ")");
+  return run_non_chief(sys, joined, job, std::move(shards), stops);
+}
+
+// --ps-replicas 2: this ps keeps the backup of its neighbour's shard,
+// named by the primary to whoever asks (the chief in a failover, workers).
+std::optional<shard_actor> spawn_backup(caf::actor_system& sys, const options& opts,
+                                        const model_layout& layout) {
+  if (opts.ps_replicas < 2) return std::nullopt;
+  const auto j = shard_backed_up_by(opts.task, opts.ps_hosts.size());
+  auto cfg = shard_config_for(opts, layout, j);
+  cfg.log = node_logger(opts, role_kind::ps, opts.task);  // its lines are this node's
+  return spawn_parameter_shard(sys, std::move(cfg));
+}
+
+// The shards this node runs end with it (the backup obeys its own node).
+struct ended_with_node {
+  caf::actor_system& sys;
+  std::vector<shard_actor> shards;
+  ~ended_with_node() {
+    caf::scoped_actor self{sys};
+    for (const auto& s : shards) self->send_exit(s, caf::exit_reason::user_shutdown);
+  }
+};
 
 }  // namespace
 
@@ -197,12 +245,24 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const model_layout&
 
 caf::expected<std::int64_t> run_ps_node(caf::actor_system& sys, const options& opts,
                                         const model_layout& layout, const node_hooks& hooks) {
-  auto shard = spawn_parameter_shard(sys, shard_config_for(opts, layout, opts.task));
+  auto cfg = shard_config_for(opts, layout, opts.task);
+  auto backup = spawn_backup(sys, opts, layout);
+  ended_with_node backups{sys, {}};
+  if (backup) {
+    backups.shards.push_back(*backup);
+    cfg.hosted.emplace(static_cast<std::uint32_t>(shard_backed_up_by(opts.task, opts.ps_hosts.size())),
+                       caf::actor_cast<caf::actor>(*backup));
+  }
+  auto shard = spawn_parameter_shard(sys, std::move(cfg));
   auto port = publish_on(sys, opts, shard, opts.ps_hosts[opts.task], "ps " + std::to_string(opts.task));
   if (!port) {
     caf::scoped_actor{sys}->send_exit(shard, caf::exit_reason::user_shutdown);
     return port.error();
   }
+  if (backup)
+    if (auto err = attach_backup(sys, opts, layout, *backup))
+      node_logger(opts, role_kind::ps, opts.task)
+          .warn("keeps no backup: " + describe(err) + "; its neighbour's shard has none");
   if (hooks.on_listening) hooks.on_listening(*port);
   auto metrics = serve_ps_metrics(sys, opts, shard);
   if (!metrics) {
@@ -232,6 +292,11 @@ caf::expected<job_result> run_worker_node(caf::actor_system& sys, const options&
                                           const job_model& job, const node_hooks& hooks) {
   auto shards = connect_shards(sys, opts);
   if (!shards) return shards.error();
+  if (opts.join) {
+    auto metrics = serve_worker_metrics(sys, opts);
+    if (!metrics) return metrics.error();
+    return run_joiner(sys, opts, job, *shards, hooks.stops);
+  }
   if (opts.task != 0) {
     auto metrics = serve_worker_metrics(sys, opts);
     if (!metrics) return metrics.error();

@@ -97,6 +97,24 @@ TEST_CASE("status JSON keeps every fact of the text form and writes a diverged l
   CHECK(nlohmann::json::parse(status_json(f)).at("loss").is_null());
 }
 
+TEST_CASE("the chief's status text, JSON and metrics show the workers that joined with --join") {
+  status_facts f = sample_facts();
+  CHECK(format_status(f).find("workers: 2 live of 3 (live: 0,1; dead: 2)\n") != std::string::npos);
+  CHECK(sample_value(chief_exposition(f, shard_series::here, nullptr), "downpour_workers_joined") ==
+        0.0);
+  f.live_workers = {0, 1, 3};
+  f.joined_workers = {3};
+  CHECK(format_status(f).find("workers: 3 live of 3 listed + 1 joined (live: 0,1,3; dead: 2; "
+                              "joined: 3)\n") != std::string::npos);
+  const auto j = nlohmann::json::parse(status_json(f));
+  CHECK(j.at("workers").at("joined") == nlohmann::json::parse("[3]"));
+  CHECK(parse_status_json(status_json(f)).joined_workers == std::vector<std::uint32_t>{3});
+  const std::string text = chief_exposition(f, shard_series::here, nullptr);
+  check_exposition(text);
+  CHECK(sample_value(text, "downpour_workers_joined") == 1.0);
+  CHECK(sample_value(text, "downpour_workers_live") == 3.0);
+}
+
 TEST_CASE("the chief's exposition follows the text format and names") {
   status_facts f = sample_facts();
   f.loss = std::numeric_limits<float>::infinity();

@@ -105,21 +105,28 @@ inline std::int64_t newest_saved_step(const std::string& text) {
   return newest;
 }
 
-// The "... global step R (rolled back from global step S)" of the chief's
-// "stop_supervisor: every shard restored; training resumes at ..." lines and
-// a shard's "parameter_shard K: restored to ..." lines, in order.
+// The chief's "stop_supervisor: every shard restored; training resumes at
+// global step R (rolled back from global step S)" lines (or "failed over to
+// the backups; ...", without the part in parentheses when nothing was rolled
+// back: S = R) and a shard's "parameter_shard K: restored to global step R
+// (rolled back from global step S)" lines, in order.
 struct rollback_line {
   std::int64_t restored = 0, reached = 0;
 };
 
 inline std::vector<rollback_line> rollback_lines(const std::string& text) {
-  static const std::regex rollback_re(
-      R"((stop_supervisor: every shard restored; training resumes at|parameter_shard \d+: restored to))"
-      R"( global step (\d+) \(rolled back from global step (\d+)\))");
+  static const std::regex chief_re(
+      R"(stop_supervisor: (?:every shard restored|failed over to the backups); training resumes )"
+      R"(at global step (\d+)(?: \(rolled back from global step (\d+)\))?)");
+  static const std::regex shard_re(
+      R"(parameter_shard \d+: restored to global step (\d+) \(rolled back from global step (\d+)\))");
   std::vector<rollback_line> out;
   for (const auto& r : parse_log(text)) {
     std::smatch m;
-    if (std::regex_match(r.message, m, rollback_re)) out.push_back({std::stoll(m[2]), std::stoll(m[3])});
+    if (!std::regex_match(r.message, m, chief_re) && !std::regex_match(r.message, m, shard_re))
+      continue;
+    const auto restored = std::stoll(m[1]);
+    out.push_back({restored, m[2].matched ? std::stoll(m[2]) : restored});
   }
   return out;
 }
@@ -132,6 +139,24 @@ inline std::int64_t restored_step(const std::string& text) {
     if (std::regex_match(r.message, m, restored)) return std::stoll(m[1]);
   }
   return -1;
+}
+
+// The chief's "chief: failed over in T s; every shard is at global step S,
+// N update(s) lost (...)" line (--ps-replicas 2), if text holds one.
+struct failover_line {
+  double seconds = 0;
+  std::int64_t step = 0, lost = 0;
+};
+
+inline std::optional<failover_line> failover_of(const std::string& text) {
+  static const std::regex failed_over(
+      R"(chief: failed over in (\S+) s; every shard is at global step (\d+), (\d+) update\(s\) lost .*)");
+  for (const auto& r : parse_log(text)) {
+    std::smatch m;
+    if (std::regex_match(r.message, m, failed_over))
+      return failover_line{std::stod(m[1]), std::stoll(m[2]), std::stoll(m[3])};
+  }
+  return std::nullopt;
 }
 
 }  // namespace downpour::testing

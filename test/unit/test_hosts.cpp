@@ -69,9 +69,14 @@ TEST_CASE("the task must index its role's host list") {
   CHECK(error_of({"--ps-replicas=0"}) ==
         "config: --ps-replicas=0 is out of range (expected an integer from 1 to 64)");
   CHECK(parse({"--ps-replicas=2"}).ps_replicas == 2);
-  CHECK(error_of({"--role=ps", "--ps-replicas=2"}) ==
-        "config: --ps-replicas=2 is not served here (expected 1 unless --role=local "
-        "--transport=inproc: ps processes keep no backups yet)");
+  CHECK(parse({"--role=ps", "--ps-replicas=2"}).ps_replicas == 2);
+  CHECK(error_of({"--role=ps", "--ps-replicas=3", "--ps-hosts=a:1,b:2,c:3"}) ==
+        "config: --ps-replicas=3 is not served here (expected 1 or 2 for ps and worker processes "
+        "(a ps keeps one backup))");
+  CHECK(parse({"--ps-replicas=3", "--ps-hosts=a:1,b:2,c:3"}).ps_replicas == 3);
+  CHECK(error_of({"--transport=tcp", "--ps-replicas=2"}) ==
+        "config: --ps-replicas=2 is not served here (expected 1 with --transport=tcp (--role=local "
+        "keeps its backups in process))");
   CHECK(parse({}).ps_replicas == 1);
   // More gradients per step than workers is TensorFlow's "several batches per update".
   CHECK(parse({"--replicas-to-aggregate=3"}).replicas_to_aggregate == 3);

@@ -1,0 +1,105 @@
+// A shard's part in a failover across processes (--ps-replicas 2,
+// docs/failure-model.md): a ps keeps a backup of its neighbour's shard,
+// which joins that primary here; when a ps dies the chief promotes the
+// backup of its shard (on_replica_set), fences every shard against pushes
+// of the workers of the lost epoch, and brings them all to one step.
+#include <algorithm>
+#include <string>
+
+#include "actors/shard_state.hpp"
+
+namespace downpour {
+namespace {
+
+std::string me(const parameter_shard_state& st) {
+  return "parameter_shard " + std::to_string(st.cfg.index);
+}
+
+bool listed(const std::vector<caf::actor_addr>& v, const caf::actor_addr& a) {
+  return std::find(v.begin(), v.end(), a) != v.end();
+}
+
+}  // namespace
+
+// Only a ps that said hello as a replica may attach a backup, and only one
+// on its own node: no member can make a shard copy its state elsewhere.
+caf::result<std::int64_t> on_backup_join(shard_pointer self, caf::actor& backup) {
+  auto& st = self->state;
+  const auto sender = self->current_sender();
+  if (!sender || !backup || st.replica_nodes.count(sender->node()) == 0 ||
+      backup.node() != sender->node()) {
+    st.guard.refuse("a backup from a node that is no replica of it", sender);
+    return unauthorized("backup join");
+  }
+  auto b = caf::actor_cast<shard_actor>(backup);
+  // One backup per node: a ps started again replaces its lost one.
+  st.backups.erase(std::remove_if(st.backups.begin(), st.backups.end(),
+                                  [&](const shard_actor& x) { return x.node() == b.node(); }),
+                   st.backups.end());
+  self->monitor(b);
+  st.backups.push_back(std::move(b));
+  send_state_to_backups(self);
+  st.cfg.log.info(me(st) + ": a backup on another ps joined at global step " +
+                  std::to_string(st.step));
+  return st.step;
+}
+
+caf::result<caf::actor> on_copy_lookup(shard_pointer self, std::uint32_t k) {
+  auto& st = self->state;
+  auto it = st.cfg.hosted.find(k);
+  if (it == st.cfg.hosted.end())
+    return caf::make_error(errc::no_copy, "ps " + std::to_string(st.cfg.index) +
+                                              " keeps no copy of shard " + std::to_string(k));
+  return it->second;
+}
+
+// Tracked with replicas only: R = 1 pays nothing per push.
+bool may_push(shard_pointer self) {
+  auto& st = self->state;
+  if (st.cfg.replicas <= 1) return true;
+  const auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  if (listed(st.fenced, from)) return false;
+  if (!listed(st.pushers, from)) st.pushers.push_back(from);
+  return true;
+}
+
+caf::error fenced_push() {
+  return caf::make_error(errc::fenced, "a push from a worker of the epoch before a failover");
+}
+
+// A push already on its way from a worker of the lost epoch lands here
+// after the fence or not at all, so the step answered counts it or never will.
+caf::result<std::int64_t> on_failover_fence(shard_pointer self) {
+  auto& st = self->state;
+  st.fenced.insert(st.fenced.end(), st.pushers.begin(), st.pushers.end());
+  st.pushers.clear();
+  st.grad_sum = {};
+  st.grad_count = 0;
+  st.refused_count = 0;
+  if (st.rows) st.rows->drop_round();
+  return st.step;
+}
+
+// The lost primary may have taken updates its backup never saw, which the
+// other shards took: the shard counts them as taken without their part
+// here. Its backups take the state again (the round dropped, the step).
+caf::result<std::int64_t> on_failover_step(shard_pointer self, std::int64_t step) {
+  auto& st = self->state;
+  if (st.step < 0 || step < st.step)
+    return caf::make_error(errc::shape_mismatch, me(st) + " stands at global step " +
+                                                     std::to_string(st.step) +
+                                                     ", past the failover's step " +
+                                                     std::to_string(step));
+  if (step > st.step) {
+    st.cfg.log.warn(me(st) + ": " + std::to_string(step - st.step) +
+                    " update(s) the lost primary took alone are missing here; standing at "
+                    "global step " + std::to_string(step));
+    settle_ema(st);
+    st.step = step;
+    release_waiters(st);
+  }
+  send_state_to_backups(self);
+  return st.step;
+}
+
+}  // namespace downpour

@@ -1,0 +1,150 @@
+#include "runtime/node/failover.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+
+#include "config/durations.hpp"
+#include "reporting/log.hpp"
+#include "runtime/net/connect.hpp"
+#include "runtime/node/hello.hpp"
+
+namespace downpour {
+namespace {
+
+std::string ps_name(std::size_t k) { return "ps " + std::to_string(k); }
+
+// One request, its answer or its failure (a blocking actor's receive).
+template <class T, class Handle, class... Ts>
+caf::expected<T> ask(caf::scoped_actor& self, const Handle& to, caf::timespan timeout,
+                     Ts&&... xs) {
+  caf::expected<T> out{caf::make_error(caf::sec::request_timeout)};
+  self->request(to, timeout, std::forward<Ts>(xs)...)
+      .receive([&](T& x) { out = std::move(x); }, [&](caf::error& err) { out = std::move(err); });
+  return out;
+}
+
+// The copy of shard k that ps `host` keeps, asked of that ps itself.
+caf::expected<shard_actor> copy_on(caf::scoped_actor& self, const shard_actor& host,
+                                   std::size_t k, caf::timespan timeout) {
+  auto copy = ask<caf::actor>(self, host, timeout, replica_atom_v, static_cast<std::uint32_t>(k));
+  if (!copy) return copy.error();
+  return caf::actor_cast<shard_actor>(*copy);
+}
+
+caf::expected<shard_actor> promote(caf::scoped_actor& self, const options& opts,
+                                   const model_layout& layout, const std::vector<shard_actor>& shards,
+                                   const std::vector<std::uint32_t>& hosts, std::size_t k) {
+  const auto timeout = timespan_of(opts.connect_timeout_s);
+  const std::size_t h = backup_host(k, shards.size());
+  if (hosts[k] != k || hosts[h] != h || is_gone(self->home_system(), shards[h]))
+    return make_node_error(errc::no_copy, "shard " + std::to_string(k) +
+                                              " has no live copy left (its backup was on " +
+                                              ps_name(h) + ")");
+  auto copy = copy_on(self, shards[h], k, timeout);
+  if (!copy) return copy.error();
+  if (auto err = hello_shard(self, opts, layout, *copy, k, timeout)) return err;
+  auto step = ask<std::int64_t>(self, *copy, timeout, replica_atom_v, replica_set{{}, {}});
+  if (!step) return step.error();
+  return copy;
+}
+
+// Fenced first, so no push of the lost epoch lands after its shard's step
+// was read: then every shard stands at the furthest of them.
+caf::expected<std::pair<std::int64_t, std::int64_t>> align(caf::scoped_actor& self,
+                                                            const std::vector<shard_actor>& shards,
+                                                            caf::timespan timeout) {
+  std::vector<std::int64_t> steps;
+  for (const auto& s : shards) {
+    auto step = ask<std::int64_t>(self, s, timeout, failover_atom_v);
+    if (!step) return step.error();
+    steps.push_back(*step);
+  }
+  const auto [low, high] = std::minmax_element(steps.begin(), steps.end());
+  for (const auto& s : shards)
+    if (auto step = ask<std::int64_t>(self, s, timeout, failover_atom_v, *high); !step)
+      return step.error();
+  return std::make_pair(*high, *high - *low);
+}
+
+}  // namespace
+
+std::size_t shard_backed_up_by(std::size_t task, std::size_t ps) { return (task + ps - 1) % ps; }
+
+std::size_t backup_host(std::size_t k, std::size_t ps) { return (k + 1) % ps; }
+
+caf::error attach_backup(caf::actor_system& sys, const options& opts, const model_layout& layout,
+                         const shard_actor& backup) {
+  const std::size_t j = shard_backed_up_by(opts.task, opts.ps_hosts.size());
+  const auto timeout = timespan_of(opts.connect_timeout_s);
+  auto primary = connect_live<shard_actor>(sys, opts, opts.ps_hosts[j], ps_name(j));
+  if (!primary) return primary.error();
+  caf::scoped_actor self{sys};
+  if (auto err = hello_as_replica(self, opts, layout, *primary, j, timeout)) return err;
+  self->send(backup, replica_atom_v, replica_set{{}, caf::actor_cast<caf::actor>(*primary)});
+  auto step = ask<std::int64_t>(self, *primary, timeout, replica_atom_v,
+                                caf::actor_cast<caf::actor>(backup));
+  if (!step) return step.error();
+  node_logger(opts, role_kind::ps, opts.task)
+      .info("keeps the backup of shard " + std::to_string(j) + " (its primary at global step " +
+            std::to_string(*step) + ")");
+  return caf::none;
+}
+
+caf::expected<failed_over> fail_over(caf::actor_system& sys, const options& opts,
+                                     const model_layout& layout, std::vector<shard_actor> shards,
+                                     std::vector<std::uint32_t> hosts) {
+  const auto began = std::chrono::steady_clock::now();
+  caf::scoped_actor self{sys};
+  const logger log = node_logger(opts, role_kind::worker, 0);
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    if (!is_gone(sys, shards[k])) continue;
+    auto copy = promote(self, opts, layout, shards, hosts, k);
+    if (!copy) return copy.error();
+    shards[k] = std::move(*copy);
+    hosts[k] = static_cast<std::uint32_t>(backup_host(k, shards.size()));
+    log.info("chief: shard " + std::to_string(k) + " fails over to its backup on " +
+             ps_name(hosts[k]));
+  }
+  auto at = align(self, shards, timespan_of(opts.connect_timeout_s));
+  if (!at) return at.error();
+  log.info("chief: failed over in " + fixed_text(seconds_since(began), 3) +
+           " s; every shard is at global step " + std::to_string(at->first) + ", " +
+           std::to_string(at->second) + " update(s) lost (taken by a lost primary alone)");
+  return failed_over{std::move(shards), std::move(hosts), at->first, at->second};
+}
+
+caf::expected<std::vector<shard_actor>> place_shards(caf::actor_system& sys, const options& opts,
+                                                     const supervisor_actor& supervisor,
+                                                     std::vector<shard_actor> shards) {
+  caf::scoped_actor self{sys};
+  const auto timeout = timespan_of(opts.connect_timeout_s);
+  auto hosts = ask<std::vector<std::uint32_t>>(self, supervisor, timeout, replica_atom_v);
+  if (!hosts) return hosts.error();
+  if (hosts->size() != shards.size())
+    return make_node_error(errc::shape_mismatch,
+                           "the chief places " + std::to_string(hosts->size()) + " shards, not " +
+                               std::to_string(shards.size()));
+  // The ps serving their own shard first. One gone may be one the chief has
+  // not yet seen go (its failover is still to come): join again then.
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    if ((*hosts)[k] != k || !is_gone(sys, shards[k])) continue;
+    auto h = connect_live_until<shard_actor>(sys, opts, opts.ps_hosts[k], ps_name(k),
+                                             deadline::in_seconds(0.2));
+    if (!h) return caf::sec::request_receiver_down;
+    shards[k] = std::move(*h);
+  }
+  for (std::size_t k = 0; k < shards.size(); ++k) {
+    const auto h = (*hosts)[k];
+    if (h == k) continue;
+    if (h >= shards.size() || (*hosts)[h] != h)
+      return make_node_error(errc::no_copy, "the chief places shard " + std::to_string(k) +
+                                                " on " + ps_name(h) + ", which serves no shard");
+    auto copy = copy_on(self, shards[h], k, timeout);
+    if (!copy) return copy.error();
+    shards[k] = std::move(*copy);
+  }
+  return shards;
+}
+
+}  // namespace downpour
