@@ -172,9 +172,12 @@ namespace {
 // rolls back to the same step); its backups take the same state.
 caf::result<std::int64_t> on_restore(shard_pointer self, shard_init& init) {
   auto& st = self->state;
+  const auto reached = st.step;
   if (auto err = take_state(self, init)) return err;
+  std::string back;  // a fresh ps had reached nothing
+  if (reached >= 0) back = " (rolled back from global step " + std::to_string(reached) + ")";
   st.cfg.log.info("parameter_shard " + std::to_string(st.cfg.index) + ": restored to global step " +
-                  std::to_string(st.step));
+                  std::to_string(st.step) + back);
   send_state_to_backups(self);
   return st.step;
 }

@@ -5,9 +5,11 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "actors/update_tally.hpp"
 #include "reporting/log.hpp"
 #include "protocol/messages.hpp"
 #include "reporting/progress.hpp"
@@ -36,6 +38,8 @@ struct supervisor_config {
   // The answer to a status request, from the facts (reporting/status_json.hpp);
   // without one, status requests are refused.
   std::function<std::string(const status_facts&)> render_status;
+  // Updates applied and lost, failover pauses: filled here, read by the chief.
+  std::shared_ptr<update_tally> tally = std::make_shared<update_tally>();
 };
 
 }  // namespace downpour

@@ -29,6 +29,7 @@ void apply_tally(stop_supervisor_state& st, ticket_holder& h, const ticket_tally
   const auto refused = std::clamp<std::int64_t>(t.refused, 0, answered);
   const auto unused = std::clamp<std::int64_t>(t.unused, 0, h.unsettled - answered);
   h.unsettled -= answered + unused;
+  st.cfg.tally->record_applied(answered - refused);
   h.leased = std::clamp<std::int64_t>(h.leased - answered - unused, 0, h.unsettled);
   return_tickets(st, refused + unused);
 }
@@ -55,6 +56,7 @@ ticket_range grant_lease(stop_supervisor_state& st, ticket_holder& h, std::int64
   const auto n = std::min(std::clamp<std::int64_t>(want, 1, max_lease),
                           st.cfg.last_step - st.granted);
   st.active.insert(h.worker);
+  end_pause(st);
   h.unsettled += n;
   h.leased += n;
   h.recalled = false;

@@ -2,6 +2,8 @@
 // cluster's fingerprint; a lost ps pauses the job (no tickets, hellos held,
 // the chief's end request fails with `recovering`) until the chief has
 // restored every shard, and the tickets restart from the restored step.
+#include <algorithm>
+
 #include "actors/supervisor_state.hpp"
 #include "config/cluster_fingerprint.hpp"
 
@@ -55,12 +57,28 @@ void on_shard_down(supervisor_pointer self, std::size_t k) {
                   " went down; training pauses until it is restored");
   if (st.life.is(chief_phase::recovering)) return;
   st.life.enter(chief_phase::recovering);
+  if (!st.paused_since) st.paused_since = std::chrono::steady_clock::now();
   ++st.epoch;
   refuse_ticket_waiters(st, caf::make_error(errc::recovering, "ps " + std::to_string(k) + " went down"));
   for (auto& rp : st.end_waiters)
     rp.deliver(caf::make_error(errc::recovering, "ps " + std::to_string(k) + " went down"));
   st.end_waiters.clear();
 }
+
+namespace {
+
+// A rollback loses the steps between the one reached and the restored one. A
+// failover rolls nothing back: the steps it aligns the shards to count as
+// applied, and the updates a lost primary had taken alone (plan.lost, within
+// those steps) as lost.
+void count_recovery(update_tally& tally, const recovery_plan& plan, std::int64_t settled,
+                    std::int64_t reached) {
+  if (plan.kind != recovery_kind::failover) return tally.record_rollback(reached, plan.step);
+  tally.record_applied(plan.step - settled);
+  tally.record_lost(plan.lost);
+}
+
+}  // namespace
 
 // Every shard stands at plan.step again: the tickets restart from there, so
 // the job still ends at exactly last_step (or stops, if it was told to);
@@ -79,6 +97,10 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
     self->send(s, join_atom_v);
   }
   for (auto& node : st.guard.members()) self->send(st.cfg.coordinator, hello_atom_v, node);
+  // Answers of pushes every shard applied may come in after the loss: the
+  // step reached is taken now, before the holders go.
+  const auto reached = std::max(settled_step(st), plan.step);
+  count_recovery(*st.cfg.tally, plan, settled_step(st), reached);
   st.granted = plan.step;
   st.reported_step = plan.step;
   st.progress_fed = plan.step;
@@ -87,10 +109,13 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
   st.holders.clear();  // downs of old workers then match nothing
   st.life.enter(told_to_stop(st) ? chief_phase::stopping : chief_phase::training);
   ++st.epoch;
+  const auto back = reached > plan.step
+                        ? " (rolled back from global step " + std::to_string(reached) + ")"
+                        : std::string{};
   st.cfg.log.info(std::string("stop_supervisor: ") +
                   (plan.kind == recovery_kind::failover ? "failed over to the backups"
                                                         : "every shard restored") +
-                  "; training resumes at global step " + std::to_string(plan.step));
+                  "; training resumes at global step " + std::to_string(plan.step) + back);
   for (auto& rp : st.held_hellos) rp.deliver(st.granted, st.cfg.coordinator);
   st.held_hellos.clear();
   go_on(self);

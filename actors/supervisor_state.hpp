@@ -2,6 +2,7 @@
 // the protocol: only the supervisor's own files include it.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -75,6 +76,9 @@ struct stop_supervisor_state {
   // chief restores every shard. The epoch tells answers of the old shards
   // and helpers from new ones (supervisor_recovery.cpp).
   std::int64_t epoch = 0;
+  // Since the chief learnt a ps went down, until the first step after the
+  // restore (or the end): the failover pause (update_tally).
+  std::optional<std::chrono::steady_clock::time_point> paused_since;
   // The ps serving each shard: k at first, the ps of its backup after a
   // failover (--ps-replicas 2); workers ask for it when they join.
   std::vector<std::uint32_t> hosts;
@@ -102,6 +106,24 @@ inline bool all_settled(const stop_supervisor_state& st) {
   for (auto& h : st.holders)
     if (h.second.unsettled > 0) return false;
   return true;
+}
+
+// The steps whose pushes every shard answered: tickets handed out less the
+// unsettled ones (sync: the rounds reported).
+inline std::int64_t settled_step(const stop_supervisor_state& st) {
+  if (st.cfg.mode == train_mode::sync) return st.reported_step;
+  auto step = st.granted;
+  for (auto& h : st.holders) step -= h.second.unsettled;
+  return step;
+}
+
+// A step is taken after a restore (or the job ends): the pause since the
+// ps went down is over.
+inline void end_pause(stop_supervisor_state& st) {
+  if (!st.paused_since || st.life.is(chief_phase::recovering)) return;
+  st.cfg.tally->record_failover_pause(
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - *st.paused_since).count());
+  st.paused_since.reset();
 }
 
 // The global step as progress and status count it: tickets handed out, less

@@ -37,6 +37,10 @@ status_facts own_facts(const stop_supervisor_state& st) {
   facts.global_step = current_step(st);
   facts.last_step = st.cfg.last_step;
   facts.steps_per_s = st.progress->steps_per_s(facts.global_step);
+  const update_counts counts = st.cfg.tally->counts();
+  facts.updates_applied = counts.applied;
+  facts.updates_lost = counts.lost;
+  facts.failover_pause_s = counts.failover_pause_s;
   facts.loss = st.last_loss;
   facts.learning_rate = learning_rate_at(st.cfg.progress.schedule, facts.global_step);
   facts.validation = st.validation;
@@ -94,7 +98,9 @@ void on_report(supervisor_pointer self, std::int64_t step, float loss) {
   auto& st = self->state;
   st.last_loss = loss;
   if (step <= st.reported_step) return;
+  st.cfg.tally->record_applied(step - st.reported_step);
   st.reported_step = step;
+  end_pause(st);
   st.progress->on_step(step, loss);
 }
 

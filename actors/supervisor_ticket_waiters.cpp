@@ -46,6 +46,7 @@ void tell_over(ticket_waiter& w) {
 std::int64_t grant_ticket(stop_supervisor_state& st, ticket_holder* holder, std::uint32_t worker,
                           float loss) {
   st.active.insert(worker);
+  end_pause(st);
   if (holder) ++holder->unsettled;
   if (st.granted > st.cfg.start_step) {
     st.progress->on_step(st.granted, loss);

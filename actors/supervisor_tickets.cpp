@@ -26,6 +26,13 @@ void tell_end(supervisor_pointer self, std::int64_t step) {
     st.cfg.log.debug("stop_supervisor: " + std::to_string(st.ticket_requests) +
                      " ticket requests and " + std::to_string(st.settles) + " settles for " +
                      std::to_string(step - st.cfg.start_step) + " steps");
+  // Sync rounds count as their reports come; the shards confirmed the
+  // rounds whose reports are still on their way.
+  if (st.cfg.mode == train_mode::sync && step > st.reported_step) {
+    st.cfg.tally->record_applied(step - st.reported_step);
+    st.reported_step = step;
+  }
+  end_pause(st);
   st.life.enter(phase::stopping_nodes);
   st.final_step = step;
   for (auto& rp : st.end_waiters) rp.deliver(step, st.last_loss, st.stop_reason);
@@ -245,7 +252,10 @@ void on_settle(supervisor_pointer self, std::int64_t refused) {
   auto it = st.holders.find(caf::actor_cast<caf::actor_addr>(self->current_sender()));
   if (it == st.holders.end() || it->second.unsettled == 0) return;  // a push of before a restore
   --it->second.unsettled;
-  if (refused > 0) return_tickets(st, 1);
+  if (refused > 0)
+    return_tickets(st, 1);
+  else
+    st.cfg.tally->record_applied(1);
   serve_ticket_waiters(self);
   maybe_drain(self);
 }

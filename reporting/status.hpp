@@ -56,6 +56,12 @@ struct status_facts {
   std::map<std::string, std::string> config_sources;  // the chief's options.sources
   double checkpoint_age_s = 0.0;
   std::int64_t bad_batches_skipped = 0;  // non-finite batches skipped (--max-bad-batches)
+  // Updates applied (from step 0, the lost ones included) and lost to
+  // checkpoint restores after a lost ps, and seconds training paused to
+  // recover (actors/update_tally.hpp).
+  std::int64_t updates_applied = 0;
+  std::int64_t updates_lost = 0;
+  double failover_pause_s = 0.0;
 };
 
 // The states status_facts::state takes, in the order /metrics lists them.

@@ -116,6 +116,9 @@ std::string status_json(const status_facts& f) {
   for (std::size_t k = 0; k < f.shards.size(); ++k) j["shards"].push_back(shard_json(k, f.shards[k]));
   j["dropped_stale_gradients"] = dropped_total(f);
   j["bad_batches_skipped"] = f.bad_batches_skipped;
+  j["updates_applied"] = f.updates_applied;
+  j["updates_lost"] = f.updates_lost;
+  j["failover_pause_s"] = number(f.failover_pause_s);
   j["input"] = input_json(f.positions);
   j["last_checkpoint"] =
       f.last_checkpoint.empty()
@@ -132,6 +135,9 @@ status_facts parse_status_json(const std::string& text) {
     f.mode = j.at("mode").get<std::string>();
     f.state = j.value("state", std::string("training"));
     f.bad_batches_skipped = j.value("bad_batches_skipped", std::int64_t{0});
+    f.updates_applied = j.value("updates_applied", std::int64_t{0});
+    f.updates_lost = j.value("updates_lost", std::int64_t{0});
+    f.failover_pause_s = j.value("failover_pause_s", 0.0);
     f.global_step = j.at("global_step").get<std::int64_t>();
     f.last_step = j.at("last_step").get<std::int64_t>();
     f.steps_per_s = j.at("steps_per_s").is_null() ? 0.0 : j.at("steps_per_s").get<double>();

@@ -128,6 +128,14 @@ void progress_metrics(exposition& e, const status_facts& f) {
   e.counter("downpour_bad_batches_skipped_total",
             "batches with a non-finite loss or gradient skipped (--max-bad-batches)",
             static_cast<double>(f.bad_batches_skipped));
+  e.counter("downpour_updates_applied_total",
+            "updates applied to the parameters from step 0, the ones later rolled back included",
+            static_cast<double>(f.updates_applied));
+  e.counter("downpour_updates_lost_total",
+            "updates rolled back by a checkpoint restore after a lost ps",
+            static_cast<double>(f.updates_lost));
+  e.counter("downpour_failover_pause_seconds_total",
+            "seconds training paused while recovering from a lost ps", f.failover_pause_s);
   e.family("downpour_job_state", "gauge", "1 for the state the job is in, 0 for the others");
   for (const char* state : job_states)
     e.sample("downpour_job_state", std::string("state=\"") + state + "\"", f.state == state);

@@ -9,6 +9,7 @@
 
 #include "actors/chief_phase.hpp"
 #include "actors/stop_supervisor.hpp"
+#include "actors/update_tally.hpp"
 #include "config/durations.hpp"
 #include "protocol/model_snapshot.hpp"
 #include "reporting/log.hpp"
@@ -94,6 +95,19 @@ void finish_summary(job_result& r, const job_model& job,
   add_test_figures(sum, both.raw, both.ema);
 }
 
+supervisor_config with_tally(supervisor_config c, std::shared_ptr<update_tally> tally) {
+  c.tally = std::move(tally);
+  return c;
+}
+
+// The end's counts of updates (summary.json, the final line).
+void add_counts(run_summary& sum, const update_tally& tally) {
+  const update_counts counts = tally.counts();
+  sum.updates_applied = counts.applied;
+  sum.updates_lost = counts.lost;
+  sum.failover_pause_s = counts.failover_pause_s;
+}
+
 // What changes when a lost ps comes back: its handle and the helpers.
 struct chief_epoch {
   std::vector<shard_actor> shards;
@@ -132,6 +146,7 @@ class chief_run {
   const std::chrono::steady_clock::time_point began_ = std::chrono::steady_clock::now();
   caf::scoped_actor self_;
   chief_epoch epoch_;
+  std::shared_ptr<update_tally> tally_ = std::make_shared<update_tally>(start_step_);
   supervisor_actor supervisor_;
   stop_forwarder to_supervisor_;
   armed_stop stop_;
@@ -155,8 +170,9 @@ chief_run::chief_run(caf::actor_system& sys, const options& opts, const job_mode
       self_(sys),
       epoch_{shards, spawn_helpers(sys, opts, job.layout, shards, start_step)},
       supervisor_(spawn_stop_supervisor(
-          sys, supervisor_config_for(opts, job.layout, start, start_step, shards,
-                                     epoch_.helpers.coordinator, epoch_.helpers.saver))),
+          sys, with_tally(supervisor_config_for(opts, job.layout, start, start_step, shards,
+                                                epoch_.helpers.coordinator, epoch_.helpers.saver),
+                          tally_))),
       to_supervisor_(sys, supervisor_),
       stop_(stops,
             [this](const std::string& why) { to_supervisor_.forward(why + " on " + log_.node()); }),
@@ -254,7 +270,9 @@ caf::expected<job_result> chief_run::stop_nodes(const caf::expected<job_end>& en
   const double wall = seconds_since(began_);
   if (ended && !ended->stop_reason.empty()) {
     end_actors(end_reason(ended));
-    return stopped_result(opts_, *ended, wall, start_step_, log_);
+    auto stopped = stopped_result(opts_, *ended, wall, start_step_, log_);
+    add_counts(stopped.summary, *tally_);
+    return stopped;
   }
   auto result =
       ended ? collect(self_, job_.layout, epoch_.shards) : caf::expected<job_result>{ended.error()};
@@ -262,6 +280,7 @@ caf::expected<job_result> chief_run::stop_nodes(const caf::expected<job_end>& en
   if (!result) return result;
   if (start_step_ < opts_.last_step) result->summary.loss = ended->loss;  // else none trained
   finish_summary(*result, job_, row_tables_for(opts_, job_.layout), wall, start_step_);
+  add_counts(result->summary, *tally_);
   return result;
 }
 

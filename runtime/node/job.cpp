@@ -207,12 +207,15 @@ std::string final_line(const run_summary& s) {
     std::snprintf(sparse, sizeof sparse, " test_log_loss=%.5f test_auc=%.4f", *s.test_log_loss,
                   *s.test_auc);
   if (s.test_rmse) std::snprintf(sparse, sizeof sparse, " test_rmse=%.5f", *s.test_rmse);
-  char buf[352];
+  char buf[448];
   std::snprintf(buf, sizeof buf,
                 "final: global_step=%lld loss=%s test_accuracy=%.4f ema_test_accuracy=%.4f%s "
-                "wall_s=%.3f steps_per_s=%.2f",
+                "wall_s=%.3f steps_per_s=%.2f updates_applied=%lld updates_lost=%lld "
+                "failover_pause_s=%.3f",
                 static_cast<long long>(s.global_step), loss_text(s, "none", 6).c_str(),
-                s.test_accuracy, s.ema_test_accuracy, sparse, s.wall_s, s.steps_per_s);
+                s.test_accuracy, s.ema_test_accuracy, sparse, s.wall_s, s.steps_per_s,
+                static_cast<long long>(s.updates_applied), static_cast<long long>(s.updates_lost),
+                s.failover_pause_s);
   return buf;
 }
 
@@ -252,6 +255,9 @@ std::string summary_json(const run_summary& s) {
   }
   j["wall_s"] = number(s.wall_s);
   j["steps_per_s"] = number(s.steps_per_s);
+  j["updates_applied"] = s.updates_applied;
+  j["updates_lost"] = s.updates_lost;
+  j["failover_pause_s"] = number(s.failover_pause_s);
   return j.dump(2) + "\n";
 }
 
@@ -284,6 +290,9 @@ std::optional<run_summary> parse_summary_json(const std::string& text) {
   s.test_rmse = number_at(j, "test_rmse");
   s.wall_s = number_at(j, "wall_s").value_or(0.0);
   s.steps_per_s = number_at(j, "steps_per_s").value_or(0.0);
+  s.updates_applied = static_cast<std::int64_t>(number_at(j, "updates_applied").value_or(0.0));
+  s.updates_lost = static_cast<std::int64_t>(number_at(j, "updates_lost").value_or(0.0));
+  s.failover_pause_s = number_at(j, "failover_pause_s").value_or(0.0);
   return s;
 }
 

@@ -79,6 +79,12 @@ struct run_summary {
   std::optional<double> test_rmse;
   double wall_s = 0.0;
   double steps_per_s = 0.0;
+  // Updates applied from step 0 (the lost ones included), lost to restores
+  // after a lost ps (at the end applied - lost == global_step), and seconds
+  // training paused while recovering (actors/update_tally.hpp).
+  std::int64_t updates_applied = 0;
+  std::int64_t updates_lost = 0;
+  double failover_pause_s = 0.0;
   std::string checkpoint;  // stopped: the checkpoint written at global_step
   std::string error;       // diverged, failed: why
 };

@@ -7,6 +7,7 @@
 #include "actors/parameter_shard.hpp"
 #include "actors/stop_supervisor.hpp"
 #include "actors/sync_coordinator.hpp"
+#include "actors/update_tally.hpp"
 #include "model/mlp_spec.hpp"
 #include "runtime/node/node.hpp"
 #include "test_jobs.hpp"
@@ -42,6 +43,26 @@ struct fixture {
 
 }  // namespace
 
+TEST_CASE("the tally counts applied updates from the start step, a rollback's steps as lost, and "
+          "adds up the pauses") {
+  update_tally tally(40);
+  CHECK(tally.counts().applied == 40);
+  tally.record_applied(25);
+  tally.record_rollback(65, 50);
+  tally.record_failover_pause(0.5);
+  tally.record_applied(50);  // from 50 to the last step, 100
+  tally.record_failover_pause(0.25);
+  const auto counts = tally.counts();
+  CHECK(counts.applied == 115);
+  CHECK(counts.lost == 15);
+  CHECK(counts.applied - counts.lost == 100);
+  CHECK(counts.failover_pause_s == doctest::Approx(0.75));
+  // A restore to a checkpoint the shards had not passed loses nothing.
+  tally.record_rollback(50, 50);
+  tally.record_rollback(40, 50);
+  CHECK(tally.counts().lost == 15);
+}
+
 TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resumes its tickets "
                            "at the restored step") {
   std::vector<shard_actor> shards{shard(0), shard(1)};
@@ -56,11 +77,15 @@ TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resu
   c.progress.quiet = true;
   c.coordinator = coordinator;
   c.workers = 1;
+  auto tally = c.tally;
   auto sup = spawn_stop_supervisor(sys, std::move(c));
   CHECK(ticket(sup) == 0);
   CHECK(ticket(sup) == 1);
   CHECK(ticket(sup) == 2);
+  for (int answered = 0; answered < 2; ++answered)  // ticket 2's push is still out
+    self->send(sup, settle_atom_v, std::uint32_t{0}, std::int64_t{0});
   auto end = self->request(sup, caf::infinite, end_atom_v);
+  const auto killed = std::chrono::steady_clock::now();
   self->send_exit(shards[1], caf::exit_reason::kill);
   caf::error ended;
   end.receive([](std::int64_t, float, std::string&) {}, [&](caf::error& err) { ended = err; });
@@ -75,11 +100,27 @@ TEST_CASE_FIXTURE(fixture, "a lost shard pauses the supervisor; the restore resu
   std::int64_t greeted = -1;
   hello.receive([&](std::int64_t s, coordinator_actor&) { greeted = s; }, [](caf::error&) {});
   CHECK(greeted == 1);  // the held hello is answered with the restored step
-  for (std::int64_t expected = 1; expected < 100; ++expected) {
+  CHECK(tally->counts().failover_pause_s == 0.0);  // until the first step after the restore
+  for (std::int64_t expected = 1; expected < 99; ++expected) {
     REQUIRE(ticket(sup) == expected);
+    if (expected == 1) {
+      const double paused = tally->counts().failover_pause_s;
+      CHECK(paused > 0.0);
+      CHECK(paused <= std::chrono::duration<double>(std::chrono::steady_clock::now() - killed).count());
+    }
     self->send(sup, settle_atom_v, std::uint32_t{0}, std::int64_t{0});  // every shard took it
   }
+  REQUIRE(ticket(sup) == 99);
+  self->send(sup, settle_atom_v, std::uint32_t{0}, std::int64_t{1});  // a refusal applies nothing
+  CHECK(ticket(sup) == 99);  // its ticket came back
+  self->send(sup, settle_atom_v, std::uint32_t{0}, std::int64_t{0});
   CHECK(ticket(sup) == -1);  // exactly last_step tickets in all
+  // Steps 0 and 1 were answered before the loss, 1 was restored: 1 lost;
+  // then 1 to 100 again.
+  const auto counts = tally->counts();
+  CHECK(counts.lost == 1);
+  CHECK(counts.applied == 2 + 99);
+  CHECK(counts.applied - counts.lost == 100);
   for (auto a : {caf::actor_cast<caf::actor>(sup), caf::actor_cast<caf::actor>(coordinator),
                  caf::actor_cast<caf::actor>(back[0]), caf::actor_cast<caf::actor>(back[1])})
     self->send_exit(a, caf::exit_reason::user_shutdown);

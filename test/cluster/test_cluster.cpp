@@ -139,6 +139,8 @@ TEST_CASE("two async workers stop at exactly the last step and learn as the refe
     REQUIRE(got);
     CHECK(got->summary.global_step == 301);
     CHECK(got->summary.test_accuracy > reference - 0.03);
+    CHECK(got->summary.updates_applied == 301);  // every push answered by both shards, once
+    CHECK(got->summary.updates_lost == 0);
   }
 }
 

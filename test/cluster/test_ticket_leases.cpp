@@ -57,7 +57,7 @@ TEST_CASE("one worker leasing 4 tickets at a time reproduces the reference train
 }
 
 TEST_CASE("three workers leasing 4 tickets at a time stop at exactly the last step in async, ssp "
-          "and sync") {
+          "and sync, each step's update counted once") {
   temp_dir dir("lease-modes");
   for (auto mode : {train_mode::async, train_mode::ssp, train_mode::sync})
     for (auto transport : {transport_kind::inproc, transport_kind::tcp}) {
@@ -72,6 +72,10 @@ TEST_CASE("three workers leasing 4 tickets at a time stop at exactly the last st
       REQUIRE(got);
       CHECK(got->summary.global_step == 61);
       CHECK(final_checkpoint(opts).global_step == 61);
+      // Undisturbed: one update per step applied, none lost, no pause.
+      CHECK(got->summary.updates_applied == 61);
+      CHECK(got->summary.updates_lost == 0);
+      CHECK(got->summary.failover_pause_s == 0.0);
     }
 }
 

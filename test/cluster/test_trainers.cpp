@@ -45,7 +45,7 @@ float largest_difference(const std::vector<float>& a, const std::vector<float>& 
 }  // namespace
 
 TEST_CASE("two trainers in each of two worker nodes stop at exactly the last step in async, sync "
-          "and ssp, in one process and over TCP") {
+          "and ssp, in one process and over TCP, each step's update counted once") {
   const temp_dir dir("trainers");
   for (auto transport : {transport_kind::inproc, transport_kind::tcp})
     for (auto mode : {train_mode::async, train_mode::sync, train_mode::ssp}) {
@@ -60,6 +60,10 @@ TEST_CASE("two trainers in each of two worker nodes stop at exactly the last ste
       CHECK(got->summary.status == job_status::completed);
       CHECK(got->summary.global_step == 40);
       CHECK(final_checkpoint(o).global_step == 40);
+      // Undisturbed: one update per step applied, none lost, no pause.
+      CHECK(got->summary.updates_applied == 40);
+      CHECK(got->summary.updates_lost == 0);
+      CHECK(got->summary.failover_pause_s == 0.0);
     }
 }
 

@@ -62,6 +62,14 @@ failover_run kill_one_ps(const std::string& name, int victim, std::vector<std::s
   REQUIRE(failover_of(r.chief_out));
   r.line = *failover_of(r.chief_out);
   CHECK(r.line.step >= 200);
+  // Counted: nothing rolled back, so every step's update is applied; the
+  // ones the lost primary had taken alone are lost; the pause is within the
+  // time to the resume line.
+  const auto fin = *final_of(r.chief_out);
+  CHECK(fin.updates_applied == 2000);
+  CHECK(fin.updates_lost == r.line.lost);
+  CHECK(fin.failover_pause_s > 0.0);
+  CHECK(fin.failover_pause_s < seconds_since(killed));
   MESSAGE(name << ": failed over in " << r.line.seconds << " s at global step " << r.line.step
                << ", " << r.line.lost << " update(s) lost; training resumed " << r.pause_s
                << " s after the kill");

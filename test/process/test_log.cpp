@@ -111,20 +111,27 @@ TEST_CASE("the one log reader takes apart every line the logger writes, and noth
     s.global_step = 20000;
     s.ema_test_accuracy = 0.8623;
     s.test_accuracy = 0.8581;
+    s.updates_applied = 20400;
+    s.updates_lost = 400;
+    s.failover_pause_s = 1.5;
     log.info(final_line(s));
     log.info("checkpoint: saved /tmp/x/model.ckpt-1000 (shards answered in 1.2 ms, written in "
              "3.4 ms)");
     log.info("checkpoint: restored /tmp/x/model.ckpt-1000 at global step 1000");
+    log.info("stop_supervisor: every shard restored; training resumes at global step 1000 "
+             "(rolled back from global step 1400)");
+    log.info("parameter_shard 0: restored to global step 1000 (rolled back from global step 1402)");
+    log.info("stop_supervisor: failed over to the backups; training resumes at global step 1403");
   });
   const auto records = parse_log(got.out + "stray output of a child\n" + got.err);
-  REQUIRE(records.size() == 8);
+  REQUIRE(records.size() == 11);
   CHECK(records[0].node == "worker:3");
   CHECK(records[0].level == log_level::info);
   CHECK(records[0].message == "i");
   CHECK(records[1].level == log_level::debug);
-  CHECK(records[6].level == log_level::error);
-  CHECK(records[6].message == "e");
-  CHECK(records[7].level == log_level::warn);
+  CHECK(records[9].level == log_level::error);
+  CHECK(records[9].message == "e");
+  CHECK(records[10].level == log_level::warn);
   CHECK(records[0].time.size() == std::string("2026-11-30T03:43:13.123Z").size());
   REQUIRE(progress_of(records[2]));
   CHECK(progress_of(records[2])->global_step == 120);
@@ -136,6 +143,15 @@ TEST_CASE("the one log reader takes apart every line the logger writes, and noth
   CHECK(final_of(got.out)->ema_test_accuracy == doctest::Approx(0.8623));
   CHECK(newest_saved_step(got.out) == 1000);
   CHECK(restored_step(got.out) == 1000);
+  CHECK(final_of(got.out)->updates_applied == 20400);
+  CHECK(final_of(got.out)->updates_lost == 400);
+  CHECK(final_of(got.out)->failover_pause_s == doctest::Approx(1.5));
+  REQUIRE(rollback_lines(got.out).size() == 3);
+  CHECK(rollback_lines(got.out)[0].restored == 1000);
+  CHECK(rollback_lines(got.out)[0].reached == 1400);
+  CHECK(rollback_lines(got.out)[1].reached == 1402);
+  CHECK(rollback_lines(got.out)[2].restored == 1403);  // a failover rolls nothing back
+  CHECK(rollback_lines(got.out)[2].reached == 1403);
   // A line cut short, or text that only looks like one, is no record.
   CHECK_FALSE(parse_log_line("2026-11-30T03:43:13.123Z worker:1"));
   CHECK_FALSE(parse_log_line("global_step:120,step:60,loss:0.53"));

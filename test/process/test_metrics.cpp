@@ -15,6 +15,7 @@
 #include "runtime/net/metrics_http.hpp"
 #include "runtime/net/metrics_text.hpp"
 #include "runtime/net/ports.hpp"
+#include "runtime/node/job.hpp"
 #include "reporting/meters.hpp"
 
 namespace test_metrics {
@@ -183,6 +184,40 @@ TEST_CASE("each series comes from one node: the chief of a cluster leaves the sh
   CHECK(j.at("state") == "stopping");
   CHECK(j.at("bad_batches_skipped") == 7);
   CHECK(parse_status_json(status_json(f)).state == "stopping");
+}
+
+TEST_CASE("the updates applied and lost and the failover pause are counters, in status JSON too") {
+  status_facts f = sample_facts();
+  f.updates_applied = 1620;
+  f.updates_lost = 1500;
+  f.failover_pause_s = 1.25;
+  const std::string text = chief_exposition(f, shard_series::here, nullptr);
+  CAPTURE(text);
+  check_exposition(text);
+  CHECK(text.find("# TYPE downpour_updates_applied_total counter\n"
+                  "downpour_updates_applied_total 1620\n") != std::string::npos);
+  CHECK(text.find("# TYPE downpour_updates_lost_total counter\n"
+                  "downpour_updates_lost_total 1500\n") != std::string::npos);
+  CHECK(text.find("# TYPE downpour_failover_pause_seconds_total counter\n"
+                  "downpour_failover_pause_seconds_total 1.25\n") != std::string::npos);
+  const status_facts back = parse_status_json(status_json(f));
+  CHECK(back.updates_applied == 1620);
+  CHECK(back.updates_lost == 1500);
+  CHECK(back.failover_pause_s == 1.25);
+}
+
+TEST_CASE("an undisturbed job's summary and final line count every update applied and none lost") {
+  run_summary s;
+  s.global_step = 300;
+  s.updates_applied = 300;
+  const std::string line = final_line(s);
+  CHECK(line.find(" updates_applied=300 updates_lost=0 failover_pause_s=0.000") !=
+        std::string::npos);
+  const auto back = parse_summary_json(summary_json(s));
+  REQUIRE(back);
+  CHECK(back->updates_applied == 300);
+  CHECK(back->updates_lost == 0);
+  CHECK(back->failover_pause_s == 0.0);
 }
 
 TEST_CASE("the metrics endpoint serves /metrics and /healthz and answers 503 when collecting fails") {

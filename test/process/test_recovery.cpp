@@ -4,6 +4,8 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
 
 #include "cluster_procs.hpp"
@@ -19,6 +21,38 @@ namespace {
 const std::vector<std::string> job = {"--last-step=2500", "--log-every=100",
                                       "--save-checkpoint-steps=500", "--save-checkpoint-secs=0",
                                       "--connect-timeout=30"};
+
+// Exactly counted, from the logs: the steps every shard had applied when the
+// chief restored them, less the checkpoint's (`restored`), are lost; the
+// updates applied (the lost ones too) less the lost are the last step. The
+// pause, from the loss to the first step after the restore, is within the
+// time the test waited.
+final_line_values check_counted(const std::string& out, const std::string& ps0_out,
+                                std::int64_t restored, std::int64_t last_step, double within_s) {
+  const auto chief_rollbacks = rollback_lines(out);
+  REQUIRE(chief_rollbacks.size() == 1);
+  const auto reached = chief_rollbacks[0].reached;
+  CHECK(chief_rollbacks[0].restored == restored);
+  const auto fin = final_of(out);
+  REQUIRE(fin);
+  MESSAGE("reached " << reached << ", restored " << restored << "; updates applied "
+                     << fin->updates_applied << ", lost " << fin->updates_lost << ", paused "
+                     << fin->failover_pause_s << " s");
+  CHECK(fin->updates_lost == reached - restored);
+  CHECK(fin->updates_applied - fin->updates_lost == last_step);
+  CHECK(fin->updates_applied == last_step + reached - restored);
+  // Every update counted reached the surviving shard, which may have taken
+  // the pushes in flight at the kill besides (one per worker, and one more
+  // pipelined).
+  const auto ps0_rollbacks = rollback_lines(ps0_out);
+  REQUIRE(ps0_rollbacks.size() == 1);
+  CHECK(reached <= ps0_rollbacks[0].reached);
+  CHECK(reached >= ps0_rollbacks[0].reached - 4);
+  CHECK(reached >= restored);
+  CHECK(fin->failover_pause_s > 0.0);
+  CHECK(fin->failover_pause_s < within_s);
+  return *fin;
+}
 
 }  // namespace
 
@@ -61,6 +95,13 @@ TEST_CASE("a ps killed with -9 and started again: every shard rolls back to the 
   const auto rolled = "restored to global step " + std::to_string(step);
   CHECK(ps0.output().find(rolled) != std::string::npos);
   CHECK(ps1b.output().find(rolled) != std::string::npos);
+  const auto fin = check_counted(out, ps0.output(), step, 2500, seconds_since(killed));
+  std::ifstream in(dir / "summary.json");
+  const std::string summary((std::istreambuf_iterator<char>(in)), {});
+  CHECK(summary_field(summary, "updates_applied") == std::to_string(fin.updates_applied));
+  CHECK(summary_field(summary, "updates_lost") == std::to_string(fin.updates_lost));
+  CHECK(std::stod(summary_field(summary, "failover_pause_s")) ==
+        doctest::Approx(fin.failover_pause_s).epsilon(0.01));
 }
 
 TEST_CASE("the chief killed with -9 and started again restores into the live shards; the other "
@@ -141,6 +182,7 @@ TEST_CASE("sync mode: a ps killed with -9 and started again rolls every shard ba
   two_by_two nodes(c, dir);
   auto& [ps0, ps1, chief, w1] = nodes;
   REQUIRE(chief.wait_for_output("model.ckpt-300", 120s));
+  const auto killed = std::chrono::steady_clock::now();
   ps1.kill(SIGKILL);
   REQUIRE(chief.wait_for_output("stop_supervisor: ps 1 went down", 30s));
   CHECK(ps1.wait(30s) == 128 + SIGKILL);
@@ -155,6 +197,7 @@ TEST_CASE("sync mode: a ps killed with -9 and started again rolls every shard ba
   const auto step = restored_step(out.substr(out.find("ps 1 went down")));
   CHECK(step >= 300);
   CHECK(step == newest_saved_step(before_restart));
+  check_counted(out, ps0.output(), step, 900, seconds_since(killed));
 }
 
 TEST_CASE("a whole cluster of processes killed with -9 and started again resumes at exactly the "

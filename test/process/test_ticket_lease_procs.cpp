@@ -81,7 +81,7 @@ TEST_CASE("a leasing worker killed with -9 loses none of its tickets: the chief 
 }
 
 TEST_CASE("a ps killed with -9 and started again under leasing workers: the leases start again at "
-          "the restored step and the job ends exactly") {
+          "the restored step, the job ends exactly and the updates lost are counted") {
   temp_dir dir("lease-ps-kill");
   auto c = make_cluster(2, 2, dir, {"--last-step=2500", "--log-every=100", "--ticket-lease=4",
                                     "--save-checkpoint-steps=500", "--save-checkpoint-secs=0",
@@ -99,6 +99,18 @@ TEST_CASE("a ps killed with -9 and started again under leasing workers: the leas
     CHECK(p->wait(300s) == exit_completed);
   }
   CHECK(chief.output().find("final: global_step=2500 ") != std::string::npos);
+  // Counted through the tallies of leases: the steps rolled back are lost,
+  // applied less lost is the last step, the survivor applied every one counted.
+  const auto rollbacks = rollback_lines(chief.output());
+  REQUIRE(rollbacks.size() == 1);
+  const auto fin = final_of(chief.output());
+  REQUIRE(fin);
+  CHECK(fin->updates_lost == rollbacks[0].reached - rollbacks[0].restored);
+  CHECK(fin->updates_applied - fin->updates_lost == 2500);
+  CHECK(fin->failover_pause_s > 0.0);
+  const auto survivor = rollback_lines(ps0.output());
+  REQUIRE(survivor.size() == 1);
+  CHECK(rollbacks[0].reached <= survivor[0].reached);
 }
 
 }  // namespace test_ticket_lease_procs

@@ -48,12 +48,17 @@ struct final_line_values {
   double test_accuracy = 0, ema_test_accuracy = 0;
   std::string accuracies;  // "test_accuracy=T ema_test_accuracy=E" as printed
   std::optional<double> test_auc;  // a model predicting a probability: "test_auc=A"
+  // "updates_applied=A updates_lost=L failover_pause_s=P"
+  std::int64_t updates_applied = -1, updates_lost = -1;
+  double failover_pause_s = -1;
 };
 
 inline std::optional<final_line_values> final_of(const std::string& text) {
   static const std::regex final_re(
       R"(final: global_step=(\d+) loss=\S+ (test_accuracy=(\S+) ema_test_accuracy=(\S+))( .*)?)");
   static const std::regex auc_re(R"( test_auc=(\S+))");
+  static const std::regex counts_re(
+      R"( updates_applied=(\d+) updates_lost=(\d+) failover_pause_s=(\S+))");
   for (const auto& r : parse_log(text)) {
     std::smatch m;
     if (!std::regex_match(r.message, m, final_re)) continue;
@@ -61,6 +66,12 @@ inline std::optional<final_line_values> final_of(const std::string& text) {
     const std::string rest = m[5];
     std::smatch auc;
     if (std::regex_search(rest, auc, auc_re)) v.test_auc = std::stod(auc[1]);
+    std::smatch counts;
+    if (std::regex_search(rest, counts, counts_re)) {
+      v.updates_applied = std::stoll(counts[1]);
+      v.updates_lost = std::stoll(counts[2]);
+      v.failover_pause_s = std::stod(counts[3]);
+    }
     return v;
   }
   return std::nullopt;
@@ -92,6 +103,32 @@ inline std::int64_t newest_saved_step(const std::string& text) {
     if (std::regex_match(r.message, m, saved)) newest = std::max<std::int64_t>(newest, std::stoll(m[1]));
   }
   return newest;
+}
+
+// The chief's "stop_supervisor: every shard restored; training resumes at
+// global step R (rolled back from global step S)" lines (or "failed over to
+// the backups; ...", without the part in parentheses when nothing was rolled
+// back: S = R) and a shard's "parameter_shard K: restored to global step R
+// (rolled back from global step S)" lines, in order.
+struct rollback_line {
+  std::int64_t restored = 0, reached = 0;
+};
+
+inline std::vector<rollback_line> rollback_lines(const std::string& text) {
+  static const std::regex chief_re(
+      R"(stop_supervisor: (?:every shard restored|failed over to the backups); training resumes )"
+      R"(at global step (\d+)(?: \(rolled back from global step (\d+)\))?)");
+  static const std::regex shard_re(
+      R"(parameter_shard \d+: restored to global step (\d+) \(rolled back from global step (\d+)\))");
+  std::vector<rollback_line> out;
+  for (const auto& r : parse_log(text)) {
+    std::smatch m;
+    if (!std::regex_match(r.message, m, chief_re) && !std::regex_match(r.message, m, shard_re))
+      continue;
+    const auto restored = std::stoll(m[1]);
+    out.push_back({restored, m[2].matched ? std::stoll(m[2]) : restored});
+  }
+  return out;
 }
 
 // S of the first "checkpoint: restored PATH at global step S" line, -1 if none.
