@@ -4,8 +4,9 @@
 #include <chrono>
 #include <cstddef>
 
-#include "protocol/messages.hpp"
 #include "model/layout.hpp"
+#include "protocol/messages.hpp"
+#include "reporting/log.hpp"
 
 namespace downpour {
 
@@ -17,6 +18,8 @@ struct exchange_config {
   // without them: a trainer held up elsewhere (its ticket, the ssp clock,
   // a slow batch) delays the others at most this long.
   caf::timespan gather = std::chrono::milliseconds(2);
+  std::size_t shard_index = 0;  // named in its stats line
+  logger log;                   // the trainers' node
 };
 
 // The exchange's own timer comes on top of what it serves.

@@ -36,6 +36,16 @@ row_merge merge_pulls(const std::vector<const row_pull*>& pulls, std::int64_t mi
   return out;
 }
 
+// One message to the shard, carrying that many trainers' requests and the
+// merged row pull, if any.
+void count_message(exchange_counts& c, std::size_t requests, const std::optional<row_merge>& m) {
+  ++c.messages;
+  c.requests += requests;
+  if (!m) return;
+  for (const auto& one : m->keys.at) c.keys_asked += one.size();
+  c.keys_sent += m->keys.keys.size();
+}
+
 // The reply to a merged pull cut into each puller's, in the merge's order.
 caf::expected<std::vector<pull_reply>> split_reply(const exchange_state& st, const row_merge& m,
                                                    pull_reply& r) {
@@ -124,6 +134,7 @@ void send_batch(exchange_pointer self, std::vector<queued_push> queued) {
     g->merge = merge_pulls(pulls, 0);
     batch.pull.push_back(std::move(g->merge->pull));  // the split needs only the keys' places
   }
+  count_message(st.counts, g->queued.size(), g->merge);
   self->request(st.cfg.shard, caf::infinite, push_atom_v, std::move(batch))
       .then([=](push_batch_reply& r) { answer_pushes(self, *g, r); },
             [=](caf::error& err) { fail_pushes(self, *g, err); });
@@ -192,6 +203,7 @@ void send_pulls(exchange_pointer self, std::shared_ptr<pull_group> g) {
   auto& st = self->state;
   g->kind = wait_for_pull(st, g->min_step);
   for (const auto& q : g->queued) count_sent(st, q.from, g->kind);
+  count_message(st.counts, g->queued.size(), g->merge);
   auto on_error = [=](caf::error& err) { fail_pulls(self, *g, err); };
   if (!g->merge) {
     self->request(st.cfg.shard, caf::infinite, pull_atom_v, g->min_step)
@@ -239,6 +251,15 @@ std::vector<std::shared_ptr<pull_group>> groups_of(std::int64_t min_step,
 }
 
 }  // namespace
+
+std::string exchange_stats_line(std::size_t shard, const exchange_counts& c) {
+  const double ratio =
+      c.keys_sent == 0 ? 1.0 : static_cast<double>(c.keys_asked) / static_cast<double>(c.keys_sent);
+  return "exchange to shard " + std::to_string(shard) + ": " + std::to_string(c.messages) +
+         " messages carried " + std::to_string(c.requests) +
+         " trainer requests; row pulls asked for " + std::to_string(c.keys_asked) + " keys, sent " +
+         std::to_string(c.keys_sent) + " after dedup (ratio " + fixed_text(ratio, 3) + ")";
+}
 
 void flush(exchange_pointer self) {
   auto& st = self->state;

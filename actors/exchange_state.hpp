@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "actors/exchange_config.hpp"
@@ -40,7 +41,24 @@ struct trainer_load {
   std::size_t blocked = 0;
 };
 
+// What the exchange merged, for the line it logs at its end.
+struct exchange_counts {
+  std::uint64_t messages = 0;    // requests sent to the shard
+  std::uint64_t requests = 0;    // trainers' requests they carried
+  std::uint64_t keys_asked = 0;  // keys the trainers' row pulls named
+  std::uint64_t keys_sent = 0;   // keys of the merged row pulls sent
+};
+
+// "exchange to shard K: M messages carried R trainer requests; row pulls
+// asked for A keys, sent S after dedup (ratio A/S)", read back by
+// test/support/log_lines.hpp's exchange_stats_of.
+std::string exchange_stats_line(std::size_t shard, const exchange_counts& c);
+
 struct exchange_state {
+  // Logged however the exchange ends: once no trainer holds it, it ends
+  // unreachable, without a message or handler of its own.
+  ~exchange_state() { cfg.log.info(exchange_stats_line(cfg.shard_index, counts)); }
+
   exchange_config cfg;
   peer_guard guard;
   std::vector<queued_push> pushes;
@@ -50,6 +68,7 @@ struct exchange_state {
   std::int64_t known_step = -1;  // the shard's step in its last answer
   std::uint64_t timer = 0;       // the gather timer that counts; 0: none armed
   std::uint64_t timers = 0;
+  exchange_counts counts;
   static inline const char* name = "exchange";
 };
 

@@ -9,12 +9,14 @@
 // model vectorised in NumPy) and the single loop's examples/s over its.
 //
 //   bench_sparse_cluster --data DIR [--rows-log2 20,26] [--lr 0.3] [--batch 100,1000]
-//                        [--trainers K] [--ps-replicas R] [--binary=PATH] [--json FILE]
+//                        [--trainers K] [--ticket-lease L] [--ps-replicas R]
+//                        [--binary=PATH] [--json FILE]
 //
 // DIR holds gen_libsvm's files. One pass over the training file: the job's
 // last step is examples / batch. Each batch size of the list is a sweep of
 // its own; --trainers K > 1 adds 2 ps + 2 worker processes of K trainers
-// each (docs/sparse.md, "Trainers") next to those of one.
+// each (docs/sparse.md, "Trainers") next to those of one. --ticket-lease L
+// > 1 runs every cluster job with --ticket-lease=L, named in its rows.
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -36,12 +38,16 @@ struct settings {
   std::vector<std::size_t> batches{100, 1000};
   std::size_t batch = 100;  // the one being measured
   std::size_t trainers = 1;
+  std::size_t ticket_lease = 1;  // passed to every cluster job when > 1
   std::size_t replicas = 1;  // --ps-replicas R > 1: the 2 + 2 job again with R copies of each shard
 };
 
-// "N=2^20 batch 100 ": what every line of one sweep starts with.
+// "N=2^20 batch 100 " (and "lease 8 " with --ticket-lease 8): what every
+// line of one sweep starts with.
 std::string prefix(const settings& s, unsigned bits) {
-  return "N=2^" + std::to_string(bits) + " batch " + std::to_string(s.batch) + " ";
+  const std::string lease =
+      s.ticket_lease > 1 ? "lease " + std::to_string(s.ticket_lease) + " " : "";
+  return "N=2^" + std::to_string(bits) + " batch " + std::to_string(s.batch) + " " + lease;
 }
 
 // The targets: 2 ps + 2 workers at most 1.5x the single loop's CPU
@@ -56,7 +62,8 @@ std::optional<double> cpu_ratio_limit(const settings& s, std::size_t trainers) {
 [[noreturn]] void usage_error(const std::string& what) {
   throw std::invalid_argument(what +
                               " (usage: bench_sparse_cluster --data DIR [--rows-log2 20,26] "
-                              "[--lr 0.3] [--batch 100,1000] [--trainers K] [--ps-replicas R] "
+                              "[--lr 0.3] [--batch 100,1000] [--trainers K] [--ticket-lease L] "
+                              "[--ps-replicas R] "
                               "[--binary=PATH])");
 }
 
@@ -82,6 +89,8 @@ settings parse(const std::vector<std::string>& rest) {
       for (std::string x; std::getline(list, x, ',');) s.batches.push_back(std::stoul(x));
     } else if (rest[i] == "--trainers") {
       s.trainers = std::stoul(value());
+    } else if (rest[i] == "--ticket-lease") {
+      s.ticket_lease = std::stoul(value());
     } else if (rest[i] == "--ps-replicas") {
       s.replicas = std::stoul(value());
     } else if (rest[i].rfind("--binary=", 0) != 0) {
@@ -92,6 +101,7 @@ settings parse(const std::vector<std::string>& rest) {
   if (s.binary.empty()) usage_error("no downpour binary found");
   if (s.batches.empty()) usage_error("--batch needs at least one size");
   if (s.trainers == 0) usage_error("--trainers must be at least 1");
+  if (s.ticket_lease == 0) usage_error("--ticket-lease must be at least 1");
   if (s.replicas < 1 || s.replicas > 2) usage_error("--ps-replicas must be 1 or 2");
   return s;
 }
@@ -161,21 +171,23 @@ void add_numpy_rows(report& r, const settings& s, unsigned bits, const nlohmann:
 }
 
 std::vector<std::string> job_args(const settings& s, unsigned bits, std::size_t steps) {
-  return {"--model=logreg",
-          "--data-format=libsvm",
-          "--train-file=" + s.data + "/train.libsvm",
-          "--test-file=" + s.data + "/test.libsvm",
-          "--sparse-rows=" + std::to_string(std::uint64_t{1} << bits),
-          "--sparse-optimizer=adagrad",
-          "--learning-rate=" + std::to_string(s.lr),
-          "--lr-decay-rate=1",
-          "--batch-size=" + std::to_string(s.batch),
-          // One pass: each worker reads its share of the file once (docs/input.md).
-          "--passes=1",
-          "--last-step=" + std::to_string(2 * steps),
-          "--validation-size=0",
-          "--save-checkpoint-secs=0",
-          "--log-level=warn"};
+  std::vector<std::string> args{"--model=logreg",
+                                "--data-format=libsvm",
+                                "--train-file=" + s.data + "/train.libsvm",
+                                "--test-file=" + s.data + "/test.libsvm",
+                                "--sparse-rows=" + std::to_string(std::uint64_t{1} << bits),
+                                "--sparse-optimizer=adagrad",
+                                "--learning-rate=" + std::to_string(s.lr),
+                                "--lr-decay-rate=1",
+                                "--batch-size=" + std::to_string(s.batch),
+                                // One pass: each worker reads its share once (docs/input.md).
+                                "--passes=1",
+                                "--last-step=" + std::to_string(2 * steps),
+                                "--validation-size=0",
+                                "--save-checkpoint-secs=0",
+                                "--log-level=warn"};
+  if (s.ticket_lease > 1) args.push_back("--ticket-lease=" + std::to_string(s.ticket_lease));
+  return args;
 }
 
 // A job as processes in dir, and the chief's summary.json.

@@ -8,15 +8,17 @@ namespace {
 // What the node's trainers talk to: the shards themselves, or an exchange
 // in front of each. An exchange ends with its shard, or once no trainer
 // holds it any more.
-std::vector<shard_link> links_for(caf::actor_system& sys, const options& opts,
+std::vector<shard_link> links_for(caf::actor_system& sys, const options& opts, std::size_t task,
                                   const job_model& job, const std::vector<shard_actor>& shards) {
   if (opts.trainers == 1) return std::vector<shard_link>(shards.begin(), shards.end());
   std::vector<shard_link> links;
-  for (const auto& shard : shards) {
+  for (std::size_t k = 0; k < shards.size(); ++k) {
     exchange_config c;
-    c.shard = shard;
+    c.shard = shards[k];
     c.trainers = opts.trainers;
     c.rows = job.layout.rows();
+    c.shard_index = k;
+    c.log = node_logger(opts, role_kind::worker, task);
     links.push_back(spawn_exchange(sys, std::move(c)));
   }
   return links;
@@ -29,7 +31,7 @@ std::vector<worker_actor> start_trainers(caf::actor_system& sys, const options& 
                                          const std::vector<shard_actor>& shards,
                                          const supervisor_actor& supervisor,
                                          const coordinator_actor& coordinator) {
-  const auto links = links_for(sys, opts, job, shards);
+  const auto links = links_for(sys, opts, task, job, shards);
   std::vector<worker_actor> trainers;
   for (std::size_t t = 0; t < opts.trainers; ++t) {
     trainers.push_back(spawn_worker(

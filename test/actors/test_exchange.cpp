@@ -5,12 +5,14 @@
 // still its own update at the shard.
 #include <doctest/doctest.h>
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "actors/exchange.hpp"
 #include "deterministic_fixture.hpp"
+#include "log_lines.hpp"
 
 namespace test_exchange {
 
@@ -97,7 +99,13 @@ push_pull push_pull_of(std::uint32_t worker, std::vector<std::uint64_t> pushed,
                    row_pull{0, worker, key_list{std::move(next)}}};
 }
 
-struct exchange_fixture : downpour::testing::deterministic_fixture {
+// Where the exchanges log: a base before the actor system's, so it outlives
+// every exchange, whose end writes a line.
+struct exchange_log_file {
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> lines{std::tmpfile(), &std::fclose};
+};
+
+struct exchange_fixture : exchange_log_file, downpour::testing::deterministic_fixture {
   message_log log = std::make_shared<std::vector<std::string>>();
   std::shared_ptr<std::vector<caf::response_promise>> held =
       std::make_shared<std::vector<caf::response_promise>>();
@@ -109,10 +117,21 @@ struct exchange_fixture : downpour::testing::deterministic_fixture {
     c.shard = std::move(shard);
     c.trainers = trainers;
     c.rows = one_column();
+    c.shard_index = 3;
+    c.log = logger{"worker:0", log_level::info, lines.get(), lines.get()};
     return spawn_exchange(*sys, std::move(c));
   }
 
   shard_link exchange() { return exchange_for(caf::actor_cast<shard_actor>(fake)); }
+
+  // What the exchanges logged so far.
+  std::string logged() {
+    std::fflush(lines.get());
+    std::rewind(lines.get());
+    std::string out;
+    for (int c; (c = std::fgetc(lines.get())) != EOF;) out += static_cast<char>(c);
+    return out;
+  }
 
   // A gather timer still pending holds its exchange; the shard's end ends it.
   ~exchange_fixture() {
@@ -255,6 +274,28 @@ TEST_CASE_FIXTURE(exchange_fixture,
   // Trainer 0's pull was pushed for; key 7 was in no pull at all.
   CHECK(push_verdict(shard, push_of(1, {7})).rfind("unpulled_rows: ", 0) == 0);
   stop(shard);
+}
+
+TEST_CASE_FIXTURE(exchange_fixture,
+                  "an exchange's end line counts its messages, the trainer requests they "
+                  "carried, and the pulled keys asked for and sent after dedup") {
+  auto ex = exchange();
+  auto a = request<push_pull_reply>(ex, push_atom_v, push_pull_of(0, {1}, {1, 4}));
+  auto b = request<push_pull_reply>(ex, push_atom_v, push_pull_of(1, {2}, {4, 9}));
+  REQUIRE(b->has_value());
+  // Both trainers ended with their answers: a third one's pull goes alone.
+  auto c = request<pull_reply>(ex, pull_atom_v, row_pull{0, 2, key_list{{3, 7}}});
+  REQUIRE(c->has_value());
+  CHECK(downpour::testing::exchange_stats_of(logged()).empty());  // not before its end
+  (*chief)->send_exit(fake, caf::make_error(errc::stopped, "the shard's node ended"));
+  run();
+  const auto stats = downpour::testing::exchange_stats_of(logged());
+  REQUIRE(stats.size() == 1);
+  CHECK(stats[0].shard == 3);
+  CHECK(stats[0].messages == 2);    // one push batch, one pull
+  CHECK(stats[0].requests == 3);
+  CHECK(stats[0].keys_asked == 6);  // 1,4 and 4,9; 3,7
+  CHECK(stats[0].keys_sent == 5);   // 1,4,9; 3,7
 }
 
 }  // namespace test_exchange

@@ -159,4 +159,26 @@ inline std::optional<failover_line> failover_of(const std::string& text) {
   return std::nullopt;
 }
 
+// An exchange's end line (--trainers K > 1): "exchange to shard K: M messages
+// carried R trainer requests; row pulls asked for A keys, sent S after dedup
+// (ratio X)", one per shard, in the order logged.
+struct exchange_stats_line {
+  std::size_t shard = 0;
+  std::uint64_t messages = 0, requests = 0, keys_asked = 0, keys_sent = 0;
+};
+
+inline std::vector<exchange_stats_line> exchange_stats_of(const std::string& text) {
+  static const std::regex stats(
+      R"(exchange to shard (\d+): (\d+) messages carried (\d+) trainer requests; row pulls asked )"
+      R"(for (\d+) keys, sent (\d+) after dedup \(ratio \S+\))");
+  std::vector<exchange_stats_line> out;
+  for (const auto& r : parse_log(text)) {
+    std::smatch m;
+    if (std::regex_match(r.message, m, stats))
+      out.push_back({std::stoul(m[1]), std::stoull(m[2]), std::stoull(m[3]), std::stoull(m[4]),
+                     std::stoull(m[5])});
+  }
+  return out;
+}
+
 }  // namespace downpour::testing
