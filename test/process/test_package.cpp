@@ -105,17 +105,20 @@ TEST_CASE("a model built against an installed Downpour trains in one process and
 
   auto c = make_cluster(1, 2, dir / "cluster", data);
   auto node = [&](const std::string& role, int task) {
-    auto args = c.node(role, task, {"--last-step=200"});
+    auto args = c.node(role, task, {"--last-step=1000"});
     args[0] = program;
     return args;
   };
-  process ps(node("ps", 0), dir / "ps0.log"), chief(node("worker", 0), dir / "w0.log"),
-      w1(node("worker", 1), dir / "w1.log");
+  // Worker 1 first, waiting for the chief: this model trains 200 steps in
+  // about 40 ms, and a listed worker that comes after the job ended cannot
+  // tell it from a lost chief (it exits 1 after --connect-timeout).
+  process ps(node("ps", 0), dir / "ps0.log"), w1(node("worker", 1), dir / "w1.log");
+  process chief(node("worker", 0), dir / "w0.log");
   CHECK_MESSAGE(chief.wait(120s) == 0, chief.output());
   CHECK_MESSAGE(w1.wait(60s) == 0, w1.output());
   CHECK_MESSAGE(ps.wait(60s) == 0, ps.output());
   REQUIRE_MESSAGE(final_of(chief.output()), chief.output());
-  CHECK(final_of(chief.output())->global_step == 200);
+  CHECK(final_of(chief.output())->global_step == 1000);
 }
 
 TEST_CASE("a model with an embedding table built against an installed Downpour learns planted "
