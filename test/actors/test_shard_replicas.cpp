@@ -20,13 +20,7 @@ using namespace downpour;
 
 namespace {
 
-std::vector<float> random_floats(std::size_t n, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng);
-  return v;
-}
+using downpour::testing::random_floats;
 
 template <class A, class B>
 bool same_bits(const A& a, const B& b) {

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,15 @@
 #include "caf/scheduler/test_coordinator.hpp"
 
 namespace downpour::testing {
+
+// n standard-normal floats, the same for the same seed.
+inline std::vector<float> random_floats(std::size_t n, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = dist(rng);
+  return v;
+}
 
 struct deterministic_fixture {
   caf::actor_system_config cfg;
