@@ -64,18 +64,34 @@ caf::expected<shard_actor> promote(caf::scoped_actor& self, const options& opts,
 
 // Fenced first, so no push of the lost epoch lands after its shard's step
 // was read: then every shard stands at the furthest of them.
+// CAF 0.17 drops what is sent to a proxy whose connection was lost: the
+// request goes in slices, the handle checked before each (a shard found lost
+// here, after the others, is caf::sec::request_receiver_down).
+template <class... Ts>
+caf::expected<std::int64_t> ask_live(caf::scoped_actor& self, const shard_actor& to,
+                                     caf::timespan timeout, Ts... xs) {
+  const deadline until{timeout};
+  for (;;) {
+    if (is_gone(self->home_system(), to)) return caf::sec::request_receiver_down;
+    const auto slice = std::clamp(until.left(), caf::timespan{std::chrono::milliseconds(1)},
+                                  caf::timespan{std::chrono::milliseconds(500)});
+    auto step = ask<std::int64_t>(self, to, slice, xs...);
+    if (step || step.error() != caf::sec::request_timeout || until.passed()) return step;
+  }
+}
+
 caf::expected<std::pair<std::int64_t, std::int64_t>> align(caf::scoped_actor& self,
                                                             const std::vector<shard_actor>& shards,
                                                             caf::timespan timeout) {
   std::vector<std::int64_t> steps;
   for (const auto& s : shards) {
-    auto step = ask<std::int64_t>(self, s, timeout, failover_atom_v);
+    auto step = ask_live(self, s, timeout, failover_atom_v);
     if (!step) return step.error();
     steps.push_back(*step);
   }
   const auto [low, high] = std::minmax_element(steps.begin(), steps.end());
   for (const auto& s : shards)
-    if (auto step = ask<std::int64_t>(self, s, timeout, failover_atom_v, *high); !step)
+    if (auto step = ask_live(self, s, timeout, failover_atom_v, *high); !step)
       return step.error();
   return std::make_pair(*high, *high - *low);
 }
@@ -137,17 +153,23 @@ caf::expected<failed_over> fail_over(caf::actor_system& sys, const options& opts
   const auto began = std::chrono::steady_clock::now();
   caf::scoped_actor self{sys};
   const logger log = node_logger(opts, role_kind::worker, 0);
-  for (std::size_t k = 0; k < shards.size(); ++k) {
-    if (!is_gone(sys, shards[k])) continue;
-    const auto h = backup_holder(k, hosts);
-    auto copy = promote(self, opts, layout, hosts, k);
-    if (!copy) return copy.error();
-    shards[k] = std::move(*copy);
-    hosts[k] = static_cast<std::uint32_t>(h);
-    log.info("chief: shard " + std::to_string(k) + " fails over to its backup on " +
-             ps_name(hosts[k]));
+  const auto timeout = timespan_of(opts.connect_timeout_s);
+  // A ps's shards are found gone one by one: one seen only while aligning
+  // is failed over too, and the alignment begins again.
+  caf::expected<std::pair<std::int64_t, std::int64_t>> at{caf::sec::request_receiver_down};
+  while (!at && at.error() == caf::sec::request_receiver_down) {
+    for (std::size_t k = 0; k < shards.size(); ++k) {
+      if (!is_gone(sys, shards[k])) continue;
+      const auto h = backup_holder(k, hosts);
+      auto copy = promote(self, opts, layout, hosts, k);
+      if (!copy) return copy.error();
+      shards[k] = std::move(*copy);
+      hosts[k] = static_cast<std::uint32_t>(h);
+      log.info("chief: shard " + std::to_string(k) + " fails over to its backup on " +
+               ps_name(hosts[k]));
+    }
+    at = align(self, shards, timeout);
   }
-  auto at = align(self, shards, timespan_of(opts.connect_timeout_s));
   if (!at) return at.error();
   log.info("chief: failed over in " + fixed_text(seconds_since(began), 3) +
            " s; every shard is at global step " + std::to_string(at->first) + ", " +

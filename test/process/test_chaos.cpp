@@ -32,4 +32,24 @@ TEST_CASE("a ps, the chief and a worker killed with -9 and restarted: the job en
   CHECK(victims == std::vector<std::string>{"ps 0", "ps 1", "worker 0", "worker 1"});
 }
 
+TEST_CASE("--ps-replicas 2: ps killed with -9 four times in the seed's order: a ps serving a "
+          "shard fails over to its backup, each one started again catches up; the job ends "
+          "exactly, nothing rolled back") {
+  temp_dir dir("chaos-replicas");
+  chaos_options o;
+  o.last_step = 3000;
+  o.kills = 4;
+  o.seed = 7;
+  o.min_accuracy = 0.80;
+  o.ps_replicas = 2;
+  o.logdir = dir.str();
+  std::ostringstream report;
+  const auto outcome = chaos_run(o, report).run();
+  MESSAGE(report.str());
+  for (const auto& f : outcome.failures) CHECK_MESSAGE(false, f);
+  CHECK(outcome.final_step == 3000);
+  CHECK(outcome.victims.size() == 4);
+  CHECK(outcome.lost <= 2 * 4);  // at most a push per worker in flight to each lost primary
+}
+
 }  // namespace test_chaos

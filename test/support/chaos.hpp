@@ -28,11 +28,15 @@ struct chaos_options {
   double min_accuracy = 0.84;
   std::string logdir;                    // logs, and checkpoints in logdir/ckpt; must exist
   std::string binary = DOWNPOUR_BINARY;  // the downpour to run
+  // 2: every shard has a backup; only ps are killed, each kill must fail
+  // over (no rollback) and the ps started again must catch up first.
+  std::size_t ps_replicas = 1;
 };
 
 struct chaos_outcome {
   std::vector<std::string> victims;   // "ps 1", "worker 0", ... in kill order
   std::vector<std::string> failures;  // empty: passed
+  std::int64_t lost = 0;              // updates the failovers logged lost (--ps-replicas 2)
   std::int64_t final_step = -1;
   double ema_test_accuracy = 0;
 };
@@ -65,8 +69,9 @@ class chaos_run {
     return {"--last-step=" + std::to_string(o.last_step),
             "--log-every=" + std::to_string(log_every),
             "--save-checkpoint-steps=" + std::to_string(save_every), "--save-checkpoint-secs=0",
-            "--connect-timeout=60"};
+            "--connect-timeout=60", "--ps-replicas=" + std::to_string(o.ps_replicas)};
   }
+  bool replicated() const { return opts_.ps_replicas > 1; }
   static std::string role(std::size_t slot) { return slot < 2 ? "ps" : "worker"; }
   static int task(std::size_t slot) { return static_cast<int>(slot % 2); }
   static std::string name(std::size_t slot) { return role(slot) + " " + std::to_string(task(slot)); }
@@ -96,12 +101,35 @@ class chaos_run {
     return true;
   }
 
+  // Rounds of every node (with replicas: of both ps), shuffled by the seed.
   std::size_t next_victim(int i) {
-    if (i % 4 == 0) {
-      round_ = {0, 1, 2, 3};
+    const int n = replicated() ? 2 : 4;
+    if (i % n == 0) {
+      round_.clear();
+      for (int s = 0; s < n; ++s) round_.push_back(static_cast<std::size_t>(s));
       std::shuffle(round_.begin(), round_.end(), rng_);
     }
-    return round_[static_cast<std::size_t>(i % 4)];
+    return round_[static_cast<std::size_t>(i % n)];
+  }
+
+  // With replicas the chief must fail the lost ps over before it is started
+  // again (a ps started earlier would wait for an init), and the new one
+  // must catch up before the next kill.
+  bool failed_over(std::size_t failovers_before) {
+    const auto want = failovers_before + 1;
+    if (node_[chief]->wait_until(
+            [&](const std::string& out) { return failover_lines(out).size() >= want; },
+            std::chrono::seconds(60)))
+      return true;
+    out_.failures.push_back("the chief did not fail over within 60 s");
+    return false;
+  }
+
+  bool caught_up(std::size_t victim) {
+    if (node_[victim]->wait_for_output("catches up on shard", std::chrono::seconds(60)))
+      return true;
+    out_.failures.push_back(name(victim) + " started again did not catch up within 60 s");
+    return false;
   }
 
   // False when the job is too near its end for more kills.
@@ -119,10 +147,21 @@ class chaos_run {
     report_ << "chaos: kill " << i + 1 << " at global step ~" << step << ": " << name(victim)
             << std::endl;
     out_.victims.push_back(name(victim));
+    const auto failovers = failover_lines(node_[chief]->output()).size();
+    // Only a ps serving a shard fails over; one serving none (started again,
+    // caught up) costs its backups only. Its shards move to the other ps.
+    const bool serving = serves_[victim] > 0;
     node_[victim]->kill(SIGKILL);
     node_[victim]->wait(std::chrono::seconds(30));
     killed_.push_back(std::move(node_[victim]));
+    const bool moved = !replicated() || !serving || failed_over(failovers);
+    if (replicated() && serving) {
+      serves_[1 - victim] += serves_[victim];
+      serves_[victim] = 0;
+      ++failovers_expected_;
+    }
     start(victim);
+    if (!moved || (replicated() && !caught_up(victim))) return false;
     for (std::size_t s = 0; s < 4; ++s)
       baseline_[s] = s == victim ? 0 : progress_lines(node_[s]->output());
     return true;
@@ -147,9 +186,23 @@ class chaos_run {
     if (out_.final_step != opts_.last_step)
       out_.failures.push_back("the job did not end at global step " +
                               std::to_string(opts_.last_step));
+    if (replicated()) check_failovers(node_[chief]->output());
     if (out_.ema_test_accuracy < opts_.min_accuracy)
       out_.failures.push_back("ema_test_accuracy " + std::to_string(out_.ema_test_accuracy) +
                               " is below " + std::to_string(opts_.min_accuracy));
+  }
+
+  // Every kill failed over, none rolled back; the updates the failovers lost summed.
+  void check_failovers(const std::string& out) {
+    const auto lines = failover_lines(out);
+    for (const auto& l : lines) out_.lost += l.lost;
+    report_ << "chaos: " << lines.size() << " failovers lost " << out_.lost << " update(s)"
+            << std::endl;
+    if (lines.size() != failovers_expected_)
+      out_.failures.push_back(std::to_string(failovers_expected_) + " kills of a serving ps but " +
+                              std::to_string(lines.size()) + " failovers");
+    if (out.find("rolls back to the newest checkpoint") != std::string::npos)
+      out_.failures.push_back("a kill rolled the shards back instead of failing over");
   }
 
   chaos_options opts_;
@@ -161,6 +214,8 @@ class chaos_run {
   std::array<std::size_t, 4> baseline_{};
   std::array<int, 4> starts_{};
   std::vector<std::size_t> round_;
+  std::array<std::size_t, 2> serves_{1, 1};  // shards each ps serves (--ps-replicas 2)
+  std::size_t failovers_expected_ = 0;
   chaos_outcome out_;
 };
 

@@ -2,7 +2,7 @@
 // (scripts/chaos runs it). Exit 0 when it passed, 1 when it failed, 2 for a
 // bad command line.
 //   downpour_chaos [--last-step N] [--kills K] [--seed S] [--min-accuracy A]
-//                  [--logdir DIR] [--binary PATH]
+//                  [--ps-replicas R] [--logdir DIR] [--binary PATH]
 #include <unistd.h>
 
 #include <cmath>
@@ -21,7 +21,7 @@ namespace {
 
 const char* const usage =
     "usage: downpour_chaos [--last-step N] [--kills K] [--seed S] [--min-accuracy A] "
-    "[--logdir DIR] [--binary PATH]";
+    "[--ps-replicas R] [--logdir DIR] [--binary PATH]";
 
 // The whole of text as a number, or nullopt.
 std::optional<double> number(const std::string& text) {
@@ -57,6 +57,10 @@ std::optional<std::string> apply(chaos_options& o, const std::string& name,
     const auto v = whole(value, 1);
     if (!v) return bad(name, value, "a positive integer");
     o.last_step = *v;
+  } else if (name == "--ps-replicas") {
+    const auto v = whole(value, 1);
+    if (!v || *v > 2) return bad(name, value, "1 or 2");
+    o.ps_replicas = static_cast<std::size_t>(*v);
   } else if (name == "--kills" || name == "--seed") {
     const auto v = whole(value, 0);
     if (!v) return bad(name, value, "a non-negative integer");

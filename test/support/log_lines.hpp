@@ -148,15 +148,23 @@ struct failover_line {
   std::int64_t step = 0, lost = 0;
 };
 
-inline std::optional<failover_line> failover_of(const std::string& text) {
+// Every such line of text, in order.
+inline std::vector<failover_line> failover_lines(const std::string& text) {
   static const std::regex failed_over(
       R"(chief: failed over in (\S+) s; every shard is at global step (\d+), (\d+) update\(s\) lost .*)");
+  std::vector<failover_line> out;
   for (const auto& r : parse_log(text)) {
     std::smatch m;
     if (std::regex_match(r.message, m, failed_over))
-      return failover_line{std::stod(m[1]), std::stoll(m[2]), std::stoll(m[3])};
+      out.push_back(failover_line{std::stod(m[1]), std::stoll(m[2]), std::stoll(m[3])});
   }
-  return std::nullopt;
+  return out;
+}
+
+inline std::optional<failover_line> failover_of(const std::string& text) {
+  auto all = failover_lines(text);
+  if (all.empty()) return std::nullopt;
+  return all.front();
 }
 
 // An exchange's end line (--trainers K > 1): "exchange to shard K: M messages
