@@ -1,5 +1,6 @@
 #include "runtime/node/ps_watch.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -87,10 +88,21 @@ class ps_watch {
 
   // The chief's published supervisor, to notice when the chief is lost;
   // nullopt with outcome_ set.
+  // Tried in slices of a second, the shard's end looked for between them: a
+  // chief that ended the job stops the shard, and its exit can come in just
+  // after the chief's connection was seen lost.
   std::optional<supervisor_actor> reach_chief(const std::string& otherwise) {
-    auto chief = connect_live<supervisor_actor>(sys_, opts_, opts_.worker_hosts[0], chief_name);
-    if (chief) return *chief;
-    if (!shard_ended()) give_up(chief_at() + " " + otherwise + within());
+    const auto until = deadline::in_seconds(opts_.connect_timeout_s);
+    for (;;) {
+      const auto slice = deadline::in_seconds(
+          std::min(1.0, std::chrono::duration<double>(until.left()).count()));
+      auto chief = connect_live_until<supervisor_actor>(sys_, opts_, opts_.worker_hosts[0],
+                                                        chief_name, slice);
+      if (chief) return *chief;
+      if (shard_ended()) return std::nullopt;
+      if (until.passed()) break;
+    }
+    give_up(chief_at() + " " + otherwise + within());
     return std::nullopt;
   }
 
