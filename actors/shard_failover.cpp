@@ -61,8 +61,11 @@ void on_stop(shard_pointer self) {
   const auto sender = self->current_sender();
   const bool from_primary = st.primary && sender == caf::actor_cast<caf::strong_actor_ptr>(st.primary);
   if (!from_primary && !from_chief(self, "a stop")) return;
+  if (st.backups.empty()) return self->quit();
+  // This ps may exit once its shards are gone, and what it sent last with
+  // it: the shard waits for its backups' ends (on_down) before its own.
+  st.stopping = true;
   for (const auto& b : st.backups) self->send(b, stop_atom_v);
-  self->quit();
 }
 
 // Tracked with replicas only: R = 1 pays nothing per push.

@@ -194,6 +194,10 @@ void on_down(shard_pointer self, const caf::down_msg& dm) {
                                   [&](const shard_actor& b) { return b.address() == dm.source; }),
                    st.backups.end());
   if (st.backups.size() == before) return;
+  if (st.stopping) {
+    if (st.backups.empty()) self->quit();
+    return;
+  }
   st.cfg.log.warn(me(st) + ": lost a backup at global step " + std::to_string(st.step) +
                   "; updates are acknowledged without it");
   forget_backups_but(st, addresses(st.backups));

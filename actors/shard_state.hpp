@@ -103,6 +103,7 @@ struct parameter_shard_state {
   std::set<caf::node_id> replica_nodes;
   std::vector<caf::actor_addr> pushers;
   std::vector<caf::actor_addr> fenced;
+  bool stopping = false;  // told to stop: ends once its backups have
   // Where this node's /metrics reads staleness and round waits (none in a
   // test's actor system); sync: when the round in progress got its first gradient.
   shard_meter* meter = nullptr;

@@ -164,8 +164,8 @@ TEST_CASE_FIXTURE(failover_fixture, "a backup joins a primary only for a node th
   for (const auto& s : {primary, backup, host}) stop(s);
 }
 
-TEST_CASE_FIXTURE(failover_fixture, "a primary's stop ends its backups: the job is over for every "
-                                    "copy") {
+TEST_CASE_FIXTURE(failover_fixture, "a primary's stop ends its backups, and the primary only "
+                                    "after them: the job is over for every copy") {
   const auto start = random_floats(5, 1);
   auto primary = initialized_shard(config(train_mode::async, 2), start);
   auto backup = initialized_shard(config(train_mode::async, 2), start);
@@ -173,11 +173,16 @@ TEST_CASE_FIXTURE(failover_fixture, "a primary's stop ends its backups: the job 
   (*chief)->send(backup, replica_atom_v, replica_set{{}, caf::actor_cast<caf::actor>(primary)});
   run();
   (*chief)->monitor(backup);
+  (*chief)->monitor(primary);
   stop(primary);
-  bool ended = false;
-  (*chief)->receive([&](caf::down_msg&) { ended = true; },
-                    caf::after(std::chrono::seconds(0)) >> [] {});
-  CHECK(ended);
+  // The backup first: the primary waits for it, so its node cannot exit first.
+  std::vector<caf::actor_addr> ended;
+  for (int i = 0; i < 2; ++i)
+    (*chief)->receive([&](caf::down_msg& dm) { ended.push_back(dm.source); },
+                      caf::after(std::chrono::seconds(0)) >> [] {});
+  REQUIRE(ended.size() == 2);
+  CHECK(ended[0] == backup.address());
+  CHECK(ended[1] == primary.address());
 }
 
 }  // namespace test_shard_failover
