@@ -1,6 +1,5 @@
 // The one log format: UTC time with milliseconds, node, level, text; level
-// filtering; errors and warnings on stderr, the rest on stdout; --log-level
-// validation.
+// filtering and escaping (test_log_streams: where a node's lines go).
 #include <doctest/doctest.h>
 
 #include <cstdio>
@@ -24,12 +23,6 @@ using namespace std::chrono_literals;
 
 namespace {
 
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> lines;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) lines.push_back(line);
-  return lines;
-}
 
 // Seconds since the epoch of a record's time stamp (UTC, without the libc's zone).
 long long epoch_seconds(const log_record& r) {
@@ -68,27 +61,7 @@ void one_of_each(const logger& log) {
   log.debug("d");
 }
 
-std::string levels_in(const std::string& text) {
-  std::string levels;
-  for (const auto& r : parse_log(text)) levels += std::string(level_name(r.level)) + " ";
-  return levels;
-}
 
-// Runs the binary with stdout to the process buffer and stderr to a file.
-struct split_run {
-  int code;
-  std::string out, err;
-};
-
-split_run run_split(const std::vector<std::string>& args, const temp_dir& dir,
-                    const std::string& tag) {
-  std::string command = "exec";
-  for (const auto& a : args) command += " '" + a + "'";
-  command += " 2>'" + dir / (tag + ".err") + "'";
-  process p({"/bin/sh", "-c", command}, dir / (tag + ".out"));
-  int code = p.wait(120s);
-  return {code, p.output(), read_text(dir / (tag + ".err"))};
-}
 
 }  // namespace
 
@@ -311,103 +284,6 @@ TEST_CASE("a log line is cut at 4096 bytes of message, marked, and never inside 
   CHECK(records[4].level == log_level::error);
   CHECK(records[4].message == std::string(max_log_message_bytes, 'x') + log_cut_mark);
   CHECK(got.err.size() < max_log_message_bytes + 100);
-}
-
-TEST_CASE("a bad --log-level is a one-line error naming the value and the choices, exit 2") {
-  temp_dir dir("loglevel");
-  process p({DOWNPOUR_BINARY, "--log-level=loud"}, dir / "p.log");
-  CHECK(p.wait(30s) == 2);
-  CHECK(p.output() ==
-        "downpour: config: --log-level=loud is not valid (expected error|warn|info|debug)\n");
-}
-
-TEST_CASE("a node's failure is an ERROR line of that node on stderr, nothing on stdout") {
-  temp_dir dir("logerr");
-  const port_reservation ports(2);
-  auto r = run_split({DOWNPOUR_BINARY, "--role=worker", "--task=1",
-                      "--ps-hosts=127.0.0.1:" + std::to_string(ports[0]),
-                      "--worker-hosts=127.0.0.1:" + std::to_string(ports[1]) + ",127.0.0.1:1",
-                      "--connect-timeout=0.2", "--checkpoint-dir=" + dir / "ckpt"},
-                     dir, "fail");
-  CHECK(r.code == 1);
-  CHECK(r.out.empty());
-  auto lines = lines_of(r.err);
-  REQUIRE(lines.size() == 1);
-  const auto line = parse_log_line(lines[0]);
-  REQUIRE(line);
-  CHECK(line->node == "worker:1");
-  CHECK(line->level == log_level::error);
-  CHECK(line->message.rfind("cannot reach ps 0 at 127.0.0.1:", 0) == 0);
-}
-
-TEST_CASE("a short job logs INFO lines on stdout, DEBUG lines only at debug, nothing below warn") {
-  temp_dir dir("logjob");
-  std::vector<std::string> job = {DOWNPOUR_BINARY, "--last-step=20", "--log-every=5",
-                                  "--quiet", "--save-checkpoint-secs=0", "--transport=tcp",
-                                  "--ps-hosts=127.0.0.1:0,127.0.0.1:0",
-                                  "--worker-hosts=127.0.0.1:0"};
-  auto with = [&](const std::string& level, const std::string& sub) {
-    auto args = job;
-    args.push_back("--log-level=" + level);
-    args.push_back("--checkpoint-dir=" + dir / sub);
-    return run_split(args, dir, sub);
-  };
-  auto info = with("info", "info");
-  REQUIRE(info.code == 0);
-  CHECK(info.err.empty());
-  std::size_t steps = 0;
-  for (const auto& line : lines_of(info.out)) {
-    const auto r = parse_log_line(line);
-    REQUIRE_MESSAGE(r, line);
-    CHECK(r->level == log_level::info);
-    if (progress_of(*r)) ++steps;
-  }
-  CHECK(steps == 4);  // one worker, 20 steps, a line every 5
-  CHECK(progress_lines(info.out) == 4);
-  REQUIRE(final_of(info.out));
-  CHECK(final_of(info.out)->global_step == 20);
-  CHECK(info.out.find(" worker:0 INFO final: global_step=20 ") != std::string::npos);
-  CHECK(info.out.find(" ps:1 INFO listening as ps 1 on 127.0.0.1:") != std::string::npos);
-  CHECK(levels_in(info.out).find("DEBUG") == std::string::npos);
-
-  auto debug = with("debug", "debug");
-  REQUIRE(debug.code == 0);
-  CHECK(debug.out.find(" worker:0 DEBUG connected to ps 1 at 127.0.0.1:") != std::string::npos);
-
-  auto warn = with("warn", "warn");
-  REQUIRE(warn.code == 0);
-  CHECK(warn.out.empty());
-  CHECK(warn.err.empty());
-}
-
-TEST_CASE("a damaged newest checkpoint is a WARN line on stderr; the job uses the one before") {
-  temp_dir dir("logwarn");
-  const std::string ckpt = dir / "ckpt";
-  std::vector<std::string> job = {DOWNPOUR_BINARY, "--quiet", "--save-checkpoint-secs=0",
-                                  "--checkpoint-dir=" + ckpt, "--log-every=1000"};
-  auto first = job;
-  first.push_back("--last-step=20");
-  const auto first_run = run_split(first, dir, "first");
-  REQUIRE(first_run.code == 0);
-  CHECK(newest_saved_step(first_run.out) == 20);
-  std::filesystem::resize_file(ckpt + "/model.ckpt-20", 100);
-  auto second = job;
-  second.push_back("--last-step=40");
-  auto r = run_split(second, dir, "second");
-  CHECK(r.code == 0);
-  auto warnings = lines_of(r.err);
-  REQUIRE(warnings.size() == 1);
-  const auto w = parse_log_line(warnings[0]);
-  REQUIRE(w);
-  CHECK(w->node == "worker:0");
-  CHECK(w->level == log_level::warn);
-  CHECK(w->message.rfind("checkpoint: " + ckpt + "/model.ckpt-20: truncated", 0) == 0);
-  CHECK(w->message.find("; using model.ckpt-0") != std::string::npos);
-  const std::string restored =
-      " worker:0 INFO checkpoint: restored " + ckpt + "/model.ckpt-0 at global step 0\n";
-  CHECK(r.out.find(restored) != std::string::npos);
-  CHECK(restored_step(r.out) == 0);
-  CHECK(r.out.find(" worker:0 INFO final: global_step=40 ") != std::string::npos);
 }
 
 }  // namespace test_log

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -187,6 +188,21 @@ inline std::vector<exchange_stats_line> exchange_stats_of(const std::string& tex
                      std::stoull(m[5])});
   }
   return out;
+}
+
+// text's lines, without their line ends.
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// The level of every log line of text, in order ("ERROR WARN INFO ").
+inline std::string levels_in(const std::string& text) {
+  std::string levels;
+  for (const auto& r : parse_log(text)) levels += std::string(level_name(r.level)) + " ";
+  return levels;
 }
 
 }  // namespace downpour::testing

@@ -192,4 +192,20 @@ class temp_dir {
   std::filesystem::path path_;
 };
 
+// Runs the binary with stdout to the process buffer and stderr to a file.
+struct split_run {
+  int code;
+  std::string out, err;
+};
+
+inline split_run run_split(const std::vector<std::string>& args, const temp_dir& dir,
+                    const std::string& tag) {
+  std::string command = "exec";
+  for (const auto& a : args) command += " '" + a + "'";
+  command += " 2>'" + dir / (tag + ".err") + "'";
+  process p({"/bin/sh", "-c", command}, dir / (tag + ".out"));
+  int code = p.wait(std::chrono::seconds(120));
+  return {code, p.output(), read_text(dir / (tag + ".err"))};
+}
+
 }  // namespace downpour::testing
