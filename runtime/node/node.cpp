@@ -213,12 +213,10 @@ caf::expected<job_result> run_joiner(caf::actor_system& sys, const options& opts
   return run_non_chief(sys, joined, job, std::move(shards), stops);
 }
 
-// --ps-replicas 2: this ps keeps the backup of its neighbour's shard,
+// --ps-replicas 2: this ps keeps the backup of its neighbour's shard j,
 // named by the primary to whoever asks (the chief in a failover, workers).
-std::optional<shard_actor> spawn_backup(caf::actor_system& sys, const options& opts,
-                                        const model_layout& layout) {
-  if (opts.ps_replicas < 2) return std::nullopt;
-  const auto j = shard_backed_up_by(opts.task, opts.ps_hosts.size());
+shard_actor spawn_backup(caf::actor_system& sys, const options& opts, const model_layout& layout,
+                         std::size_t j) {
   auto cfg = shard_config_for(opts, layout, j);
   cfg.log = node_logger(opts, role_kind::ps, opts.task);  // its lines are this node's
   return spawn_parameter_shard(sys, std::move(cfg));
@@ -246,12 +244,13 @@ caf::expected<std::int64_t> run_ps_node(const options& opts, const model_layout&
 caf::expected<std::int64_t> run_ps_node(caf::actor_system& sys, const options& opts,
                                         const model_layout& layout, const node_hooks& hooks) {
   auto cfg = shard_config_for(opts, layout, opts.task);
-  auto backup = spawn_backup(sys, opts, layout);
+  std::optional<shard_actor> backup;
   ended_with_node backups{sys, {}};
-  if (backup) {
+  if (opts.ps_replicas > 1) {
+    const auto j = shard_backed_up_by(opts.task, opts.ps_hosts.size());
+    backup = spawn_backup(sys, opts, layout, j);
     backups.shards.push_back(*backup);
-    cfg.hosted.emplace(static_cast<std::uint32_t>(shard_backed_up_by(opts.task, opts.ps_hosts.size())),
-                       caf::actor_cast<caf::actor>(*backup));
+    cfg.hosted.emplace(static_cast<std::uint32_t>(j), caf::actor_cast<caf::actor>(*backup));
   }
   auto shard = spawn_parameter_shard(sys, std::move(cfg));
   auto port = publish_on(sys, opts, shard, opts.ps_hosts[opts.task], "ps " + std::to_string(opts.task));

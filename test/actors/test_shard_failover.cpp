@@ -35,6 +35,13 @@ struct failover_fixture : downpour::testing::deterministic_fixture {
     return c;
   }
 
+  // The chief's replica sets: backup takes primary's pushes.
+  void pair_up(const shard_actor& primary, const shard_actor& backup) {
+    (*chief)->send(primary, replica_atom_v, replica_set{{caf::actor_cast<caf::actor>(backup)}, {}});
+    (*chief)->send(backup, replica_atom_v, replica_set{{}, caf::actor_cast<caf::actor>(primary)});
+    run();
+  }
+
   push_msg dense_push(std::int64_t step, std::uint32_t worker, std::vector<float> grad) {
     return push_msg{step, worker, shared_tensor{std::move(grad)}};
   }
@@ -103,9 +110,7 @@ TEST_CASE_FIXTURE(failover_fixture, "a failover step moves a lagging shard's ste
   const auto start = random_floats(17, 1);
   auto primary = initialized_shard(config(train_mode::async, 2), start);
   auto backup = initialized_shard(config(train_mode::async, 2), start);
-  (*chief)->send(primary, replica_atom_v, replica_set{{caf::actor_cast<caf::actor>(backup)}, {}});
-  (*chief)->send(backup, replica_atom_v, replica_set{{}, caf::actor_cast<caf::actor>(primary)});
-  run();
+  pair_up(primary, backup);
   CHECK(push_verdict(primary, dense_push(0, 1, random_floats(17, 2))) == "accepted at 1");
   const auto before = ask<shard_snapshot>(primary, snapshot_atom_v);
   CHECK(ask<std::int64_t>(primary, failover_atom_v) == 1);
@@ -169,9 +174,7 @@ TEST_CASE_FIXTURE(failover_fixture, "a primary's stop ends its backups, and the 
   const auto start = random_floats(5, 1);
   auto primary = initialized_shard(config(train_mode::async, 2), start);
   auto backup = initialized_shard(config(train_mode::async, 2), start);
-  (*chief)->send(primary, replica_atom_v, replica_set{{caf::actor_cast<caf::actor>(backup)}, {}});
-  (*chief)->send(backup, replica_atom_v, replica_set{{}, caf::actor_cast<caf::actor>(primary)});
-  run();
+  pair_up(primary, backup);
   (*chief)->monitor(backup);
   (*chief)->monitor(primary);
   stop(primary);
