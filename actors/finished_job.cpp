@@ -69,6 +69,7 @@ supervisor_actor::behavior_type finished_job(finished_pointer self, finished_job
       [=](replica_atom) -> caf::result<std::vector<std::uint32_t>> { return over(self->state); },
       [=](status_atom) -> caf::result<std::string> { return over(self->state); },
       [=](restore_atom, recovery_plan&) -> caf::result<std::int64_t> { return over(self->state); },
+      [=](filled_atom, std::uint64_t) {},
   };
 }
 

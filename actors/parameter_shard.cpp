@@ -162,6 +162,7 @@ caf::error take_state(shard_pointer self, shard_init& init) {
   st.grad_count = 0;
   st.refused_count = 0;
   st.step = init.step;
+  st.ledger = std::move(init.ledger);
   release_waiters(st);
   return caf::none;
 }
@@ -325,13 +326,17 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
         if (!from_member(self, "a copy lookup")) return unauthorized("copy lookup");
         return on_copy_lookup(self, k);
       },
-      [=](failover_atom) -> step_result {
+      [=](failover_atom) -> caf::result<fence_report> {
         if (!from_chief(self, "a failover fence")) return unauthorized("failover");
         return on_failover_fence(self);
       },
-      [=](failover_atom, std::int64_t step) -> step_result {
+      [=](failover_atom, failover_plan& plan) -> step_result {
         if (!from_chief(self, "a failover step")) return unauthorized("failover");
-        return on_failover_step(self, step);
+        return on_failover_step(self, plan);
+      },
+      [=](resend_atom, push_msg& m) -> step_result {
+        if (!from_worker(self, "a push", m.worker)) return unauthorized("push");
+        return on_resend(self, m);
       },
       [=](await_atom, std::int64_t target) -> step_result {
         if (!from_chief(self, "an await")) return unauthorized("await");

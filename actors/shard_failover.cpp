@@ -84,7 +84,7 @@ caf::error fenced_push() {
 
 // A push already on its way from a worker of the lost epoch lands here
 // after the fence or not at all, so the step answered counts it or never will.
-caf::result<std::int64_t> on_failover_fence(shard_pointer self) {
+caf::result<fence_report> on_failover_fence(shard_pointer self) {
   auto& st = self->state;
   st.fenced.insert(st.fenced.end(), st.pushers.begin(), st.pushers.end());
   st.pushers.clear();
@@ -92,23 +92,28 @@ caf::result<std::int64_t> on_failover_fence(shard_pointer self) {
   st.grad_count = 0;
   st.refused_count = 0;
   if (st.rows) st.rows->drop_round();
-  return st.step;
+  const auto& recent = st.ledger.recent();
+  return fence_report{st.step, {recent.begin(), recent.end()}};
 }
 
 // The lost primary may have taken updates its backup never saw, which the
-// other shards took: the shard counts them as taken without their part
-// here. Its backups take the state again (the round dropped, the step).
-caf::result<std::int64_t> on_failover_step(shard_pointer self, std::int64_t step) {
+// other shards took: the shard counts them as taken and owes their part
+// here until they are sent again. Its backups take the state again (the
+// round dropped, the step, the pushes owed).
+caf::result<std::int64_t> on_failover_step(shard_pointer self, failover_plan& plan) {
   auto& st = self->state;
+  const auto step = plan.step;
   if (st.step < 0 || step < st.step)
     return caf::make_error(errc::shape_mismatch, me(st) + " stands at global step " +
                                                      std::to_string(st.step) +
                                                      ", past the failover's step " +
                                                      std::to_string(step));
-  if (step > st.step) {
+  st.ledger.owe(plan.owed);
+  if (step > st.step || !plan.owed.empty()) {
     st.cfg.log.warn(me(st) + ": " + std::to_string(step - st.step) +
-                    " update(s) the lost primary took alone are missing here; standing at "
-                    "global step " + std::to_string(step));
+                    " update(s) taken elsewhere are missing here (" +
+                    std::to_string(st.ledger.owed().size()) +
+                    " owed until sent again); standing at global step " + std::to_string(step));
     settle_ema(st);
     st.step = step;
     release_waiters(st);

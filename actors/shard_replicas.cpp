@@ -84,16 +84,17 @@ void replay_pull(parameter_shard_state& st, const row_pull& p) {
 
 }  // namespace
 
-void keep_for_backups(parameter_shard_state& st, const push_msg& m) {
+void keep_for_backups(parameter_shard_state& st, const push_msg& m, replica_step how) {
   if (st.backups.empty()) return;
   if (!st.outgoing) st.outgoing.emplace();
   // The gradient before the update is written over it: its own buffer.
   push_msg copy{m.step, m.worker, shared_tensor{m.grad.values()}, m.keys, m.rows};
   copy.position = m.position;
+  copy.seq = m.seq;
   st.outgoing->pushes.push_back(std::move(copy));
   // Its place now: pulls the update releases follow it.
   st.verdict_at = st.outgoing->steps.size();
-  st.outgoing->steps.push_back(static_cast<std::uint8_t>(replica_step::taken_push));
+  st.outgoing->steps.push_back(static_cast<std::uint8_t>(how));
 }
 
 void note_verdict(parameter_shard_state& st, bool refused) {
@@ -177,6 +178,11 @@ caf::result<std::int64_t> on_replica_update(shard_pointer self, replica_update& 
       continue;
     }
     if (push >= u.pushes.size()) break;
+    if (static_cast<replica_step>(step) == replica_step::filled_push) {
+      if (!take_resent_push(self, u.pushes[push++]))
+        st.cfg.log.error(me(st) + ": diverged from its primary: a push it filled is not owed here");
+      continue;
+    }
     const bool refused = !take_push(self, u.pushes[push++]);
     if (refused != (static_cast<replica_step>(step) == replica_step::refused_push))
       st.cfg.log.error(me(st) + ": diverged from its primary: a push it " +
@@ -216,7 +222,7 @@ void send_state_to_backups(shard_pointer self) {
   if (st.backups.empty() || st.step < 0) return;
   settle_ema(st);
   shard_init base{st.ranges,           st.step, tensor{st.params.values()}, tensor{st.ema}, {},
-                  st.positions, tensor{st.dense.slots()}};
+                  st.positions, tensor{st.dense.slots()}, st.ledger};
   if (st.rows) {
     row_part all = st.rows->snapshot();
     const std::uint64_t page_rows = rows_per_page(st.cfg.rows);

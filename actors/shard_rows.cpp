@@ -152,6 +152,16 @@ caf::expected<std::vector<row_ref>> shard_rows::claim(const push_msg& m) {
   return std::move(*refs);
 }
 
+caf::expected<std::vector<row_ref>> shard_rows::claim_resent(const push_msg& m) {
+  auto refs = claim(m);
+  if (refs || refs.error() != errc::unpulled_rows) return refs;
+  row_pull again;
+  again.worker = m.worker;
+  again.keys = m.keys;
+  if (auto pulled = pull(again); !pulled) return std::move(pulled.error());
+  return claim(m);
+}
+
 void shard_rows::apply(const push_msg& m, const std::vector<row_ref>& claimed, update_moment at) {
   table_.apply(m.keys.keys, claimed, m.rows.values.data(), at);
 }

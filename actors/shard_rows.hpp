@@ -43,6 +43,9 @@ class shard_rows {
   // them all. Sync: the worker's last pull, which a push never spends.
   // The claim is where the pull found each pushed key's row.
   caf::expected<std::vector<row_ref>> claim(const push_msg& m);
+  // A push sent again after a failover: its pull may have died with the
+  // lost primary, so its keys are found (or made) here afresh.
+  caf::expected<std::vector<row_ref>> claim_resent(const push_msg& m);
 
   // Async, ssp: the push's rows written through its claim, no key looked up twice.
   void apply(const push_msg& m, const std::vector<row_ref>& claimed, update_moment at);

@@ -104,6 +104,7 @@ struct parameter_shard_state {
   std::vector<caf::actor_addr> pushers;
   std::vector<caf::actor_addr> fenced;
   bool stopping = false;  // told to stop: ends once its backups have
+  push_ledger ledger;     // the pushes taken last and owed (shard_ledger.cpp)
   // Where this node's /metrics reads staleness and round waits (none in a
   // test's actor system); sync: when the round in progress got its first gradient.
   shard_meter* meter = nullptr;
@@ -197,7 +198,8 @@ void send_state_to_backups(shard_pointer self);
 
 // A push the primary is about to take, copied as it came for its backups
 // (nothing without backups); verdict after the take: refused or not.
-void keep_for_backups(parameter_shard_state& st, const push_msg& m);
+void keep_for_backups(parameter_shard_state& st, const push_msg& m,
+                      replica_step how = replica_step::taken_push);
 void note_verdict(parameter_shard_state& st, bool refused);
 
 // A row pull served, for the backups to remember as the primary does.
@@ -226,8 +228,18 @@ bool may_push(shard_pointer self);
 caf::error fenced_push();
 // The chief's failover: fence the workers seen so far and drop the sync
 // round in progress; then stand at the step every shard is brought to.
-caf::result<std::int64_t> on_failover_fence(shard_pointer self);
-caf::result<std::int64_t> on_failover_step(shard_pointer self, std::int64_t step);
+caf::result<fence_report> on_failover_fence(shard_pointer self);
+caf::result<std::int64_t> on_failover_step(shard_pointer self, failover_plan& plan);
+
+// shard_ledger.cpp (a failover that loses nothing, protocol/push_ledger.hpp)
+
+// A push taken (async, ssp) at global step `at`, remembered by its seq.
+void note_taken(parameter_shard_state& st, const push_msg& m, std::int64_t at);
+// A push sent again after a failover: taken before, owed (its part applied
+// with the schedule of the step it was taken at elsewhere, the step kept),
+// or taken nowhere (fenced). A backup takes its primary's fills the same way.
+caf::expected<std::int64_t> take_resent_push(shard_pointer self, push_msg& m);
+caf::result<std::int64_t> on_resend(shard_pointer self, push_msg& m);
 // The job is over (from the chief, or a backup's primary): the backups on
 // other ps end with their primary, so those ps exit too.
 void on_stop(shard_pointer self);

@@ -53,6 +53,7 @@ bool apply_pushed(parameter_shard_state& st, push_msg& m, const std::vector<row_
   if (st.meter) st.meter->staleness_steps.observe(static_cast<double>(st.step - m.step));
   if (st.rows) st.rows->apply(m, claimed, {lr, st.step});
   const std::int64_t base = st.step;
+  note_taken(st, m, base);
   commit(st, std::move(m.grad));
   // A worker replays SGD only: with rules of its own it pulls the result.
   if (st.dense.plain()) st.replayable = replay_offer{m.worker, base, float_bits(lr)};

@@ -90,6 +90,7 @@ supervisor_actor::behavior_type stop_supervisor(supervisor_pointer self, supervi
         if (!from_chief(self, "a restore")) return unauthorized("restore");
         return on_restore(self, plan);
       },
+      [=](filled_atom, std::uint64_t seq) { on_filled(self, seq); },
   };
 }
 

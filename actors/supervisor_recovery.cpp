@@ -76,6 +76,7 @@ void count_recovery(update_tally& tally, const recovery_plan& plan, std::int64_t
   if (plan.kind != recovery_kind::failover) return tally.record_rollback(reached, plan.step);
   tally.record_applied(plan.step - settled);
   tally.record_lost(plan.lost);
+  tally.record_owed(plan.owed);
 }
 
 }  // namespace
@@ -120,6 +121,17 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
   st.held_hellos.clear();
   go_on(self);
   return plan.step;
+}
+
+// Only the job's shards fill what a failover made them owe.
+void on_filled(supervisor_pointer self, std::uint64_t seq) {
+  auto& st = self->state;
+  const auto sender = caf::actor_cast<caf::actor_addr>(self->current_sender());
+  const bool ours = std::any_of(st.cfg.shards.begin(), st.cfg.shards.end(),
+                                [&](const shard_actor& s) { return s.address() == sender; });
+  if (!ours) return st.guard.refuse("a filled push not from a shard of the job",
+                                    self->current_sender());
+  if (st.cfg.tally) st.cfg.tally->record_filled(seq);
 }
 
 }  // namespace downpour

@@ -182,6 +182,8 @@ caf::result<std::int64_t, coordinator_actor> on_hello(supervisor_pointer self,
                                                       const hello_msg& m);
 void on_shard_down(supervisor_pointer self, std::size_t k);
 caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& plan);
+// A shard took its part of a push a failover made it owe.
+void on_filled(supervisor_pointer self, std::uint64_t seq);
 
 // supervisor_members.cpp
 caf::result<std::uint32_t> on_join_request(supervisor_pointer self, const hello_msg& m);

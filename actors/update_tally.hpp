@@ -16,7 +16,10 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace downpour {
 
@@ -53,9 +56,20 @@ class update_tally {
     std::lock_guard<std::mutex> lock(mutex_);
     pause_s_ += std::max(seconds, 0.0);
   }
+  // A failover's pushes owed (seq, shards owing it): each lost until every
+  // shard owing it took its part (filled).
+  void record_owed(const std::vector<std::pair<std::uint64_t, std::uint32_t>>& owed) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const auto& [seq, shards] : owed) owed_[seq] += shards;
+  }
+  void record_filled(std::uint64_t seq) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = owed_.find(seq);
+    if (it != owed_.end() && --it->second == 0) owed_.erase(it);
+  }
   update_counts counts() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return {applied_, lost_, pause_s_};
+    return {applied_, lost_ + static_cast<std::int64_t>(owed_.size()), pause_s_};
   }
 
  private:
@@ -63,6 +77,7 @@ class update_tally {
   std::int64_t applied_ = 0;
   std::int64_t lost_ = 0;
   double pause_s_ = 0.0;
+  std::map<std::uint64_t, std::uint32_t> owed_;
 };
 
 }  // namespace downpour

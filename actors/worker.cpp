@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
 #include <utility>
 
 #include "config/durations.hpp"
@@ -230,6 +231,10 @@ void try_push(worker_pointer self) {
 
 void start(worker_pointer self) {
   auto& st = self->state;
+  if (st.cfg.keeper) {  // pushes of trainers started before or elsewhere have other seqs
+    std::random_device entropy;
+    st.seq_base = (std::uint64_t{entropy()} << 32) ^ entropy();
+  }
   try {
     st.record = batch_record_from_environment(st.cfg.index);
   } catch (const data_error& e) {
@@ -252,6 +257,7 @@ void watch_peers(worker_pointer self) {
     if (dm.source == supervisor && dm.reason == caf::exit_reason::user_shutdown) return;
     // A push waits for every shard's answer, and a gone peer answers none:
     // waiting for those would keep this worker up after the job ended.
+    hand_unanswered_to_keeper(self);
     self->state.unsettled.clear();
     fail(self, "a peer went down", dm.reason ? dm.reason : caf::make_error(errc::stopped));
   });

@@ -39,12 +39,20 @@ void settle_push(worker_pointer self, std::int64_t id, std::int64_t refused) {
   if (st.ticket && *st.ticket < 0) request_ticket(self);
 }
 
-// The gradient's message to each shard, its push counted unsettled (async, ssp).
+// Async and ssp with a keeper: each push's one seq, the same to every shard.
+bool keeps_pushes(const worker_state& st) {
+  return st.cfg.keeper && st.cfg.mode != train_mode::sync;
+}
+
+// The gradient's message to each shard, its push counted unsettled (async,
+// ssp) and, with a keeper, kept until each shard answers it.
 std::vector<push_msg> outgoing_pushes(worker_state& st) {
   if (st.replays) apply_own_update(st);
   if (st.record) record_batch(st);
+  unsettled_push* unsettled = nullptr;
   if (st.cfg.mode != train_mode::sync)
-    st.unsettled[st.local_step] = unsettled_push{st.cfg.shards.size(), 0};
+    unsettled = &(st.unsettled[st.local_step] = unsettled_push{st.cfg.shards.size(), 0, {}});
+  const std::uint64_t seq = keeps_pushes(st) ? st.seq_base + ++st.seqs_used : 0;
   std::vector<push_msg> out;
   out.reserve(st.cfg.shards.size());
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
@@ -53,20 +61,39 @@ std::vector<push_msg> outgoing_pushes(worker_state& st) {
     // With a row variable, the next batch may be drawn already (prefetched).
     if (st.cfg.stream)
       m.position.push_back(has_rows(st.cfg) ? in_hand(st).position : st.source->position());
+    m.seq = seq;
+    if (seq != 0) unsettled->waiting.push_back(m);
     out.push_back(std::move(m));
   }
   return out;
+}
+
+// A push a shard answered needs no keeping, unless the answer says a
+// failover is under way (fenced) or its ps was lost: then its keeper has it.
+void answered(worker_pointer self, std::int64_t id, std::size_t k, const caf::error& err) {
+  auto& st = self->state;
+  auto it = st.unsettled.find(id);
+  if (it == st.unsettled.end() || k >= it->second.waiting.size()) return;
+  auto& kept = it->second.waiting[k];
+  if (kept && (err == errc::fenced || err == caf::sec::request_receiver_down))
+    self->send(st.cfg.keeper, keep_atom_v, kept_push{static_cast<std::uint32_t>(k), std::move(*kept)});
+  kept.reset();
 }
 
 void send_pushes(worker_pointer self, std::int64_t id, std::vector<push_msg> pushes) {
   auto& st = self->state;
   for (std::size_t k = 0; k < pushes.size(); ++k)
     self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(pushes[k]))
-        .then([=](std::int64_t) { settle_push(self, id, 0); },
-              [=](caf::error& err) {
-                warn_refused(self, k, err);
-                settle_push(self, id, 1);
-              });
+        .then(
+            [=](std::int64_t) {
+              answered(self, id, k, caf::none);
+              settle_push(self, id, 0);
+            },
+            [=](caf::error& err) {
+              answered(self, id, k, err);
+              warn_refused(self, k, err);
+              settle_push(self, id, 1);
+            });
 }
 
 // The step is done: its loss, the meter, sync's barrier, the log line.
@@ -85,6 +112,7 @@ void count_push(worker_pointer self) {
 }
 
 void on_push_pull_reply(worker_pointer self, std::size_t k, std::int64_t id, push_pull_reply& r) {
+  answered(self, id, k, r.refusal);
   if (r.refusal) warn_refused(self, k, r.refusal);
   settle_push(self, id, r.refusal ? 1 : 0);
   on_pull_reply(self, k, r.pull);
@@ -98,6 +126,7 @@ void send_push_pulls(worker_pointer self, std::int64_t id, std::vector<push_msg>
     self->request(st.cfg.shards[k], caf::infinite, push_atom_v, std::move(x))
         .then([=](push_pull_reply& r) { on_push_pull_reply(self, k, id, r); },
               [=](caf::error& err) {
+                answered(self, id, k, err);
                 warn_refused(self, k, err);
                 settle_push(self, id, 1);
                 request_failed(self, "pull failed", err);
@@ -106,6 +135,23 @@ void send_push_pulls(worker_pointer self, std::int64_t id, std::vector<push_msg>
 }
 
 }  // namespace
+
+void hand_unanswered_to_keeper(worker_pointer self) {
+  auto& st = self->state;
+  if (!st.cfg.keeper) return;
+  std::size_t n = 0;
+  for (auto& [id, u] : st.unsettled)
+    for (std::size_t k = 0; k < u.waiting.size(); ++k)
+      if (auto& kept = u.waiting[k]) {
+        self->send(st.cfg.keeper, keep_atom_v,
+                   kept_push{static_cast<std::uint32_t>(k), std::move(*kept)});
+        kept.reset();
+        ++n;
+      }
+  if (n > 0)
+    st.cfg.log.info("worker " + std::to_string(st.cfg.index) + " keeps " + std::to_string(n) +
+                    " push(es) no shard answered, to send again after the failover");
+}
 
 void push_gradient(worker_pointer self) {
   const auto id = self->state.local_step;

@@ -57,6 +57,9 @@ struct row_batch {
 struct unsettled_push {
   std::size_t missing = 0;   // shards yet to answer
   std::int64_t refused = 0;  // shards that refused it
+  // With a keeper: per shard, the push until that shard answered it (a
+  // lost ps answers nothing; the keeper sends it again after the failover).
+  std::vector<std::optional<push_msg>> waiting;
 };
 
 // --ticket-lease > 1: the lease in hand's tickets not used yet, the next first.
@@ -111,6 +114,10 @@ struct worker_state {
   std::size_t pushed_this_step = 0;  // sync: gradients pushed for pulled_at[0]
   std::int64_t last_round = -1;      // sync: the round of the last gradient pushed
   std::int64_t local_step = 0;
+  // With a keeper: this trainer's pushes' seqs are seq_base + 1, + 2, ...
+  // (random per trainer started, so no two pushes of a job share one).
+  std::uint64_t seq_base = 0;
+  std::uint64_t seqs_used = 0;
   float grad_loss = 0.0f;  // the loss of the gradient not pushed yet
   float last_loss = 0.0f;  // the loss of the last pushed gradient
   // A model with row variables: the batch in hand, and the one whose rows
@@ -146,6 +153,9 @@ void on_pull_reply(worker_pointer self, std::size_t k, pull_reply& r);
 // Asks the supervisor for the global step of the next push (async, ssp);
 // leased, takes it from the lease in hand when one is left.
 void request_ticket(worker_pointer self);
+// worker_push.cpp: a lost peer ends the worker; the pushes no shard answered
+// go to its node's keeper first (none kept without one).
+void hand_unanswered_to_keeper(worker_pointer self);
 // The ticket asked for is in (-1: the job is over): the step goes on.
 void ticket_in(worker_pointer self, std::int64_t ticket);
 // pulling -> holding once every pull is in (computing on them).

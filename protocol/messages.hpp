@@ -14,6 +14,7 @@
 #include "protocol/hello.hpp"
 #include "protocol/errc.hpp"
 #include "protocol/key_list.hpp"
+#include "protocol/push_ledger.hpp"
 #include "protocol/push_messages.hpp"
 #include "protocol/row_messages.hpp"
 #include "protocol/status_messages.hpp"
@@ -37,6 +38,8 @@ struct shard_init {
   // The optimizer slots of the dense variables with rules of their own, in
   // the shard's order (model/dense_rules.hpp); empty: their initial value.
   tensor slots;
+  // A backup's: its primary's pushes taken last and owed (failover).
+  push_ledger ledger;
 };
 
 template <class Inspector>
@@ -44,7 +47,7 @@ typename Inspector::result_type inspect(Inspector& f, shard_init& x) {
   return metered(f, peer_kind::chief, [&] {
     row_part_fields rows{x.rows};
     return f(caf::meta::type_name("shard_init"), x.ranges, x.step, x.params, x.ema, rows,
-             x.positions, x.slots);
+             x.positions, x.slots, x.ledger);
   });
 }
 
@@ -122,6 +125,9 @@ CAF_ADD_ATOM(downpour, downpour, lease_atom, "lease")
 CAF_ADD_ATOM(downpour, downpour, recall_atom, "recall")
 CAF_ADD_ATOM(downpour, downpour, replica_atom, "replica")
 CAF_ADD_ATOM(downpour, downpour, failover_atom, "failover")
+CAF_ADD_ATOM(downpour, downpour, resend_atom, "resend")
+CAF_ADD_ATOM(downpour, downpour, filled_atom, "filled")
+CAF_ADD_ATOM(downpour, downpour, keep_atom, "keep")
 
 namespace downpour {
 
@@ -171,11 +177,15 @@ using shard_actor = caf::typed_actor<
     caf::replies_to<replica_atom, std::uint32_t>::with<caf::actor>,
     // From the chief, a failover: refuse pushes of every worker seen so
     // far (theirs are of the lost epoch) and drop the sync round in
-    // progress -> the step the shard stands at.
-    caf::replies_to<failover_atom>::with<std::int64_t>,
-    // From the chief, after the fence: stand at this global step (the
-    // updates the lost primary took alone) -> the step.
-    caf::replies_to<failover_atom, std::int64_t>::with<std::int64_t>,
+    // progress -> the step the shard stands at and the pushes it took last.
+    caf::replies_to<failover_atom>::with<fence_report>,
+    // From the chief, after the fence: stand at the plan's global step and
+    // owe its pushes (protocol/push_ledger.hpp) -> the step.
+    caf::replies_to<failover_atom, failover_plan>::with<std::int64_t>,
+    // From a worker's node after a failover: a push its trainer had no
+    // answer to. Taken already -> the step; owed -> its part applied, the
+    // step; neither (no shard took it: its ticket is trained again) -> fenced.
+    caf::replies_to<resend_atom, push_msg>::with<std::int64_t>,
     // Sync mode: the number of fresh gradients that completes a round.
     caf::reacts_to<required_atom, std::uint64_t>,
     // Answers when the shard has applied this many updates.
@@ -257,12 +267,14 @@ struct recovery_plan {
   std::vector<std::uint32_t> hosts;  // the ps serving each shard (a failover moves one)
   std::int64_t lost = 0;             // updates lost: rolled back, or taken by a lost primary alone
   recovery_kind kind = recovery_kind::rollback;
+  // A failover's pushes owed (seq, shards owing it): lost until filled.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> owed;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, recovery_plan& x) {
   return f(caf::meta::type_name("recovery_plan"), x.step, x.shards, x.coordinator, x.saver,
-           x.hosts, x.lost, x.kind);
+           x.hosts, x.lost, x.kind, x.owed);
 }
 
 // The stop-at-step supervisor on the chief: hands out exactly last_step
@@ -310,13 +322,24 @@ using supervisor_actor = caf::typed_actor<
     // `downpour status` and the metrics endpoint: the job's state as JSON (reporting/status_json.hpp).
     caf::replies_to<status_atom>::with<std::string>,
     // From the chief after a lost ps came back: resume at the restored step -> that step.
-    caf::replies_to<restore_atom, recovery_plan>::with<std::int64_t>>;
+    caf::replies_to<restore_atom, recovery_plan>::with<std::int64_t>,
+    // From a shard of the job: it took its part of a push it owed after a
+    // failover (its seq); one owed nowhere else any more is no longer lost.
+    caf::reacts_to<filled_atom, std::uint64_t>>;
 
 // The evaluator on the chief: every eval_every global steps it evaluates a
 // snapshot on the validation split, off the training path.
 using evaluator_actor = caf::typed_actor<
     // Evaluate at the next multiple of eval_every after this step.
     caf::reacts_to<eval_atom, std::int64_t>>;
+
+// A worker node's keeper of its trainers' unanswered pushes (--ps-replicas
+// 2): they outlive the trainers a lost ps ends (actors/push_keeper.hpp).
+using push_keeper_actor = caf::typed_actor<
+    // A push to keep until the shards are placed again.
+    caf::reacts_to<keep_atom, kept_push>,
+    // Every push kept, handed over (none are kept after).
+    caf::replies_to<keep_atom>::with<std::vector<kept_push>>>;
 
 // A worker: pull -> compute -> push until the supervisor says stop.
 using worker_actor = caf::typed_actor<
@@ -357,4 +380,8 @@ CAF_ADD_TYPE_ID(downpour, (downpour::ticket_tally))
 CAF_ADD_TYPE_ID(downpour, (downpour::replica_update))
 CAF_ADD_TYPE_ID(downpour, (downpour::replica_set))
 CAF_ADD_TYPE_ID(downpour, (std::vector<std::uint32_t>))
+CAF_ADD_TYPE_ID(downpour, (downpour::fence_report))
+CAF_ADD_TYPE_ID(downpour, (downpour::failover_plan))
+CAF_ADD_TYPE_ID(downpour, (downpour::kept_push))
+CAF_ADD_TYPE_ID(downpour, (std::vector<downpour::kept_push>))
 CAF_END_TYPE_ID_BLOCK(downpour)

@@ -62,6 +62,9 @@ struct push_msg {
   key_list keys;
   tensor rows;
   std::vector<read_position> position;
+  // Async and ssp with a keeper (--ps-replicas 2): the push's number, which
+  // no other push of the job has (protocol/push_ledger.hpp); 0: none.
+  std::uint64_t seq = 0;
 
   push_msg() = default;
   push_msg(std::int64_t s, std::uint32_t w, shared_tensor g, key_list k = {}, tensor r = {})
@@ -72,8 +75,20 @@ template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, push_msg& x) {
   return metered(f, peer_kind::worker, [&] {
     return f(caf::meta::type_name("push_msg"), x.step, x.worker, x.grad, x.keys, x.rows,
-             x.position);
+             x.position, x.seq);
   });
+}
+
+// A trainer -> its node's push keeper: a push to shard `shard` it had no
+// answer to when that shard's ps was lost, sent again after the failover.
+struct kept_push {
+  std::uint32_t shard = 0;
+  push_msg push;
+};
+
+template <class Inspector>
+typename Inspector::result_type inspect(Inspector& f, kept_push& x) {
+  return f(caf::meta::type_name("kept_push"), x.shard, x.push);
 }
 
 // Worker -> shard, async with a sparse variable: a step's push and the pull

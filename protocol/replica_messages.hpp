@@ -17,6 +17,7 @@ enum class replica_step : std::uint8_t {
   taken_push = 0,    // the next of pushes, which the primary took
   refused_push = 1,  // the next of pushes, which the primary refused: so must the backup
   row_pull = 2,      // the next of pulls: what a worker may push next (actors/shard_rows.hpp)
+  filled_push = 3,   // the next of pushes, sent again after a failover and owed here
 };
 
 // Primary -> backup, in this order within one message: pages of the rows

@@ -132,6 +132,7 @@ class chief_run {
  private:
   caf::error start_workers();
   caf::error recover();
+  void await_old_workers();
   caf::error resume(std::vector<shard_actor> shards, recovery_plan plan);
   caf::error restore_supervisor(recovery_plan plan, const chief_helpers& helpers);
   void end_actors(const caf::error& reason);
@@ -224,8 +225,9 @@ caf::error chief_run::recover() {
     auto moved = fail_over(sys_, opts_, job_.layout, epoch_.shards, hosts_);
     if (moved) {
       hosts_ = moved->hosts;
-      return resume(std::move(moved->shards),
-                    {moved->step, {}, {}, {}, hosts_, moved->lost, recovery_kind::failover});
+      await_old_workers();
+      return resume(std::move(moved->shards), {moved->step, {}, {}, {}, hosts_, moved->lost,
+                                               recovery_kind::failover, moved->owed});
     }
     log_.warn("chief: no failover (" + describe(moved.error()) +
               "); every shard rolls back to the newest checkpoint");
@@ -240,6 +242,15 @@ caf::error chief_run::recover() {
     if (back->shards[k] != epoch_.shards[k]) hosts_[k] = static_cast<std::uint32_t>(k);
   return resume(std::move(back->shards),
                 {back->step, {}, {}, {}, hosts_, 0, recovery_kind::rollback});
+}
+
+// This node's trainers of the lost epoch end with the ps they lost: their
+// unanswered pushes are with the keeper before the next ones send them again.
+void chief_run::await_old_workers() {
+  std::vector<named_actor> old;
+  for (const auto& w : local_workers_) old.push_back({"worker", caf::actor_cast<caf::actor>(w)});
+  await_local_ends(self_, old, std::chrono::seconds(10), log_);
+  local_workers_.clear();
 }
 
 // Fresh helpers on the shards as they came back; the supervisor resumes and

@@ -67,33 +67,45 @@ caf::expected<shard_actor> promote(caf::scoped_actor& self, const options& opts,
 // CAF 0.17 drops what is sent to a proxy whose connection was lost: the
 // request goes in slices, the handle checked before each (a shard found lost
 // here, after the others, is caf::sec::request_receiver_down).
-template <class... Ts>
-caf::expected<std::int64_t> ask_live(caf::scoped_actor& self, const shard_actor& to,
-                                     caf::timespan timeout, Ts... xs) {
+template <class T, class... Ts>
+caf::expected<T> ask_live(caf::scoped_actor& self, const shard_actor& to, caf::timespan timeout,
+                          Ts... xs) {
   const deadline until{timeout};
   for (;;) {
     if (is_gone(self->home_system(), to)) return caf::sec::request_receiver_down;
     const auto slice = std::clamp(until.left(), caf::timespan{std::chrono::milliseconds(1)},
                                   caf::timespan{std::chrono::milliseconds(500)});
-    auto step = ask<std::int64_t>(self, to, slice, xs...);
-    if (step || step.error() != caf::sec::request_timeout || until.passed()) return step;
+    auto answer = ask<T>(self, to, slice, xs...);
+    if (answer || answer.error() != caf::sec::request_timeout || until.passed()) return answer;
   }
 }
 
-caf::expected<std::pair<std::int64_t, std::int64_t>> align(caf::scoped_actor& self,
-                                                            const std::vector<shard_actor>& shards,
-                                                            caf::timespan timeout) {
-  std::vector<std::int64_t> steps;
+// Where the fences left the shards: the step all stand at, the updates
+// lost (sync: rounds some shard took alone; they have no seq) and the
+// pushes owed until sent again (async, ssp).
+struct alignment {
+  std::int64_t step = 0;
+  std::int64_t lost = 0;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> owed;
+};
+
+caf::expected<alignment> align(caf::scoped_actor& self, const std::vector<shard_actor>& shards,
+                               caf::timespan timeout) {
+  std::vector<fence_report> reports;
   for (const auto& s : shards) {
-    auto step = ask_live(self, s, timeout, failover_atom_v);
-    if (!step) return step.error();
-    steps.push_back(*step);
+    auto report = ask_live<fence_report>(self, s, timeout, failover_atom_v);
+    if (!report) return report.error();
+    reports.push_back(std::move(*report));
   }
-  const auto [low, high] = std::minmax_element(steps.begin(), steps.end());
-  for (const auto& s : shards)
-    if (auto step = ask_live(self, s, timeout, failover_atom_v, *high); !step)
+  const auto plans = plan_failover(reports);
+  for (std::size_t k = 0; k < shards.size(); ++k)
+    if (auto step = ask_live<std::int64_t>(self, shards[k], timeout, failover_atom_v, plans[k]);
+        !step)
       return step.error();
-  return std::make_pair(*high, *high - *low);
+  alignment out{plans.front().step, 0, owed_pushes(plans)};
+  if (out.owed.empty())
+    for (const auto& r : reports) out.lost = std::max(out.lost, out.step - r.step);
+  return out;
 }
 
 }  // namespace
@@ -156,7 +168,7 @@ caf::expected<failed_over> fail_over(caf::actor_system& sys, const options& opts
   const auto timeout = timespan_of(opts.connect_timeout_s);
   // A ps's shards are found gone one by one: one seen only while aligning
   // is failed over too, and the alignment begins again.
-  caf::expected<std::pair<std::int64_t, std::int64_t>> at{caf::sec::request_receiver_down};
+  caf::expected<alignment> at{caf::sec::request_receiver_down};
   while (!at && at.error() == caf::sec::request_receiver_down) {
     for (std::size_t k = 0; k < shards.size(); ++k) {
       if (!is_gone(sys, shards[k])) continue;
@@ -172,9 +184,10 @@ caf::expected<failed_over> fail_over(caf::actor_system& sys, const options& opts
   }
   if (!at) return at.error();
   log.info("chief: failed over in " + fixed_text(seconds_since(began), 3) +
-           " s; every shard is at global step " + std::to_string(at->first) + ", " +
-           std::to_string(at->second) + " update(s) lost (taken by a lost primary alone)");
-  return failed_over{std::move(shards), std::move(hosts), at->first, at->second};
+           " s; every shard is at global step " + std::to_string(at->step) + ", " +
+           std::to_string(at->owed.size()) + " update(s) owed until their workers send them again, " +
+           std::to_string(at->lost) + " lost (taken by a lost primary alone)");
+  return failed_over{std::move(shards), std::move(hosts), at->step, at->lost, std::move(at->owed)};
 }
 
 caf::expected<std::vector<shard_actor>> place_shards(caf::actor_system& sys, const options& opts,

@@ -34,6 +34,8 @@ struct failed_over {
   std::vector<std::uint32_t> hosts;
   std::int64_t step = 0;  // where every shard stands now
   std::int64_t lost = 0;  // updates the lost primaries took alone (their part is missing)
+  // Pushes some shard owes (seq, shards owing it) until sent again.
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> owed;
 };
 
 // The chief, a ps lost: promotes the backup of each lost shard, fences every

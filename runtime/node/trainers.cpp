@@ -1,6 +1,8 @@
 #include "runtime/node/trainers.hpp"
 
 #include "actors/exchange.hpp"
+#include "actors/push_keeper.hpp"
+#include "config/durations.hpp"
 
 namespace downpour {
 namespace {
@@ -24,21 +26,65 @@ std::vector<shard_link> links_for(caf::actor_system& sys, const options& opts, s
   return links;
 }
 
+// A shard's refusal is its answer (taken nowhere: the ticket is trained
+// again); a lost or silent one keeps the push for the next placement.
+bool answered_by_shard(const caf::error& err) {
+  return err != caf::sec::request_receiver_down && err != caf::sec::request_timeout;
+}
+
+// Each kept push to the shard it was for, as placed now, one at a time.
+void resend_kept(caf::actor_system& sys, const options& opts, std::size_t task,
+                 const push_keeper_actor& keeper, const std::vector<shard_actor>& shards) {
+  caf::scoped_actor self{sys};
+  const auto timeout = timespan_of(opts.connect_timeout_s);
+  std::vector<kept_push> kept;
+  self->request(keeper, timeout, keep_atom_v)
+      .receive([&](std::vector<kept_push>& x) { kept = std::move(x); }, [](caf::error&) {});
+  if (kept.empty()) return;
+  std::size_t taken = 0, refused = 0, again = 0;
+  for (auto& p : kept) {
+    if (p.shard >= shards.size()) continue;
+    self->request(shards[p.shard], timeout, resend_atom_v, p.push)
+        .receive([&](std::int64_t) { ++taken; },
+                 [&](caf::error& err) {
+                   if (answered_by_shard(err)) return void(++refused);
+                   ++again;
+                   self->send(keeper, keep_atom_v, std::move(p));
+                 });
+  }
+  node_logger(opts, role_kind::worker, task)
+      .info("sent " + std::to_string(kept.size()) + " kept push(es) again: " +
+            std::to_string(taken) + " taken, " + std::to_string(refused) +
+            " taken nowhere before the failover, " + std::to_string(again) + " kept still");
+}
+
 }  // namespace
 
 std::vector<worker_actor> start_trainers(caf::actor_system& sys, const options& opts,
                                          std::size_t task, const job_model& job,
                                          const std::vector<shard_actor>& shards,
                                          const supervisor_actor& supervisor,
-                                         const coordinator_actor& coordinator) {
+                                         const coordinator_actor& coordinator,
+                                         const push_keeper_actor& keeper) {
+  if (keeper) resend_kept(sys, opts, task, keeper, shards);
   const auto links = links_for(sys, opts, task, job, shards);
   std::vector<worker_actor> trainers;
   for (std::size_t t = 0; t < opts.trainers; ++t) {
-    trainers.push_back(spawn_worker(
-        sys, worker_config_for(opts, trainer_seat{task, t}, job, links, supervisor, coordinator)));
+    auto cfg = worker_config_for(opts, trainer_seat{task, t}, job, links, supervisor, coordinator);
+    cfg.keeper = keeper;
+    trainers.push_back(spawn_worker(sys, std::move(cfg)));
     caf::anon_send(trainers.back(), start_atom_v);
   }
   return trainers;
+}
+
+node_keeper::node_keeper(caf::actor_system& sys, const options& opts) {
+  if (opts.ps_replicas > 1 && opts.role == role_kind::worker && opts.mode != train_mode::sync)
+    handle = spawn_push_keeper(sys);
+}
+
+node_keeper::~node_keeper() {
+  if (handle) caf::anon_send_exit(handle, caf::exit_reason::user_shutdown);
 }
 
 // A trainer that failed (an exception) ends its node's others with its

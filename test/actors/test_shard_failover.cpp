@@ -64,6 +64,25 @@ struct failover_fixture : downpour::testing::deterministic_fixture {
     return {a, verdict};
   }
 
+  // A push sent again after a failover (a worker node's keeper).
+  std::string resend(const shard_actor& shard, push_msg m) {
+    auto slot = std::make_shared<std::string>("no answer");
+    sys->spawn([=](caf::event_based_actor* self) {
+      self->request(shard, caf::infinite, resend_atom_v, m)
+          .then([=](std::int64_t x) { *slot = "at " + std::to_string(x); },
+                [=](caf::error& err) { *slot = to_string(static_cast<errc>(err.code())); });
+    });
+    run();
+    return *slot;
+  }
+
+  push_msg numbered(std::int64_t step, std::uint32_t worker, std::vector<float> grad,
+                    std::uint64_t seq) {
+    auto m = dense_push(step, worker, std::move(grad));
+    m.seq = seq;
+    return m;
+  }
+
   std::string push_from(const pusher& p, push_msg m) {
     p.verdict->assign("no answer");
     caf::anon_send(p.actor, std::move(m));
@@ -74,7 +93,7 @@ struct failover_fixture : downpour::testing::deterministic_fixture {
   std::string error_of(const shard_actor& shard, std::int64_t step) {
     auto slot = std::make_shared<std::string>("no answer");
     sys->spawn([=](caf::event_based_actor* self) {
-      self->request(shard, caf::infinite, failover_atom_v, step)
+      self->request(shard, caf::infinite, failover_atom_v, failover_plan{step, {}})
           .then([=](std::int64_t x) { *slot = "at " + std::to_string(x); },
                 [=](caf::error& err) { *slot = to_string(static_cast<errc>(err.code())); });
     });
@@ -90,7 +109,7 @@ TEST_CASE_FIXTURE(failover_fixture, "after a failover fence a shard refuses the 
   auto shard = initialized_shard(config(train_mode::async, 2), random_floats(9, 1));
   auto old = spawn_pusher(shard);
   CHECK(push_from(old, dense_push(0, 1, random_floats(9, 2))) == "accepted at 1");
-  CHECK(ask<std::int64_t>(shard, failover_atom_v) == 1);
+  CHECK(ask<fence_report>(shard, failover_atom_v).step == 1);
   CHECK(push_from(old, dense_push(1, 1, random_floats(9, 3))) == "fenced");
   CHECK(push_verdict(shard, dense_push(1, 1, random_floats(9, 3))) == "accepted at 2");
   stop(shard);
@@ -100,7 +119,7 @@ TEST_CASE_FIXTURE(failover_fixture, "a shard of one copy keeps no pushers: a fen
   auto shard = initialized_shard(config(train_mode::async, 1), random_floats(9, 1));
   auto old = spawn_pusher(shard);
   CHECK(push_from(old, dense_push(0, 1, random_floats(9, 2))) == "accepted at 1");
-  CHECK(ask<std::int64_t>(shard, failover_atom_v) == 1);
+  CHECK(ask<fence_report>(shard, failover_atom_v).step == 1);
   CHECK(push_from(old, dense_push(1, 1, random_floats(9, 3))) == "accepted at 2");
   stop(shard);
 }
@@ -113,7 +132,7 @@ TEST_CASE_FIXTURE(failover_fixture, "a failover step moves a lagging shard's ste
   pair_up(primary, backup);
   CHECK(push_verdict(primary, dense_push(0, 1, random_floats(17, 2))) == "accepted at 1");
   const auto before = ask<shard_snapshot>(primary, snapshot_atom_v);
-  CHECK(ask<std::int64_t>(primary, failover_atom_v) == 1);
+  CHECK(ask<fence_report>(primary, failover_atom_v).step == 1);
   CHECK(error_of(primary, 4) == "at 4");
   const auto after = ask<shard_snapshot>(primary, snapshot_atom_v);
   CHECK(after.step == 4);
@@ -133,7 +152,7 @@ TEST_CASE_FIXTURE(failover_fixture, "a sync fence drops the round in progress: t
   auto fenced = initialized_shard(config(train_mode::sync, 2, 2), start);
   auto fresh = initialized_shard(config(train_mode::sync, 2, 2), start);
   CHECK(push_verdict(fenced, dense_push(0, 1, random_floats(11, 7))) == "accepted at 0");
-  CHECK(ask<std::int64_t>(fenced, failover_atom_v) == 0);
+  CHECK(ask<fence_report>(fenced, failover_atom_v).step == 0);
   for (const auto& shard : {fenced, fresh}) {
     push_verdict(shard, dense_push(0, 1, random_floats(11, 2)));
     push_verdict(shard, dense_push(0, 2, random_floats(11, 3)));
@@ -186,6 +205,80 @@ TEST_CASE_FIXTURE(failover_fixture, "a primary's stop ends its backups, and the 
   REQUIRE(ended.size() == 2);
   CHECK(ended[0] == backup.address());
   CHECK(ended[1] == primary.address());
+}
+
+TEST_CASE_FIXTURE(failover_fixture, "a fence reports the seqs of the pushes the shard took last, "
+                                    "each with the step it was taken at") {
+  auto shard = initialized_shard(config(train_mode::async, 2), random_floats(9, 1));
+  CHECK(push_verdict(shard, numbered(0, 1, random_floats(9, 2), 41)) == "accepted at 1");
+  CHECK(push_verdict(shard, dense_push(1, 1, random_floats(9, 3))) == "accepted at 2");
+  CHECK(push_verdict(shard, numbered(2, 2, random_floats(9, 4), 42)) == "accepted at 3");
+  const auto report = ask<fence_report>(shard, failover_atom_v);
+  CHECK(report.step == 3);
+  REQUIRE(report.recent.size() == 2);
+  CHECK(report.recent[0].seq == 41);
+  CHECK(report.recent[0].step == 0);
+  CHECK(report.recent[1].seq == 42);
+  CHECK(report.recent[1].step == 2);
+  stop(shard);
+}
+
+TEST_CASE_FIXTURE(failover_fixture, "a push sent again that the shard took already is answered "
+                                    "with its step and changes nothing") {
+  auto shard = initialized_shard(config(train_mode::async, 2), random_floats(9, 1));
+  const auto grad = random_floats(9, 2);
+  CHECK(push_verdict(shard, numbered(0, 1, grad, 7)) == "accepted at 1");
+  const auto before = ask<shard_snapshot>(shard, snapshot_atom_v);
+  CHECK(resend(shard, numbered(0, 1, grad, 7)) == "at 1");
+  const auto after = ask<shard_snapshot>(shard, snapshot_atom_v);
+  CHECK(after.step == 1);
+  CHECK(same_bits(after.params.values, before.params.values));
+  stop(shard);
+}
+
+TEST_CASE_FIXTURE(failover_fixture, "a push a shard owes after a failover is taken when sent "
+                                    "again, once, with the schedule of the step it was taken at "
+                                    "elsewhere, and the step stays; its backup takes it too") {
+  // Two shards of one job: `whole` took pushes 1 and 2; `lagging` (a
+  // promoted backup) missed push 2, which the plan makes it owe.
+  const auto start = random_floats(13, 1);
+  const auto g1 = random_floats(13, 2), g2 = random_floats(13, 3);
+  auto whole = initialized_shard(config(train_mode::async, 2), start);
+  auto lagging = initialized_shard(config(train_mode::async, 2), start);
+  auto backup = initialized_shard(config(train_mode::async, 2), start);
+  pair_up(lagging, backup);
+  for (const auto& [m, to] : {std::pair{numbered(0, 1, g1, 1), whole},
+                              std::pair{numbered(1, 1, g2, 2), whole},
+                              std::pair{numbered(0, 1, g1, 1), lagging}})
+    push_verdict(to, m);
+  const auto plans = plan_failover({ask<fence_report>(whole, failover_atom_v),
+                                    ask<fence_report>(lagging, failover_atom_v)});
+  REQUIRE(plans.size() == 2);
+  CHECK(plans[0].owed.empty());
+  REQUIRE(plans[1].owed.size() == 1);
+  CHECK(plans[1].owed[0].seq == 2);
+  CHECK(plans[1].owed[0].step == 1);
+  CHECK(ask<std::int64_t>(lagging, failover_atom_v, plans[1]) == 2);
+  CHECK(resend(lagging, numbered(1, 1, g2, 2)) == "at 2");
+  CHECK(resend(lagging, numbered(1, 1, g2, 2)) == "at 2");  // once only
+  const auto a = ask<shard_snapshot>(whole, snapshot_atom_v);
+  const auto b = ask<shard_snapshot>(lagging, snapshot_atom_v);
+  const auto c = ask<shard_snapshot>(backup, snapshot_atom_v);
+  CHECK(b.step == 2);
+  CHECK(c.step == 2);
+  CHECK(same_bits(a.params.values, b.params.values));
+  CHECK(same_bits(a.params.values, c.params.values));
+  CHECK(same_bits(a.ema.values, b.ema.values));
+  for (const auto& s : {whole, lagging, backup}) stop(s);
+}
+
+TEST_CASE_FIXTURE(failover_fixture, "a push sent again that no shard took before the failover is "
+                                    "refused as fenced: its step is trained again") {
+  auto shard = initialized_shard(config(train_mode::async, 2), random_floats(9, 1));
+  CHECK(push_verdict(shard, numbered(0, 1, random_floats(9, 2), 5)) == "accepted at 1");
+  CHECK(resend(shard, numbered(1, 1, random_floats(9, 3), 6)) == "fenced");
+  CHECK(ask<shard_snapshot>(shard, snapshot_atom_v).step == 1);
+  stop(shard);
 }
 
 }  // namespace test_shard_failover

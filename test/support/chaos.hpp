@@ -36,7 +36,8 @@ struct chaos_options {
 struct chaos_outcome {
   std::vector<std::string> victims;   // "ps 1", "worker 0", ... in kill order
   std::vector<std::string> failures;  // empty: passed
-  std::int64_t lost = 0;              // updates the failovers logged lost (--ps-replicas 2)
+  std::int64_t lost = 0;              // the final line's updates lost
+  std::int64_t applied = 0;           // the final line's updates applied
   std::int64_t final_step = -1;
   double ema_test_accuracy = 0;
 };
@@ -180,6 +181,8 @@ class chaos_run {
     if (final) {
       out_.final_step = final->global_step;
       out_.ema_test_accuracy = final->ema_test_accuracy;
+      out_.lost = final->updates_lost;
+      out_.applied = final->updates_applied;
     }
     report_ << "chaos: final global step " << out_.final_step << ", ema_test_accuracy "
             << out_.ema_test_accuracy << std::endl;
@@ -192,12 +195,18 @@ class chaos_run {
                               " is below " + std::to_string(opts_.min_accuracy));
   }
 
-  // Every kill failed over, none rolled back; the updates the failovers lost summed.
+  // Every kill failed over, none rolled back, no update lost (the owed ones
+  // sent again and taken), and every step's update counted applied.
   void check_failovers(const std::string& out) {
     const auto lines = failover_lines(out);
-    for (const auto& l : lines) out_.lost += l.lost;
-    report_ << "chaos: " << lines.size() << " failovers lost " << out_.lost << " update(s)"
-            << std::endl;
+    std::int64_t owed = 0;
+    for (const auto& l : lines) owed += l.owed;
+    report_ << "chaos: " << lines.size() << " failovers owed " << owed << " update(s); "
+            << out_.lost << " lost in the end" << std::endl;
+    if (out_.lost != 0) out_.failures.push_back(std::to_string(out_.lost) + " update(s) lost");
+    if (out_.applied != opts_.last_step)
+      out_.failures.push_back(std::to_string(out_.applied) + " updates applied, not " +
+                              std::to_string(opts_.last_step));
     if (lines.size() != failovers_expected_)
       out_.failures.push_back(std::to_string(failovers_expected_) + " kills of a serving ps but " +
                               std::to_string(lines.size()) + " failovers");

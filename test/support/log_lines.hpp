@@ -143,21 +143,24 @@ inline std::int64_t restored_step(const std::string& text) {
 }
 
 // The chief's "chief: failed over in T s; every shard is at global step S,
-// N update(s) lost (...)" line (--ps-replicas 2), if text holds one.
+// O update(s) owed until their workers send them again, N lost (...)" line
+// (--ps-replicas 2), if text holds one.
 struct failover_line {
   double seconds = 0;
-  std::int64_t step = 0, lost = 0;
+  std::int64_t step = 0, owed = 0, lost = 0;
 };
 
 // Every such line of text, in order.
 inline std::vector<failover_line> failover_lines(const std::string& text) {
   static const std::regex failed_over(
-      R"(chief: failed over in (\S+) s; every shard is at global step (\d+), (\d+) update\(s\) lost .*)");
+      R"(chief: failed over in (\S+) s; every shard is at global step (\d+), (\d+) update\(s\) )"
+      R"(owed until their workers send them again, (\d+) lost .*)");
   std::vector<failover_line> out;
   for (const auto& r : parse_log(text)) {
     std::smatch m;
     if (std::regex_match(r.message, m, failed_over))
-      out.push_back(failover_line{std::stod(m[1]), std::stoll(m[2]), std::stoll(m[3])});
+      out.push_back(failover_line{std::stod(m[1]), std::stoll(m[2]), std::stoll(m[3]),
+                                  std::stoll(m[4])});
   }
   return out;
 }
