@@ -257,7 +257,7 @@ void watch_peers(worker_pointer self) {
     if (dm.source == supervisor && dm.reason == caf::exit_reason::user_shutdown) return;
     // A push waits for every shard's answer, and a gone peer answers none:
     // waiting for those would keep this worker up after the job ended.
-    hand_unanswered_to_keeper(self);
+    leave_to_next_trainer(self);
     self->state.unsettled.clear();
     fail(self, "a peer went down", dm.reason ? dm.reason : caf::make_error(errc::stopped));
   });
@@ -283,8 +283,10 @@ worker_actor::behavior_type worker(worker_pointer self, worker_config cfg) {
   st.cfg = std::move(cfg);
   make_workspaces(st);
   attach_meter(st, self->system());
-  if (!st.cfg.stream)
-    st.source = std::make_unique<memory_batches>(st.cfg.train, st.cfg.batch_size, st.cfg.batch_seed);
+  if (!st.cfg.stream && st.cfg.batches)
+    st.source = st.cfg.batches;
+  else if (!st.cfg.stream)
+    st.source = std::make_shared<memory_batches>(st.cfg.train, st.cfg.batch_size, st.cfg.batch_seed);
   st.pulled_at.assign(st.cfg.shards.size(), 0);
   st.computed_at = st.pulled_at;
   st.replies.assign(st.cfg.shards.size(), shared_tensor{});

@@ -9,6 +9,7 @@
 #include "protocol/messages.hpp"
 #include "protocol/placement.hpp"
 #include "config/options.hpp"
+#include "data/batch_source.hpp"
 #include "data/dataset.hpp"
 #include "data/streamed_input.hpp"
 #include "model/model.hpp"
@@ -64,6 +65,9 @@ struct worker_config {
   // --ps-replicas 2 across processes, async or ssp: where the pushes no
   // shard answered go when a ps is lost (none: they end with the worker).
   push_keeper_actor keeper;
+  // Batches in memory shared with the trainers of this seat started before
+  // and after this one (none: the worker makes its own, from the start).
+  std::shared_ptr<seat_batches> batches;
 };
 
 }  // namespace downpour

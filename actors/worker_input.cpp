@@ -59,6 +59,7 @@ drawn draw_from_source(worker_pointer self, std::size_t slot) {
     return drawn::none;
   }
   if (st.cfg.stream) note_pass(st, *b);
+  if (slot == st.hand) st.unpushed_draw = true;
   if (has_rows(st.cfg))
     keep_batch(st, st.held[slot], *b, st.cfg.stream ? st.source->position() : read_position{});
   else
@@ -75,6 +76,7 @@ bool draw(worker_pointer self) {
     st.hand = 1 - st.hand;
     st.prefetched = false;
     st.current = in_hand(st).data;
+    st.unpushed_draw = true;
     return true;
   }
   switch (draw_from_source(self, st.hand)) {

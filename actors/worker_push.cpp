@@ -49,6 +49,7 @@ bool keeps_pushes(const worker_state& st) {
 std::vector<push_msg> outgoing_pushes(worker_state& st) {
   if (st.replays) apply_own_update(st);
   if (st.record) record_batch(st);
+  st.unpushed_draw = false;
   unsettled_push* unsettled = nullptr;
   if (st.cfg.mode != train_mode::sync)
     unsettled = &(st.unsettled[st.local_step] = unsettled_push{st.cfg.shards.size(), 0, {}});
@@ -136,8 +137,9 @@ void send_push_pulls(worker_pointer self, std::int64_t id, std::vector<push_msg>
 
 }  // namespace
 
-void hand_unanswered_to_keeper(worker_pointer self) {
+void leave_to_next_trainer(worker_pointer self) {
   auto& st = self->state;
+  if (st.cfg.batches && st.unpushed_draw) st.cfg.batches->draw_again();
   if (!st.cfg.keeper) return;
   std::size_t n = 0;
   for (auto& [id, u] : st.unsettled)

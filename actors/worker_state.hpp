@@ -72,7 +72,7 @@ struct worker_state {
   worker_config cfg;
   worker_phase phase = worker_phase::pulling;
   std::unique_ptr<model_workspace> workspace;
-  std::unique_ptr<batch_source> source;  // null until a streamed worker knows where it stands
+  std::shared_ptr<batch_source> source;  // null until a streamed worker knows where it stands
   const batch* current = nullptr;        // the batch of this step (drawn when it began)
   std::uint64_t pass = 0;                // streamed: the pass the last batch ended in
   std::uint64_t pass_examples = 0;       // and the examples of it so far
@@ -126,6 +126,7 @@ struct worker_state {
   std::size_t hand = 0;
   bool prefetched = false;  // the next batch, in the other slot, is drawn and its pulls are out
   bool passes_done = false;  // the source had no batch left at the last draw
+  bool unpushed_draw = false;  // the batch in hand is drawn, its gradient not pushed yet
   peer_guard guard;        // exits and errors only from this node; nothing else served
   bool leaving = false;    // told to stop: leave after the next push
   // Where this node's /metrics reads the worker's steps (none in a test's
@@ -153,9 +154,10 @@ void on_pull_reply(worker_pointer self, std::size_t k, pull_reply& r);
 // Asks the supervisor for the global step of the next push (async, ssp);
 // leased, takes it from the lease in hand when one is left.
 void request_ticket(worker_pointer self);
-// worker_push.cpp: a lost peer ends the worker; the pushes no shard answered
-// go to its node's keeper first (none kept without one).
-void hand_unanswered_to_keeper(worker_pointer self);
+// worker_push.cpp: a lost peer ends the worker; what its node's next trainer
+// picks up is left first: the pushes no shard answered with the keeper, and
+// a batch drawn but not pushed back in the seat's batches (none without them).
+void leave_to_next_trainer(worker_pointer self);
 // The ticket asked for is in (-1: the job is over): the step goes on.
 void ticket_in(worker_pointer self, std::int64_t ticket);
 // pulling -> holding once every pull is in (computing on them).

@@ -35,4 +35,27 @@ class memory_batches final : public batch_source {
   batcher batches_;
 };
 
+// A trainer seat's set in memory, shared by the trainers a worker node
+// starts one after another (a lost ps ends them, --ps-replicas 2): the
+// batch a trainer drew and never pushed is drawn again by the next one, so
+// the seat trains its batches in the order one trainer would have.
+class seat_batches final : public batch_source {
+ public:
+  seat_batches(std::shared_ptr<const dataset> set, std::size_t batch_size, std::uint64_t seed)
+      : batches_(std::move(set), batch_size, seed) {}
+  const batch* next() override {
+    if (!again_) last_ = &batches_.next_batch();
+    again_ = false;
+    return last_;
+  }
+  read_position position() const override { return {}; }
+  // The batch next() returned last is returned again by the next call.
+  void draw_again() { again_ = last_ != nullptr; }
+
+ private:
+  batcher batches_;
+  const batch* last_ = nullptr;
+  bool again_ = false;
+};
+
 }  // namespace downpour

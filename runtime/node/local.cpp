@@ -49,7 +49,7 @@ caf::expected<job_result> run_local_inproc(const options& opts, const job_model&
           const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
     std::vector<worker_actor> workers;
     for (std::size_t w = 0; w < opts.worker_hosts.size(); ++w)
-      for (auto& t : start_trainers(sys, opts, w, job, current, supervisor, coordinator, {}))
+      for (auto& t : start_trainers(sys, opts, w, job, current, supervisor, coordinator, trainer_keep{}))
         workers.push_back(std::move(t));
     return workers;
   };

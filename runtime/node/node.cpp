@@ -150,7 +150,7 @@ caf::expected<std::vector<shard_actor>> reconnect_shards(caf::actor_system& sys,
 caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& opts,
                                         const job_model& job, std::vector<shard_actor> shards,
                                         stop_switch* stops) {
-  const node_keeper keeper{sys, opts};
+  const node_keeper keeper{sys, opts, job};
   for (;;) {
     auto supervisor =
         connect_live<supervisor_actor>(sys, opts, chief_host(opts), "the chief (worker 0)");
@@ -175,7 +175,7 @@ caf::expected<job_result> run_non_chief(caf::actor_system& sys, const options& o
     }
     auto trainers =
         start_trainers(sys, opts, opts.task, job, shards, *supervisor, hello->coordinator,
-                       keeper.handle);
+                       keeper.keep);
     const logger log = node_logger(opts, role_kind::worker, opts.task);
     armed_stop leave{stops, [trainers, log](const std::string& why) {
                        log.info(why + ": this worker leaves the job after the step in hand; the "
@@ -310,7 +310,7 @@ caf::expected<job_result> run_worker_node(caf::actor_system& sys, const options&
   if (auto done = finished_before(opts))
     return serve_finished(sys, opts, job.layout, *shards, std::move(*done), hooks.on_listening);
   bool published = false;  // the supervisor outlives recoveries: published once
-  const node_keeper keeper{sys, opts};
+  const node_keeper keeper{sys, opts, job};
   auto start =
       [&](supervisor_actor supervisor, coordinator_actor coordinator,
           const std::vector<shard_actor>& current) -> caf::expected<std::vector<worker_actor>> {
@@ -320,7 +320,7 @@ caf::expected<job_result> run_worker_node(caf::actor_system& sys, const options&
       if (hooks.on_listening) hooks.on_listening(*port);
       published = true;
     }
-    return start_trainers(sys, opts, 0, job, current, supervisor, coordinator, keeper.handle);
+    return start_trainers(sys, opts, 0, job, current, supervisor, coordinator, keeper.keep);
   };
   return run_chief(sys, opts, job, *shards, start, hooks.stops);
 }

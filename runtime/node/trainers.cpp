@@ -65,26 +65,33 @@ std::vector<worker_actor> start_trainers(caf::actor_system& sys, const options& 
                                          const std::vector<shard_actor>& shards,
                                          const supervisor_actor& supervisor,
                                          const coordinator_actor& coordinator,
-                                         const push_keeper_actor& keeper) {
-  if (keeper) resend_kept(sys, opts, task, keeper, shards);
+                                         const trainer_keep& keep) {
+  if (keep.pushes) resend_kept(sys, opts, task, keep.pushes, shards);
   const auto links = links_for(sys, opts, task, job, shards);
   std::vector<worker_actor> trainers;
   for (std::size_t t = 0; t < opts.trainers; ++t) {
     auto cfg = worker_config_for(opts, trainer_seat{task, t}, job, links, supervisor, coordinator);
-    cfg.keeper = keeper;
+    cfg.keeper = keep.pushes;
+    if (t < keep.batches.size()) cfg.batches = keep.batches[t];
     trainers.push_back(spawn_worker(sys, std::move(cfg)));
     caf::anon_send(trainers.back(), start_atom_v);
   }
   return trainers;
 }
 
-node_keeper::node_keeper(caf::actor_system& sys, const options& opts) {
-  if (opts.ps_replicas > 1 && opts.role == role_kind::worker && opts.mode != train_mode::sync)
-    handle = spawn_push_keeper(sys);
+node_keeper::node_keeper(caf::actor_system& sys, const options& opts, const job_model& job) {
+  if (opts.ps_replicas <= 1 || opts.role != role_kind::worker || opts.mode == train_mode::sync)
+    return;
+  keep.pushes = spawn_push_keeper(sys);
+  if (job.data.stream) return;  // a streamed trainer reads on from where the shards say
+  for (std::size_t t = 0; t < opts.trainers; ++t)
+    keep.batches.push_back(std::make_shared<seat_batches>(
+        job.data.train, opts.batch_size,
+        worker_batch_seed(opts.seed, opts.task * opts.trainers + t)));
 }
 
 node_keeper::~node_keeper() {
-  if (handle) caf::anon_send_exit(handle, caf::exit_reason::user_shutdown);
+  if (keep.pushes) caf::anon_send_exit(keep.pushes, caf::exit_reason::user_shutdown);
 }
 
 // A trainer that failed (an exception) ends its node's others with its

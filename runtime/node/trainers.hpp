@@ -2,6 +2,7 @@
 // batches, behind one exchange per shard when K > 1 (actors/exchange.hpp).
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "caf/all.hpp"
@@ -9,24 +10,32 @@
 
 namespace downpour {
 
-// The trainers of worker node `task`, started; with a keeper (a worker
-// node with --ps-replicas 2, async or ssp), the pushes it kept of the
-// trainers before them are sent again first.
+// What a worker node keeps of its trainers across their restarts after a
+// lost ps (--ps-replicas 2, async or ssp; empty otherwise): the keeper of
+// their unanswered pushes, and each trainer's batches in memory, so its next
+// trainer draws on where it left off and no batch is trained twice.
+struct trainer_keep {
+  push_keeper_actor pushes;
+  std::vector<std::shared_ptr<seat_batches>> batches;  // per trainer; none: each starts afresh
+};
+
+// The trainers of worker node `task`, started; with a keeper, the pushes
+// it kept of the trainers before them are sent again first.
 std::vector<worker_actor> start_trainers(caf::actor_system& sys, const options& opts,
                                          std::size_t task, const job_model& job,
                                          const std::vector<shard_actor>& shards,
                                          const supervisor_actor& supervisor,
                                          const coordinator_actor& coordinator,
-                                         const push_keeper_actor& keeper);
+                                         const trainer_keep& keep);
 
-// The keeper of a worker node's unanswered pushes, if its trainers need
-// one (--ps-replicas 2, async or ssp), ended with the node.
+// A worker node's trainer_keep, if its trainers need one; its keeper ends
+// with the node.
 struct node_keeper {
-  node_keeper(caf::actor_system& sys, const options& opts);
+  node_keeper(caf::actor_system& sys, const options& opts, const job_model& job);
   ~node_keeper();
   node_keeper(const node_keeper&) = delete;
   node_keeper& operator=(const node_keeper&) = delete;
-  push_keeper_actor handle;
+  trainer_keep keep;
 };
 
 // Waits until every trainer is gone: the first reason that is not a plain
