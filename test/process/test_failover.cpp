@@ -93,6 +93,20 @@ TEST_CASE("async, --ps-replicas 2: ps 1 killed with -9 fails over to its backup 
   CHECK(final_of(r.chief_out)->test_accuracy > 0.8);
 }
 
+TEST_CASE("ssp, --ps-replicas 2: ps 0 killed with -9 fails over with no update lost") {
+  const auto r = kill_one_ps("failover-ssp", 0, {"--mode=ssp", "--staleness=2"});
+  CHECK(r.pause_s < 2.0);
+  CHECK(r.line.lost == 0);
+  CHECK(r.lost == 0);
+}
+
+TEST_CASE("async, --ps-replicas 2, two trainers per worker process: ps 1 killed with -9, the "
+          "pushes every trainer had in flight are sent again and none is lost") {
+  const auto r = kill_one_ps("failover-trainers", 1, {"--trainers=2"});
+  CHECK(r.line.lost == 0);
+  CHECK(r.lost == 0);
+}
+
 TEST_CASE("sync, --ps-replicas 2: ps 0 killed with -9 fails over to its backup on ps 1 and the "
           "rounds go on to exactly the last step") {
   const auto r = kill_one_ps("failover-sync", 0, {"--mode=sync"});
