@@ -196,4 +196,34 @@ TEST_CASE("a streamed-input job refuses a joiner: its data plan is fixed") {
   CHECK(ps.wait(120s) == 4);
 }
 
+TEST_CASE("a joined worker rides through a failover with --ps-replicas 2: ps 1 killed with -9, "
+          "the joiner trains on, the job ends exactly and no update is lost") {
+  temp_dir dir("elastic-replicas");
+  const auto c = make_cluster(2, 1, dir, {"--last-step=3000", "--log-every=10",
+                                          "--connect-timeout=30", "--ps-replicas=2",
+                                          "--save-checkpoint-secs=0"});
+  process ps0(c.node("ps", 0), dir / "ps0.log");
+  process ps1(c.node("ps", 1), dir / "ps1.log");
+  process chief(c.node("worker", 0), dir / "w0.log");
+  REQUIRE(chief.wait_until([](const std::string& out) { return past_step(out, 100); }, 120s));
+  process joiner(joiner_args(c), dir / "joiner.log");
+  REQUIRE(joiner.wait_until([](const std::string& out) { return progress_lines(out) > 2; }, 60s));
+  const auto before = progress_lines(joiner.output());
+  ps1.kill(SIGKILL);
+  CHECK(ps1.wait(30s) == 128 + SIGKILL);
+  REQUIRE_MESSAGE(chief.wait_for_output("training resumes at global step", 30s), chief.output());
+  for (auto* p : {&chief, &joiner, &ps0}) {
+    CAPTURE(p->output());
+    CHECK(p->wait(300s) == 0);
+  }
+  const auto out = chief.output();
+  CAPTURE(out);
+  CHECK(progress_lines(joiner.output()) > before);  // trained after the failover too
+  REQUIRE(final_of(out));
+  CHECK(final_of(out)->global_step == 3000);
+  CHECK(final_of(out)->updates_lost == 0);
+  CHECK(final_of(out)->updates_applied == 3000);
+  CHECK(restored_step(out) == -1);
+}
+
 }  // namespace test_elastic
