@@ -5,6 +5,7 @@
 // of the workers of the lost epoch, and brings them all to one step.
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "actors/shard_state.hpp"
 
@@ -88,6 +89,9 @@ caf::result<fence_report> on_failover_fence(shard_pointer self) {
   auto& st = self->state;
   st.fenced.insert(st.fenced.end(), st.pushers.begin(), st.pushers.end());
   st.pushers.clear();
+  st.fenced_round.reset();
+  if (st.cfg.mode == train_mode::sync && !st.rows && st.grad_count > 0)
+    st.fenced_round = held_round{std::exchange(st.grad_sum, {}), st.grad_count, st.step};
   st.grad_sum = {};
   st.grad_count = 0;
   st.refused_count = 0;
@@ -109,6 +113,7 @@ caf::result<std::int64_t> on_failover_step(shard_pointer self, failover_plan& pl
                                                      ", past the failover's step " +
                                                      std::to_string(step));
   st.ledger.owe(plan.owed);
+  keep_owed_round(st, plan);
   if (step > st.step || !plan.owed.empty()) {
     st.cfg.log.warn(me(st) + ": " + std::to_string(step - st.step) +
                     " update(s) taken elsewhere are missing here (" +

@@ -36,6 +36,14 @@ struct held_reply {
   std::function<void()> deliver;
 };
 
+// Sync, a failover: a round's gradients so far and the step it is for
+// (shard_ledger.cpp).
+struct held_round {
+  shared_tensor sum;
+  std::size_t count = 0;
+  std::int64_t step = 0;
+};
+
 struct parameter_shard_state {
   shard_config cfg;
   std::vector<std::uint64_t> ranges;
@@ -105,6 +113,9 @@ struct parameter_shard_state {
   std::vector<caf::actor_addr> fenced;
   bool stopping = false;  // told to stop: ends once its backups have
   push_ledger ledger;     // the pushes taken last and owed (shard_ledger.cpp)
+  // Sync: the round in progress at the fence; owed, once the plan says
+  // another shard completed it: its missing pushes come sent again.
+  std::optional<held_round> fenced_round, owed_round;
   // Where this node's /metrics reads staleness and round waits (none in a
   // test's actor system); sync: when the round in progress got its first gradient.
   shard_meter* meter = nullptr;
@@ -240,6 +251,9 @@ void note_taken(parameter_shard_state& st, const push_msg& m, std::int64_t at);
 // or taken nowhere (fenced). A backup takes its primary's fills the same way.
 caf::expected<std::int64_t> take_resent_push(shard_pointer self, push_msg& m);
 caf::result<std::int64_t> on_resend(shard_pointer self, push_msg& m);
+// Sync, the plan in hand: the round fenced becomes the round owed when
+// another shard completed it and this one owes pushes of it; else it goes.
+void keep_owed_round(parameter_shard_state& st, const failover_plan& plan);
 // The job is over (from the chief, or a backup's primary): the backups on
 // other ps end with their primary, so those ps exit too.
 void on_stop(shard_pointer self);

@@ -111,6 +111,7 @@ caf::expected<std::int64_t> take_checked_push(shard_pointer self, push_msg& m) {
     ++st.dropped;
     return st.step;
   }
+  note_taken(st, m, st.step);
   accumulate(st, m);
   maybe_complete_round(st);
   return st.step;

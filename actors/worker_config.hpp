@@ -62,7 +62,7 @@ struct worker_config {
   std::vector<std::uint64_t> row_bounds;
   row_space row_keys;
   logger log;  // this worker's node
-  // --ps-replicas 2 across processes, async or ssp: where the pushes no
+  // --ps-replicas 2 across processes: where the pushes no
   // shard answered go when a ps is lost (none: they end with the worker).
   push_keeper_actor keeper;
   // Batches in memory shared with the trainers of this seat started before

@@ -4,6 +4,7 @@
 // batch's rows in one message: the pull would follow the push at once
 // anyway, and the shard answers it after the push exactly as before, with
 // half the messages (each one costs both nodes system calls and wake-ups).
+#include <algorithm>
 #include <utility>
 
 #include "actors/worker_state.hpp"
@@ -39,21 +40,17 @@ void settle_push(worker_pointer self, std::int64_t id, std::int64_t refused) {
   if (st.ticket && *st.ticket < 0) request_ticket(self);
 }
 
-// Async and ssp with a keeper: each push's one seq, the same to every shard.
-bool keeps_pushes(const worker_state& st) {
-  return st.cfg.keeper && st.cfg.mode != train_mode::sync;
-}
-
 // The gradient's message to each shard, its push counted unsettled (async,
-// ssp) and, with a keeper, kept until each shard answers it.
+// ssp) and, with a keeper, numbered (one seq to every shard) and kept until
+// each shard answers it.
 std::vector<push_msg> outgoing_pushes(worker_state& st) {
   if (st.replays) apply_own_update(st);
   if (st.record) record_batch(st);
   st.unpushed_draw = false;
-  unsettled_push* unsettled = nullptr;
   if (st.cfg.mode != train_mode::sync)
-    unsettled = &(st.unsettled[st.local_step] = unsettled_push{st.cfg.shards.size(), 0, {}});
-  const std::uint64_t seq = keeps_pushes(st) ? st.seq_base + ++st.seqs_used : 0;
+    st.unsettled[st.local_step] = unsettled_push{st.cfg.shards.size(), 0};
+  const std::uint64_t seq = st.cfg.keeper ? st.seq_base + ++st.seqs_used : 0;
+  auto* waiting = seq != 0 ? &st.waiting[st.local_step] : nullptr;
   std::vector<push_msg> out;
   out.reserve(st.cfg.shards.size());
   for (std::size_t k = 0; k < st.cfg.shards.size(); ++k) {
@@ -63,7 +60,7 @@ std::vector<push_msg> outgoing_pushes(worker_state& st) {
     if (st.cfg.stream)
       m.position.push_back(has_rows(st.cfg) ? in_hand(st).position : st.source->position());
     m.seq = seq;
-    if (seq != 0) unsettled->waiting.push_back(m);
+    if (waiting) waiting->push_back(m);
     out.push_back(std::move(m));
   }
   return out;
@@ -73,12 +70,14 @@ std::vector<push_msg> outgoing_pushes(worker_state& st) {
 // failover is under way (fenced) or its ps was lost: then its keeper has it.
 void answered(worker_pointer self, std::int64_t id, std::size_t k, const caf::error& err) {
   auto& st = self->state;
-  auto it = st.unsettled.find(id);
-  if (it == st.unsettled.end() || k >= it->second.waiting.size()) return;
-  auto& kept = it->second.waiting[k];
+  auto it = st.waiting.find(id);
+  if (it == st.waiting.end() || k >= it->second.size()) return;
+  auto& kept = it->second[k];
   if (kept && (err == errc::fenced || err == caf::sec::request_receiver_down))
     self->send(st.cfg.keeper, keep_atom_v, kept_push{static_cast<std::uint32_t>(k), std::move(*kept)});
   kept.reset();
+  if (std::none_of(it->second.begin(), it->second.end(), [](const auto& p) { return p.has_value(); }))
+    st.waiting.erase(it);
 }
 
 void send_pushes(worker_pointer self, std::int64_t id, std::vector<push_msg> pushes) {
@@ -142,9 +141,9 @@ void leave_to_next_trainer(worker_pointer self) {
   if (st.cfg.batches && st.unpushed_draw) st.cfg.batches->draw_again();
   if (!st.cfg.keeper) return;
   std::size_t n = 0;
-  for (auto& [id, u] : st.unsettled)
-    for (std::size_t k = 0; k < u.waiting.size(); ++k)
-      if (auto& kept = u.waiting[k]) {
+  for (auto& [id, parts] : st.waiting)
+    for (std::size_t k = 0; k < parts.size(); ++k)
+      if (auto& kept = parts[k]) {
         self->send(st.cfg.keeper, keep_atom_v,
                    kept_push{static_cast<std::uint32_t>(k), std::move(*kept)});
         kept.reset();

@@ -57,9 +57,6 @@ struct row_batch {
 struct unsettled_push {
   std::size_t missing = 0;   // shards yet to answer
   std::int64_t refused = 0;  // shards that refused it
-  // With a keeper: per shard, the push until that shard answered it (a
-  // lost ps answers nothing; the keeper sends it again after the failover).
-  std::vector<std::optional<push_msg>> waiting;
 };
 
 // --ticket-lease > 1: the lease in hand's tickets not used yet, the next first.
@@ -103,6 +100,9 @@ struct worker_state {
   // async/ssp, by local step: the supervisor learns how each push fared
   // (settle_atom); a worker leaves only once all are answered.
   std::map<std::int64_t, unsettled_push> unsettled;
+  // With a keeper, by local step: per shard, the push until that shard
+  // answered it (a lost ps answers nothing; the keeper sends it again).
+  std::map<std::int64_t, std::vector<std::optional<push_msg>>> waiting;
   std::optional<caf::error> leave_reason;  // leaving once every push is answered
   // --ticket-lease > 1 (worker_lease.cpp): tickets leased and not used, the
   // answers the supervisor has not heard yet (told with the next ask), and

@@ -64,7 +64,10 @@ std::vector<failover_plan> plan_failover(const std::vector<fence_report>& report
     for (std::size_t j = 0; j < reports.size(); ++j) {
       if (j == k) continue;
       for (const auto& x : reports[j].recent)
-        if (x.step >= from && seen[k].count(x.seq) == 0 && owed.insert(x.seq).second)
+        // A sync push of the round in progress (its step not yet taken)
+        // belongs to a round no shard completed: the round is trained again.
+        if (x.step >= from && x.step < step && seen[k].count(x.seq) == 0 &&
+            owed.insert(x.seq).second)
           plans[k].owed.push_back(x);
     }
   }

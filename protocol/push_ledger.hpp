@@ -1,6 +1,6 @@
 // What makes a failover lose no update (--ps-replicas 2, docs/failure-model.md):
-// every async or ssp push of a trainer with a keeper carries a sequence
-// number (push_msg::seq) that no other push of the job has. A shard
+// every push of a trainer with a keeper carries a sequence number
+// (push_msg::seq) that no other push of the job has. A shard
 // remembers the numbers of the pushes it took last, with the step each was
 // taken at; at a failover the chief compares them across shards. A push some
 // shard took and another never saw (its primary died with it) is owed
@@ -81,7 +81,7 @@ class push_ledger {
 
 // The failover of every shard from their fences' reports, in their order:
 // each stands at the furthest step, and owes the pushes another took that
-// it lacks. A shard whose window of recent pushes is full cannot tell a
+// it lacks (of steps before it: a sync round in progress is trained again). A shard whose window of recent pushes is full cannot tell a
 // push it took long ago from one it never saw: it owes only pushes taken
 // elsewhere after the oldest it remembers, with a margin for the order
 // pushes reach different shards in.

@@ -80,8 +80,7 @@ std::vector<worker_actor> start_trainers(caf::actor_system& sys, const options& 
 }
 
 node_keeper::node_keeper(caf::actor_system& sys, const options& opts, const job_model& job) {
-  if (opts.ps_replicas <= 1 || opts.role != role_kind::worker || opts.mode == train_mode::sync)
-    return;
+  if (opts.ps_replicas <= 1 || opts.role != role_kind::worker) return;
   keep.pushes = spawn_push_keeper(sys);
   if (job.data.stream) return;  // a streamed trainer reads on from where the shards say
   for (std::size_t t = 0; t < opts.trainers; ++t)

@@ -11,7 +11,7 @@
 namespace downpour {
 
 // What a worker node keeps of its trainers across their restarts after a
-// lost ps (--ps-replicas 2, async or ssp; empty otherwise): the keeper of
+// lost ps (--ps-replicas 2 across processes; empty otherwise): the keeper of
 // their unanswered pushes, and each trainer's batches in memory, so its next
 // trainer draws on where it left off and no batch is trained twice.
 struct trainer_keep {

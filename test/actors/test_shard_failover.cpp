@@ -281,4 +281,30 @@ TEST_CASE_FIXTURE(failover_fixture, "a push sent again that no shard took before
   stop(shard);
 }
 
+TEST_CASE_FIXTURE(failover_fixture, "a sync round another shard completed is completed here "
+                                    "when its missing push is sent again, with the gradient the "
+                                    "fence found, and the step stays") {
+  const auto start = random_floats(11, 1);
+  const auto g1 = random_floats(11, 2), g2 = random_floats(11, 3);
+  auto whole = initialized_shard(config(train_mode::sync, 2, 2), start);
+  auto lagging = initialized_shard(config(train_mode::sync, 2, 2), start);
+  push_verdict(whole, numbered(0, 1, g1, 1));
+  push_verdict(whole, numbered(0, 2, g2, 2));
+  push_verdict(lagging, numbered(0, 1, g1, 1));
+  const auto plans = plan_failover({ask<fence_report>(whole, failover_atom_v),
+                                    ask<fence_report>(lagging, failover_atom_v)});
+  REQUIRE(plans[1].owed.size() == 1);
+  CHECK(plans[1].owed[0].seq == 2);
+  CHECK(ask<std::int64_t>(whole, failover_atom_v, plans[0]) == 1);
+  CHECK(ask<std::int64_t>(lagging, failover_atom_v, plans[1]) == 1);
+  CHECK(resend(lagging, numbered(0, 1, g1, 1)) == "at 1");  // in the round already
+  CHECK(resend(lagging, numbered(0, 2, g2, 2)) == "at 1");
+  const auto a = ask<shard_snapshot>(whole, snapshot_atom_v);
+  const auto b = ask<shard_snapshot>(lagging, snapshot_atom_v);
+  CHECK(b.step == 1);
+  CHECK(same_bits(a.params.values, b.params.values));
+  CHECK(same_bits(a.ema.values, b.ema.values));
+  for (const auto& s : {whole, lagging}) stop(s);
+}
+
 }  // namespace test_shard_failover

@@ -51,13 +51,22 @@ TEST_CASE("shards that took the same pushes owe nothing, whatever their order") 
   CHECK(owed_pushes(plans).empty());
 }
 
+TEST_CASE("a sync round no shard completed is owed nowhere: it is trained again") {
+  // Round 3 in progress on both (step 3), round 2 completed only on the first.
+  const auto plans = plan_failover({report_of(3, {{1, 2}, {2, 2}, {7, 3}}),
+                                    report_of(2, {{1, 2}, {8, 3}})});
+  CHECK(plans[0].step == 3);
+  CHECK(seqs(plans[0]).empty());  // 8 is of the round in progress
+  CHECK(seqs(plans[1]) == std::vector<std::uint64_t>{2});
+}
+
 TEST_CASE("a shard whose window is full owes only pushes newer than the oldest it remembers") {
   std::vector<push_id> full, other;
   for (std::uint64_t i = 0; i < push_ledger::kept; ++i)
     full.push_back({1000 + i, static_cast<std::int64_t>(200 + i)});
   other.push_back({5, 10});  // long before the full window: taken there and forgotten
   other.push_back({6, 2000});  // newer than all of it: never seen there
-  const auto plans = plan_failover({report_of(1224, full), report_of(1224, other)});
+  const auto plans = plan_failover({report_of(1224, full), report_of(2001, other)});
   CHECK(seqs(plans[0]) == std::vector<std::uint64_t>{6});
 }
 
