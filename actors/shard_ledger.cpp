@@ -61,13 +61,7 @@ bool owes_of_round(const parameter_shard_state& st, std::int64_t step) {
 void apply_owed_round(parameter_shard_state& st) {
   auto r = std::move(*st.owed_round);
   st.owed_round.reset();
-  const float lr = learning_rate_at(st.cfg.schedule, r.step);
-  const floats own_rules = segment_gradients(st, r.sum, r.count);
-  if (r.count == 1)
-    sgd_into_grad(r.sum, st.params, lr);
-  else
-    mean_sgd_into_sum(r.sum, st.params, lr, r.count);
-  apply_segments(st, r.sum, own_rules, {lr, r.step});
+  mean_update(st, r.sum, r.count, r.step);
   settle_ema(st);
   st.replayable.reset();
   st.params = std::move(r.sum);

@@ -188,6 +188,10 @@ bool from_batch_workers(shard_pointer self, const push_batch& x);
 
 // Sync: applies the round's mean once it has the gradients it needs.
 void maybe_complete_round(parameter_shard_state& st);
+// The dense update of the mean of `count` gradients summed in sum, with the
+// schedule of step `at`, written over sum (then the new parameters); its lr.
+float mean_update(parameter_shard_state& st, shared_tensor& sum, std::size_t count,
+                  std::int64_t at);
 // Sync: the coordinator's round size. A smaller one counts at once (a dead
 // worker never holds a round); a larger one from the next round on.
 void set_required(parameter_shard_state& st, std::size_t n);

@@ -127,17 +127,23 @@ void maybe_complete_round(parameter_shard_state& st) {
   st.refused_count = 0;
   if (st.next_required) st.cfg.required = *std::exchange(st.next_required, std::nullopt);
   if (st.grad_count == 0) return answer_pulls_now(st);
-  const float lr = learning_rate_at(st.cfg.schedule, st.step);
-  const floats own_rules = segment_gradients(st, st.grad_sum, st.grad_count);
-  if (st.grad_count == 1)
-    sgd_into_grad(st.grad_sum, st.params, lr);
-  else
-    mean_sgd_into_sum(st.grad_sum, st.params, lr, st.grad_count);
-  apply_segments(st, st.grad_sum, own_rules, {lr, st.step});
+  const float lr = mean_update(st, st.grad_sum, st.grad_count, st.step);
   if (st.rows) st.rows->apply_round({lr, st.step});
   if (st.meter) st.meter->round_wait_seconds.observe(seconds_since(st.round_began));
   st.grad_count = 0;
   commit(st, std::exchange(st.grad_sum, {}));
+}
+
+float mean_update(parameter_shard_state& st, shared_tensor& sum, std::size_t count,
+                  std::int64_t at) {
+  const float lr = learning_rate_at(st.cfg.schedule, at);
+  const floats own_rules = segment_gradients(st, sum, count);
+  if (count == 1)
+    sgd_into_grad(sum, st.params, lr);
+  else
+    mean_sgd_into_sum(sum, st.params, lr, count);
+  apply_segments(st, sum, own_rules, {lr, at});
+  return lr;
 }
 
 void set_required(parameter_shard_state& st, std::size_t n) {

@@ -4,7 +4,10 @@
 // ms/step = wall_s / global steps from each run's summary (init and final
 // evaluation excluded); medians over repeats, with min and max.
 // With --tls-certs=DIR (made by scripts/make-certs DIR 127.0.0.1) the 2 + 2
-// process cluster also runs over mutual TLS, and its cost is shown.
+// process cluster also runs over mutual TLS, and its cost is shown. With
+// --peer=torch_ps.py (../shared/peers, python3-torch) PyTorch's RPC
+// parameter server runs interleaved with 1 and 2 workers, beside 1 ps + 2
+// worker processes and 1 ps + 1 worker process of 2 trainers.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -13,6 +16,7 @@
 
 #include "bench/bench_common.hpp"
 #include "bench/bench_process.hpp"
+#include "bench/rpc_peer.hpp"
 #include "runtime/node/reference_trainer.hpp"
 #include "test/support/test_jobs.hpp"
 
@@ -94,6 +98,23 @@ sample process_run(const std::string& bin, std::size_t n, long steps, variant v 
   return {s.wall_s, s.steps, run.cpu_s};
 }
 
+// 1 ps and `workers` worker processes, with `trainers` trainers in each.
+sample one_ps_run(const std::string& bin, std::size_t workers, std::size_t trainers, long steps) {
+  temp_dir dir("bench-one-ps");
+  std::vector<std::string> args{"--quiet", "--log-every=1000000", "--save-checkpoint-secs=0",
+                                "--last-step=" + std::to_string(steps),
+                                "--trainers=" + std::to_string(trainers)};
+  auto run = run_cluster(bin, 1, workers, args, dir);
+  auto s = read_summary(dir);
+  return {s.wall_s, s.steps, run.cpu_s};
+}
+
+std::string peer_arg(const std::vector<std::string>& rest) {
+  for (auto& a : rest)
+    if (a.rfind("--peer=", 0) == 0) return std::filesystem::absolute(a.substr(7)).string();
+  return "";
+}
+
 // --ps-replicas=R: the 2+2 jobs (inproc, processes) again with R copies of each shard.
 std::size_t ps_replicas_arg(const std::vector<std::string>& rest) {
   for (auto& a : rest)
@@ -111,7 +132,18 @@ struct series {
   std::vector<sample> ref, local1, proc1, local2, proc2, proc2_tls;
   std::vector<sample> local2_replicated, proc2_replicated;  // --ps-replicas R > 1
   std::vector<sample> local1_off, proc1_off, proc1_bf16;  // variants of the 1+1 job
+  // --peer: the RPC peer with 1 and 2 workers beside 1 ps + 2 worker
+  // processes and 1 ps + 1 worker process of 2 trainers.
+  std::vector<double> peer1, peer2;
+  std::vector<sample> one_ps_two, one_ps_trainers;
 };
+
+void peer_repeat(series& s, const std::string& bin, const std::string& peer, long steps) {
+  s.peer1.push_back(rpc_peer_steps_per_s(peer, 1, steps));
+  s.one_ps_two.push_back(one_ps_run(bin, 2, 1, steps));
+  s.peer2.push_back(rpc_peer_steps_per_s(peer, 2, steps));
+  s.one_ps_trainers.push_back(one_ps_run(bin, 1, 2, steps));
+}
 
 void one_repeat(series& s, const job_model& job, const std::string& bin, long steps,
                 const std::string& tls_certs, std::size_t replicas) {
@@ -181,6 +213,20 @@ void cpu_bound_rows(report& rep, const series& s) {
   rep.value("processes 2+2 / 1+1 at best, 1+1 at 1.35x", ceiling2, "x");
 }
 
+// Issue 39's dense targets against PyTorch's RPC parameter server.
+void peer_rows(report& rep, const series& s) {
+  rep.value("RPC peer N=1 steps/s", s.peer1, "global steps/s");
+  rep.value("RPC peer N=2 steps/s", s.peer2, "global steps/s");
+  rep.value("1 ps + 2 worker processes steps/s", rate(s.one_ps_two), "global steps/s");
+  rep.value("1 ps + 1 worker process of 2 trainers steps/s", rate(s.one_ps_trainers),
+            "global steps/s");
+  rep.ratio("processes 1+1 / RPC peer N=1 (steps/s)", ratios(rate(s.proc1), s.peer1), 4.0, false);
+  rep.ratio("1 ps + 2 workers / RPC peer N=2 (steps/s)", ratios(rate(s.one_ps_two), s.peer2), 3.5,
+            false);
+  rep.ratio("2 trainers in 1 process / 2 worker processes (steps/s)",
+            ratios(rate(s.one_ps_trainers), rate(s.one_ps_two)), 1.0, false);
+}
+
 void fill_report(report& rep, const series& s) {
   const std::pair<const char*, const std::vector<sample>*> rows[] = {
       {"reference trainer", &s.ref},
@@ -227,6 +273,7 @@ void fill_report(report& rep, const series& s) {
               ratios(rate(s.proc2_replicated), rate(s.proc2)), "x");
   }
   if (!s.proc1.empty() && !s.proc2.empty()) cpu_bound_rows(rep, s);
+  if (!s.peer1.empty()) peer_rows(rep, s);
   if (!s.proc2_tls.empty())
     rep.value("processes 2+2 TLS / plaintext (steps/s)", ratios(rate(s.proc2_tls), rate(s.proc2)),
               "x");
@@ -241,6 +288,7 @@ int main(int argc, char** argv) {
   const std::string bin = find_binary(args.rest);
   const std::string tls_certs = tls_certs_dir(args.rest);
   const std::size_t replicas = ps_replicas_arg(args.rest);
+  const std::string peer = peer_arg(args.rest);
   if (bin.empty()) std::cerr << "no downpour binary (--binary=, DOWNPOUR_BINARY): no process rows\n";
   const job_model job = downpour::testing::job_for(options{});
   std::string load_note = "start " + loadavg();
@@ -250,6 +298,7 @@ int main(int argc, char** argv) {
     s = series{};
     for (int r = 0; r < repeats; ++r) {
       one_repeat(s, job, bin, steps, tls_certs, replicas);
+      if (!peer.empty() && !bin.empty()) peer_repeat(s, bin, peer, steps);
       std::cerr << "repeat " << r + 1 << "/" << repeats << " done\n";
     }
   } catch (const std::exception& e) {
@@ -266,6 +315,7 @@ int main(int argc, char** argv) {
                       "pipelined pulls and fp32 wire unless a row says otherwise");
   rep.note("binary", bin.empty() ? "none" : bin);
   rep.note("TLS", tls_certs.empty() ? "not run (--tls-certs=DIR)" : "certificates in " + tls_certs);
+  rep.note("PyTorch RPC peer", peer.empty() ? "not run (--peer=../shared/peers/torch_ps.py)" : peer);
   fill_report(rep, s);
   rep.print(std::cout);
   rep.write_json(args.json);

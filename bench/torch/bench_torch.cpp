@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/rpc_peer.hpp"
 #include "data/batcher.hpp"
 #include "data/idx.hpp"
 #include "model/schedule.hpp"
@@ -81,23 +82,6 @@ double downpour_job(std::size_t ps, std::size_t workers, std::int64_t steps) {
   return result->summary.steps_per_s / static_cast<double>(workers);
 }
 
-// Global steps/s of the RPC peer with 2 workers, from its RESULT line.
-double rpc_peer(const std::string& script, std::int64_t steps) {
-  const std::string cmd = "/usr/bin/python3 " + script + " --workers 2 --steps " +
-                          std::to_string(steps) + " 2>&1";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return 0.0;
-  std::string out;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, pipe.get())) out += buf;
-  std::smatch m;
-  if (!std::regex_search(out, m, std::regex("global steps/s[^=]*= ([0-9.]+)"))) {
-    std::cerr << "bench_torch: no RESULT line from the peer:\n" << out;
-    return 0.0;
-  }
-  return std::stod(m[1]);
-}
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   if (v.empty()) return 0.0;
@@ -135,7 +119,7 @@ int main(int argc, char** argv) {
     plain.push_back(plain_libtorch(data, s.steps));
     one.push_back(downpour_job(1, 1, s.steps));
     two.push_back(downpour_job(2, 2, s.steps));
-    if (!s.peer.empty()) peer.push_back(rpc_peer(s.peer, s.steps));
+    if (!s.peer.empty()) peer.push_back(downpour::bench::rpc_peer_steps_per_s(s.peer, 2, s.steps));
     std::printf("repeat %d: plain %.1f, 1ps+1w %.1f, 2ps+2w %.1f per worker%s\n", r + 1,
                 plain.back(), one.back(), two.back(),
                 peer.empty() ? "" : (", rpc peer " + std::to_string(peer.back()) + " global").c_str());
