@@ -336,6 +336,7 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       },
       [=](resend_atom, push_msg& m) -> step_result {
         if (!from_worker(self, "a push", m.worker)) return unauthorized("push");
+        if (self->state.primary) return fenced_push();  // a retired copy: sent again elsewhere
         return on_resend(self, m);
       },
       [=](await_atom, std::int64_t target) -> step_result {

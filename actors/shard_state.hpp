@@ -33,7 +33,9 @@ struct pull_waiter {
 // brought (--ps-replicas R > 1): the backups still owing their ack.
 struct held_reply {
   std::vector<caf::actor_addr> owing;
-  std::function<void()> deliver;
+  // With the error instead of the reply when a backup refused the update.
+  std::function<void(const caf::error&)> deliver;
+  caf::error overruled;
 };
 
 struct parameter_shard_state {
