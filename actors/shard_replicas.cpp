@@ -206,6 +206,10 @@ caf::result<std::int64_t> on_replica_update(shard_pointer self, replica_update& 
 void on_down(shard_pointer self, const caf::down_msg& dm) {
   if (!from_source(self, dm)) return;
   auto& st = self->state;
+  if (st.chief && dm.source == caf::actor_cast<caf::actor_addr>(st.chief)) {
+    st.orphaned = dm.reason == caf::exit_reason::remote_link_unreachable;
+    return;
+  }
   const auto before = st.backups.size();
   st.backups.erase(std::remove_if(st.backups.begin(), st.backups.end(),
                                   [&](const shard_actor& b) { return b.address() == dm.source; }),

@@ -105,6 +105,9 @@ struct parameter_shard_state {
   std::set<caf::node_id> replica_nodes;
   std::vector<caf::actor_addr> pushers;
   std::vector<caf::actor_addr> fenced;
+  // The chief's connection lost: this ps may have hung past --node-timeout
+  // and been failed over, so it takes no push until a chief joins it again.
+  bool orphaned = false;
   bool stopping = false;  // told to stop: ends once its backups have
   push_ledger ledger;     // the pushes taken last and owed (shard_ledger.cpp)
   // Where this node's /metrics reads staleness and round waits (none in a
@@ -228,6 +231,8 @@ caf::result<std::int64_t> on_backup_join(shard_pointer self, caf::actor& backup)
 caf::result<caf::actor> on_copy_lookup(shard_pointer self, std::uint32_t k);
 bool may_push(shard_pointer self);
 caf::error fenced_push();
+// A chief's join (its supervisor, at the start and after each recovery).
+void on_chief_join(shard_pointer self);
 // The chief's failover: fence the workers seen so far and drop the sync
 // round in progress; then stand at the step every shard is brought to.
 caf::result<fence_report> on_failover_fence(shard_pointer self);
