@@ -336,6 +336,8 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       },
       [=](resend_atom, push_msg& m) -> step_result {
         if (!from_worker(self, "a push", m.worker)) return unauthorized("push");
+        // A retired or orphaned copy: the push is sent again to the live one.
+        if (self->state.primary || self->state.orphaned) return fenced_push();
         return on_resend(self, m);
       },
       [=](await_atom, std::int64_t target) -> step_result {
@@ -368,7 +370,7 @@ shard_actor::behavior_type parameter_shard(shard_pointer self, shard_config cfg)
       },
       [=](stop_atom) { on_stop(self); },
       [=](join_atom) {
-        if (from_chief(self, "a join")) self->state.chief = self->current_sender();
+        if (from_chief(self, "a join")) on_chief_join(self);
       },
       [=](stop_atom, std::string& why) {
         if (!from_chief(self, "a stop request")) return;

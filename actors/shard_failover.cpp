@@ -69,14 +69,27 @@ void on_stop(shard_pointer self) {
   for (const auto& b : st.backups) self->send(b, stop_atom_v);
 }
 
-// Tracked with replicas only: R = 1 pays nothing per push.
+// Tracked with replicas only: R = 1 pays nothing per push. A backup takes
+// pushes only from its primary: a worker's is of an epoch that still took
+// this copy for the primary (a ps retired after a hang, rejoin_after_hang).
 bool may_push(shard_pointer self) {
   auto& st = self->state;
   if (st.cfg.replicas <= 1) return true;
+  if (st.primary || st.orphaned) return false;
   const auto from = caf::actor_cast<caf::actor_addr>(self->current_sender());
   if (listed(st.fenced, from)) return false;
   if (!listed(st.pushers, from)) st.pushers.push_back(from);
   return true;
+}
+
+// With replicas the chief is watched: a ps that lost it may have been
+// failed over (rejoin_after_hang), so its copy waits for the chief's word.
+void on_chief_join(shard_pointer self) {
+  auto& st = self->state;
+  st.chief = self->current_sender();
+  st.orphaned = false;
+  if (st.cfg.replicas > 1 && st.chief && st.chief->node() != self->node())
+    self->monitor(caf::actor_cast<caf::actor>(st.chief));
 }
 
 caf::error fenced_push() {

@@ -27,7 +27,7 @@ void release_acked(parameter_shard_state& st) {
       ++it;
       continue;
     }
-    it->second.deliver();
+    it->second.deliver(it->second.overruled);
     it = st.held.erase(it);
   }
 }
@@ -38,6 +38,14 @@ void owed_no_more(parameter_shard_state& st, std::uint64_t id, const caf::actor_
   auto& owing = it->second.owing;
   owing.erase(std::remove(owing.begin(), owing.end(), backup), owing.end());
   release_acked(st);
+}
+
+// A backup that refuses its primary's update was promoted in a failover
+// this copy missed (its ps hung): the update counts nowhere live, so its
+// worker hears errc::fenced, and its node sends it again to the live copy.
+void disowned(parameter_shard_state& st, std::uint64_t id) {
+  auto it = st.held.find(id);
+  if (it != st.held.end()) it->second.overruled = fenced_push();
 }
 
 // Every held reply stops waiting for backups not in keep.
@@ -72,6 +80,7 @@ void send_to_backups(shard_pointer self, const replica_update& u,
               [=](caf::error& err) {
                 self->state.cfg.log.warn(me(self->state) + ": a backup failed an update: " +
                                          self->system().render(err));
+                if (id && err == errc::unauthorized) disowned(self->state, *id);
                 paid();
               });
   }
@@ -122,8 +131,10 @@ caf::result<T> after_backups(shard_pointer self, caf::expected<T> reply) {
   auto rp = self->make_response_promise<T>();
   auto kept = std::make_shared<caf::expected<T>>(std::move(reply));
   const auto id = st.next_held++;
-  st.held.emplace(id, held_reply{addresses(st.backups), [rp, kept]() mutable {
-                                   if (*kept)
+  st.held.emplace(id, held_reply{addresses(st.backups), [rp, kept](const caf::error& overruled) mutable {
+                                   if (overruled)
+                                     rp.deliver(overruled);
+                                   else if (*kept)
                                      rp.deliver(std::move(**kept));
                                    else
                                      rp.deliver(std::move(kept->error()));
@@ -195,6 +206,10 @@ caf::result<std::int64_t> on_replica_update(shard_pointer self, replica_update& 
 void on_down(shard_pointer self, const caf::down_msg& dm) {
   if (!from_source(self, dm)) return;
   auto& st = self->state;
+  if (st.chief && dm.source == caf::actor_cast<caf::actor_addr>(st.chief)) {
+    st.orphaned = dm.reason == caf::exit_reason::remote_link_unreachable;
+    return;
+  }
   const auto before = st.backups.size();
   st.backups.erase(std::remove_if(st.backups.begin(), st.backups.end(),
                                   [&](const shard_actor& b) { return b.address() == dm.source; }),

@@ -33,7 +33,9 @@ struct pull_waiter {
 // brought (--ps-replicas R > 1): the backups still owing their ack.
 struct held_reply {
   std::vector<caf::actor_addr> owing;
-  std::function<void()> deliver;
+  // With the error instead of the reply when a backup refused the update.
+  std::function<void(const caf::error&)> deliver;
+  caf::error overruled;
 };
 
 // Sync, a failover: a round's gradients so far and the step it is for
@@ -111,6 +113,9 @@ struct parameter_shard_state {
   std::set<caf::node_id> replica_nodes;
   std::vector<caf::actor_addr> pushers;
   std::vector<caf::actor_addr> fenced;
+  // The chief's connection lost: this ps may have hung past --node-timeout
+  // and been failed over, so it takes no push until a chief joins it again.
+  bool orphaned = false;
   bool stopping = false;  // told to stop: ends once its backups have
   push_ledger ledger;     // the pushes taken last and owed (shard_ledger.cpp)
   // Sync: the round in progress at the fence; owed, once the plan says
@@ -241,6 +246,8 @@ caf::result<std::int64_t> on_backup_join(shard_pointer self, caf::actor& backup)
 caf::result<caf::actor> on_copy_lookup(shard_pointer self, std::uint32_t k);
 bool may_push(shard_pointer self);
 caf::error fenced_push();
+// A chief's join (its supervisor, at the start and after each recovery).
+void on_chief_join(shard_pointer self);
 // The chief's failover: fence the workers seen so far and drop the sync
 // round in progress; then stand at the step every shard is brought to.
 caf::result<fence_report> on_failover_fence(shard_pointer self);

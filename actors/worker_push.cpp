@@ -12,6 +12,19 @@
 namespace downpour {
 namespace {
 
+// Fenced: this worker is of the epoch before a failover (a ps it still
+// reaches was failed over while hung, or fenced it out), so it trains on
+// nothing live. Its unanswered pushes go to its keeper and it leaves as
+// for a lost peer (errc::recovering): its node joins again. True if so.
+bool left_fenced_epoch(worker_pointer self, const caf::error& err) {
+  if (err != errc::fenced) return false;
+  hand_unanswered_to_keeper(self);
+  self->state.unsettled.clear();
+  request_failed(self, "a shard fenced it out",
+                 caf::make_error(errc::recovering, "a push of the epoch before a failover"));
+  return true;
+}
+
 // A refused push is not fatal (the shard applied nothing); the worker goes
 // on with fresh parameters and says why.
 void warn_refused(worker_pointer self, std::size_t shard, const caf::error& err) {
@@ -92,6 +105,7 @@ void send_pushes(worker_pointer self, std::int64_t id, std::vector<push_msg> pus
             [=](caf::error& err) {
               answered(self, id, k, err);
               warn_refused(self, k, err);
+              if (left_fenced_epoch(self, err)) return;
               settle_push(self, id, 1);
             });
 }
@@ -114,6 +128,7 @@ void count_push(worker_pointer self) {
 void on_push_pull_reply(worker_pointer self, std::size_t k, std::int64_t id, push_pull_reply& r) {
   answered(self, id, k, r.refusal);
   if (r.refusal) warn_refused(self, k, r.refusal);
+  if (left_fenced_epoch(self, r.refusal)) return;
   settle_push(self, id, r.refusal ? 1 : 0);
   on_pull_reply(self, k, r.pull);
 }
@@ -128,6 +143,7 @@ void send_push_pulls(worker_pointer self, std::int64_t id, std::vector<push_msg>
               [=](caf::error& err) {
                 answered(self, id, k, err);
                 warn_refused(self, k, err);
+                if (left_fenced_epoch(self, err)) return;
                 settle_push(self, id, 1);
                 request_failed(self, "pull failed", err);
               });

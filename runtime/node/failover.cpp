@@ -132,17 +132,16 @@ caf::error attach_backup(caf::actor_system& sys, const options& opts, const mode
   return caf::none;
 }
 
-caf::error catch_up(caf::actor_system& sys, const options& opts, const model_layout& layout,
-                    const shard_actor& shard) {
+namespace {
+
+// Shard k's copy on ps h, which serves it since a failover, takes `shard`
+// as its backup (its whole state sent first); the step it stands at.
+caf::expected<std::int64_t> back_up_live_copy(caf::actor_system& sys, const options& opts,
+                                              const model_layout& layout,
+                                              const shard_actor& shard, std::size_t h) {
   const std::size_t k = opts.task;
-  auto chief = connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0],
-                                              "the chief (worker 0)");
-  if (!chief) return caf::none;  // no chief yet: a fresh job, which inits this shard
   caf::scoped_actor self{sys};
   const auto timeout = timespan_of(opts.connect_timeout_s);
-  auto hosts = ask<std::vector<std::uint32_t>>(self, *chief, timeout, replica_atom_v);
-  if (!hosts || hosts->size() != opts.ps_hosts.size() || (*hosts)[k] == k) return caf::none;
-  const std::size_t h = (*hosts)[k];
   auto door = connect_live<shard_actor>(sys, opts, opts.ps_hosts[h], ps_name(h));
   if (!door) return door.error();
   if (auto err = hello_as_replica(self, opts, layout, *door, h, timeout)) return err;
@@ -150,13 +149,61 @@ caf::error catch_up(caf::actor_system& sys, const options& opts, const model_lay
   if (!primary) return primary.error();
   if (auto err = hello_as_replica(self, opts, layout, *primary, k, timeout)) return err;
   self->send(shard, replica_atom_v, replica_set{{}, caf::actor_cast<caf::actor>(*primary)});
-  auto step = ask<std::int64_t>(self, *primary, timeout, replica_atom_v,
-                                caf::actor_cast<caf::actor>(shard));
+  return ask<std::int64_t>(self, *primary, timeout, replica_atom_v,
+                           caf::actor_cast<caf::actor>(shard));
+}
+
+// The ps serving each shard, as the chief's supervisor places them.
+caf::expected<std::vector<std::uint32_t>> placed_shards(caf::actor_system& sys,
+                                                        const options& opts,
+                                                        const supervisor_actor& chief) {
+  caf::scoped_actor self{sys};
+  auto hosts = ask<std::vector<std::uint32_t>>(self, chief, timespan_of(opts.connect_timeout_s),
+                                               replica_atom_v);
+  if (hosts && hosts->size() != opts.ps_hosts.size())
+    return make_node_error(errc::shape_mismatch,
+                           "the chief places " + std::to_string(hosts->size()) + " shards, not " +
+                               std::to_string(opts.ps_hosts.size()));
+  return hosts;
+}
+
+}  // namespace
+
+caf::error catch_up(caf::actor_system& sys, const options& opts, const model_layout& layout,
+                    const shard_actor& shard) {
+  const std::size_t k = opts.task;
+  auto chief = connect_live<supervisor_actor>(sys, opts, opts.worker_hosts[0],
+                                              "the chief (worker 0)");
+  if (!chief) return caf::none;  // no chief yet: a fresh job, which inits this shard
+  auto hosts = placed_shards(sys, opts, *chief);
+  if (!hosts || (*hosts)[k] == k) return caf::none;
+  const std::size_t h = (*hosts)[k];
+  auto step = back_up_live_copy(sys, opts, layout, shard, h);
   if (!step) return step.error();
   node_logger(opts, role_kind::ps, opts.task)
       .info("catches up on shard " + std::to_string(k) + " from " + ps_name(h) +
             " (at global step " + std::to_string(*step) + ") and keeps its backup");
   return caf::none;
+}
+
+caf::error rejoin_after_hang(caf::actor_system& sys, const options& opts,
+                             const model_layout& layout, const supervisor_actor& chief,
+                             const shard_actor& shard, const shard_actor& backup) {
+  const std::size_t k = opts.task;
+  auto hosts = placed_shards(sys, opts, chief);
+  if (!hosts) return hosts.error();
+  if ((*hosts)[k] == k) return caf::none;  // still its own: the chief lost nothing of this ps
+  const std::size_t h = (*hosts)[k];
+  auto step = back_up_live_copy(sys, opts, layout, shard, h);
+  if (!step) return step.error();
+  node_logger(opts, role_kind::ps, opts.task)
+      .warn("its shard " + std::to_string(k) + " failed over to " + ps_name(h) +
+            " while this ps was unreachable: rejoins as the backup of shard " + std::to_string(k) +
+            " (at global step " + std::to_string(*step) + "), its own copy retired");
+  // The neighbour's primary dropped this backup with the connection.
+  const std::size_t j = shard_backed_up_by(k, opts.ps_hosts.size());
+  if ((*hosts)[j] != j) return caf::none;  // that shard is a backup's now: nobody to attach to
+  return attach_backup(sys, opts, layout, backup);
 }
 
 caf::expected<failed_over> fail_over(caf::actor_system& sys, const options& opts,

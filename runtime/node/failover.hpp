@@ -29,6 +29,16 @@ caf::error attach_backup(caf::actor_system& sys, const options& opts, const mode
 caf::error catch_up(caf::actor_system& sys, const options& opts, const model_layout& layout,
                     const shard_actor& shard);
 
+// A ps that went on after a hang the chief took for its death (SIGSTOP past
+// --node-timeout), the chief reached again: when the chief moved its shard
+// to the ps that kept its backup, its own copy, now stale, is retired as
+// that copy's backup (it refuses workers' pushes, errc::fenced) and takes
+// its state, as catch_up does; `backup` joins its neighbour's primary again.
+// Nothing when the shard is still its own.
+caf::error rejoin_after_hang(caf::actor_system& sys, const options& opts,
+                             const model_layout& layout, const supervisor_actor& chief,
+                             const shard_actor& shard, const shard_actor& backup);
+
 struct failed_over {
   std::vector<shard_actor> shards;  // the lost ones replaced by their promoted backups
   std::vector<std::uint32_t> hosts;

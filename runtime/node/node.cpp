@@ -282,7 +282,12 @@ caf::expected<std::int64_t> run_ps_node(caf::actor_system& sys, const options& o
                    log.info(why + ": asking the chief to stop the job with a checkpoint");
                    to_shard.forward(why + " on " + log.node());
                  }};
-  if (auto err = serve_while_led(sys, opts, shard)) return err;
+  chief_back_fn rejoin;
+  if (backup)
+    rejoin = [&sys, &opts, &layout, shard, b = *backup](const supervisor_actor& chief) {
+      return rejoin_after_hang(sys, opts, layout, chief, shard, b);
+    };
+  if (auto err = serve_while_led(sys, opts, shard, std::move(rejoin))) return err;
   return opts.last_step;
 }
 

@@ -37,8 +37,13 @@ caf::error unless_normal(const caf::error& reason) {
 
 class ps_watch {
  public:
-  ps_watch(caf::actor_system& sys, const options& opts, shard_actor shard)
-      : sys_(sys), opts_(opts), shard_(std::move(shard)), self_(sys) {}
+  ps_watch(caf::actor_system& sys, const options& opts, shard_actor shard,
+           chief_back_fn on_chief_back)
+      : sys_(sys),
+        opts_(opts),
+        shard_(std::move(shard)),
+        on_chief_back_(std::move(on_chief_back)),
+        self_(sys) {}
 
   caf::error run() {
     self_->monitor(shard_);
@@ -51,6 +56,10 @@ class ps_watch {
           .warn(chief_at() + " is gone; waiting up to " + seconds_text(opts_.connect_timeout_s) +
                 " for it to be started again");
       chief = reach_chief("did not come back");
+      if (chief && on_chief_back_)
+        if (auto err = on_chief_back_(*chief))
+          node_logger(opts_, role_kind::ps, opts_.task)
+              .warn("cannot rejoin after losing the chief: " + describe(err));
     }
     return outcome_;
   }
@@ -139,14 +148,16 @@ class ps_watch {
   caf::actor_system& sys_;
   const options& opts_;
   shard_actor shard_;
+  chief_back_fn on_chief_back_;
   caf::scoped_actor self_;
   caf::error outcome_;
 };
 
 }  // namespace
 
-caf::error serve_while_led(caf::actor_system& sys, const options& opts, const shard_actor& shard) {
-  return ps_watch{sys, opts, shard}.run();
+caf::error serve_while_led(caf::actor_system& sys, const options& opts, const shard_actor& shard,
+                           chief_back_fn on_chief_back) {
+  return ps_watch{sys, opts, shard, std::move(on_chief_back)}.run();
 }
 
 }  // namespace downpour

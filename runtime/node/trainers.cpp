@@ -27,9 +27,11 @@ std::vector<shard_link> links_for(caf::actor_system& sys, const options& opts, s
 }
 
 // A shard's refusal is its answer (taken nowhere: the ticket is trained
-// again); a lost or silent one keeps the push for the next placement.
+// again); a lost or silent one keeps the push for the next placement, and so
+// does a copy retired after a hang (fenced: the placement was stale).
 bool answered_by_shard(const caf::error& err) {
-  return err != caf::sec::request_receiver_down && err != caf::sec::request_timeout;
+  return err != caf::sec::request_receiver_down && err != caf::sec::request_timeout &&
+         err != errc::fenced;
 }
 
 // Each kept push to the shard it was for, as placed now, one at a time.
