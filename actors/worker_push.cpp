@@ -18,7 +18,7 @@ namespace {
 // for a lost peer (errc::recovering): its node joins again. True if so.
 bool left_fenced_epoch(worker_pointer self, const caf::error& err) {
   if (err != errc::fenced) return false;
-  hand_unanswered_to_keeper(self);
+  leave_to_next_trainer(self);
   self->state.unsettled.clear();
   request_failed(self, "a shard fenced it out",
                  caf::make_error(errc::recovering, "a push of the epoch before a failover"));
