@@ -22,7 +22,7 @@ using namespace std::chrono_literals;
 namespace {
 
 const std::vector<std::string> dense_job = {
-    "--last-step=2000",  "--log-every=50",        "--pipeline=off",
+    "--last-step=1000",  "--log-every=50",        "--pipeline=off",
     "--ps-replicas=2",   "--connect-timeout=30",  "--save-checkpoint-steps=100000",
     "--save-checkpoint-secs=0"};
 
@@ -66,9 +66,9 @@ void check_replay(const std::string& name, int victim, const std::string& at) {
   temp_dir killed(name);
   CHECK(run_job(killed, dense_job, victim, at) == 0);
   options o;
-  o.last_step = 2000;
+  o.last_step = 1000;
   std::ostringstream log;
-  CHECK(holds_bits_of(read_checkpoint(killed / checkpoint_name(2000)),
+  CHECK(holds_bits_of(read_checkpoint(killed / checkpoint_name(1000)),
                       run_reference(o, job_for(o), log)));
 }
 
@@ -76,12 +76,12 @@ void check_replay(const std::string& name, int victim, const std::string& at) {
 
 TEST_CASE("ps 1 killed with -9 mid-job: the job ends on the bits of the single-process "
           "reference, every update kept and every batch trained once") {
-  check_replay("replay-ps1", 1, ",step:400,");
+  check_replay("replay-ps1", 1, ",step:300,");
 }
 
 TEST_CASE("ps 0 killed with -9 mid-job: the job ends on the bits of the single-process "
           "reference, every update kept and every batch trained once") {
-  check_replay("replay-ps0", 0, ",step:700,");
+  check_replay("replay-ps0", 0, ",step:600,");
 }
 
 TEST_CASE("a sparse logreg job whose ps 1 is killed with -9 ends with the rows of the same job "
