@@ -110,7 +110,8 @@ caf::result<fence_report> on_failover_fence(shard_pointer self) {
   st.refused_count = 0;
   if (st.rows) st.rows->drop_round();
   const auto& recent = st.ledger.recent();
-  return fence_report{st.step, {recent.begin(), recent.end()}};
+  const std::int64_t complete_before = st.cfg.mode == train_mode::sync ? st.step : 0;
+  return fence_report{st.step, {recent.begin(), recent.end()}, complete_before};
 }
 
 // The lost primary may have taken updates its backup never saw, which the

@@ -68,13 +68,13 @@ void on_shard_down(supervisor_pointer self, std::size_t k) {
 namespace {
 
 // A rollback loses the steps between the one reached and the restored one. A
-// failover rolls nothing back: the steps it aligns the shards to count as
-// applied, and the updates a lost primary had taken alone (plan.lost, within
-// those steps) as lost.
+// failover rolls nothing back: the applied steps are the ones it aligns the
+// shards to, and the updates a lost primary had taken alone (plan.lost, within
+// those steps) and the pushes owed until sent again count as lost.
 void count_recovery(update_tally& tally, const recovery_plan& plan, std::int64_t settled,
                     std::int64_t reached) {
   if (plan.kind != recovery_kind::failover) return tally.record_rollback(reached, plan.step);
-  tally.record_applied(plan.step - settled);
+  tally.record_realigned(settled, plan.step);
   tally.record_lost(plan.lost);
   tally.record_owed(plan.owed);
 }
@@ -100,7 +100,10 @@ caf::result<std::int64_t> on_restore(supervisor_pointer self, recovery_plan& pla
   for (auto& node : st.guard.members()) self->send(st.cfg.coordinator, hello_atom_v, node);
   // Answers of pushes every shard applied may come in after the loss: the
   // step reached is taken now, before the holders go.
-  const auto reached = std::max(settled_step(st), plan.step);
+  // A failover rolls nothing back: a sync round reported past its step was
+  // completed by no shard, and is trained again.
+  const auto reached =
+      plan.kind == recovery_kind::failover ? plan.step : std::max(settled_step(st), plan.step);
   count_recovery(*st.cfg.tally, plan, settled_step(st), reached);
   st.granted = plan.step;
   st.reported_step = plan.step;

@@ -39,6 +39,13 @@ class update_tally {
     std::lock_guard<std::mutex> lock(mutex_);
     applied_ += std::max<std::int64_t>(n, 0);
   }
+  // A failover aligned every shard at `step`, the steps applied counted so
+  // far being `settled`: from now on `step` are applied (a sync round
+  // reported but completed by no shard is not).
+  void record_realigned(std::int64_t settled, std::int64_t step) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    applied_ += step - settled;
+  }
   // The shards stood at `reached` (every update of the steps before it
   // applied) and were restored to `restored`: the steps between are lost.
   void record_rollback(std::int64_t reached, std::int64_t restored) {

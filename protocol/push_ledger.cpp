@@ -42,10 +42,10 @@ constexpr std::int64_t order_margin = 64;
 
 // The earliest step from which the report's shard would remember a push.
 std::int64_t remembers_from(const fence_report& r) {
-  if (r.recent.size() < push_ledger::kept) return 0;
+  if (r.recent.size() < push_ledger::kept) return r.complete_before;
   std::int64_t oldest = r.recent.front().step;
   for (const auto& x : r.recent) oldest = std::min(oldest, x.step);
-  return oldest + order_margin;
+  return std::max(oldest + order_margin, r.complete_before);
 }
 
 }  // namespace

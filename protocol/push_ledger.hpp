@@ -28,15 +28,19 @@ typename Inspector::result_type inspect(Inspector& f, push_id& x) {
   return f(caf::meta::type_name("push_id"), x.seq, x.step);
 }
 
-// Shard -> chief, fenced: its step, and the pushes it took last.
+// Shard -> chief, fenced: its step, and the pushes it took last. A push of
+// a step before `complete_before` that it lacks is not owed here: sync, a
+// round it completed (with backup workers, another shard may have completed
+// the same round with other gradients); async and ssp: 0.
 struct fence_report {
   std::int64_t step = 0;
   std::vector<push_id> recent;
+  std::int64_t complete_before = 0;
 };
 
 template <class Inspector>
 typename Inspector::result_type inspect(Inspector& f, fence_report& x) {
-  return f(caf::meta::type_name("fence_report"), x.step, x.recent);
+  return f(caf::meta::type_name("fence_report"), x.step, x.recent, x.complete_before);
 }
 
 // Chief -> shard: the step every shard stands at after the failover, and

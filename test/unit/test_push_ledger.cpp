@@ -60,6 +60,15 @@ TEST_CASE("a sync round no shard completed is owed nowhere: it is trained again"
   CHECK(seqs(plans[1]) == std::vector<std::uint64_t>{2});
 }
 
+TEST_CASE("a sync shard that completed a round with other gradients owes none of that round") {
+  // Backup workers: a round of one gradient, completed with worker 1's push
+  // on the first shard and worker 2's on the second.
+  fence_report a{6, {{11, 5}}, 6}, b{6, {{12, 5}}, 6};
+  const auto plans = plan_failover({a, b});
+  CHECK(plans[0].owed.empty());
+  CHECK(plans[1].owed.empty());
+}
+
 TEST_CASE("a shard whose window is full owes only pushes newer than the oldest it remembers") {
   std::vector<push_id> full, other;
   for (std::uint64_t i = 0; i < push_ledger::kept; ++i)
