@@ -55,7 +55,7 @@ struct partitioned_cluster {
     auto at = [&](std::size_t k) { return net->address(k) + ":7070"; };
     cluster_args c{port_reservation(0), at(ps0) + "," + at(ps1),  // own port space: none to reserve
                    at(chief) + "," + at(worker1), dir.str(), {}};
-    c.common = {"--last-step=3000", "--log-every=100", "--save-checkpoint-steps=500",
+    c.common = {"--last-step=3000", "--log-every=10", "--save-checkpoint-steps=500",
                 "--save-checkpoint-secs=0", "--connect-timeout=" + std::to_string(connect_timeout_s),
                 "--heartbeat-interval=" + std::to_string(heartbeat_s),
                 "--node-timeout=" + std::to_string(node_timeout_s)};
@@ -148,7 +148,8 @@ TEST_CASE("a worker cut off for a few seconds is dropped within --node-timeout a
   REQUIRE(cluster[worker1].wait_for_output("joining again", 10s));
   cluster.require_clean_end();
   const auto w1 = cluster[worker1].output();
-  CHECK(w1.find("global_step:", w1.find("joining again")) != std::string::npos);  // trained again
+  // Trained again: a line every 10 local steps (it may rejoin shortly before the end).
+  CHECK(w1.find("global_step:", w1.find("joining again")) != std::string::npos);
   CHECK(cluster[chief].output().find("checkpoint: restored") == std::string::npos);
   for (auto k : {ps0, ps1}) {  // once, at the start
     const auto log = cluster[k].output();
